@@ -1,0 +1,357 @@
+// Package cpu is xlacache's built-in backend: it compiles StableHLO to C,
+// autotunes the matrix and reduction kernels by timing candidates, compiles
+// the chosen kernels with the system C compiler, links them into one shared
+// object and runs them on host buffers.
+//
+// All three cache tiers save real work here: the executables tier skips the
+// whole pipeline, the autotune tier ("cpu/autotune") skips the timing runs,
+// and the kernel tier ("cpu/kernels") skips the C compiler for every kernel
+// whose source was compiled before. Kernels are named by a hash of their
+// source, so objects from different programs can never clash.
+package cpu
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xlacache/xlacache/backend/cpu/cc"
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// Backend is the cpu backend. The zero value is not usable; call New.
+type Backend struct {
+	// TuneBudget bounds the timing runs of one kernel's candidates.
+	TuneBudget time.Duration
+	// NoTune compiles every kernel in its default configuration, without
+	// timing candidates (it is part of the key: the code differs).
+	NoTune bool
+	// Jobs is how many C compiler processes run at once.
+	Jobs int
+	// Progress, when non-nil, is told about autotuning and compilation
+	// progress (stage "autotune" or "compile").
+	Progress func(stage string, done, total int)
+
+	mu     sync.Mutex
+	parsed map[[32]byte]*stablehlo.Module
+}
+
+// New returns a cpu backend with default settings.
+func New() *Backend {
+	return &Backend{TuneBudget: 1500 * time.Millisecond, Jobs: 2}
+}
+
+// Name implements cache.Backend.
+func (b *Backend) Name() string { return "cpu" }
+
+// KernelsContentAddressed tells the core that this backend's kernel cache
+// cannot clash, so every subcache is on by default.
+func (b *Backend) KernelsContentAddressed() bool { return true }
+
+// parse parses and verifies program text, memoizing the last few modules so
+// that KeyParts and Compile of the same text parse once.
+func (b *Backend) parse(p cache.Program) (*stablehlo.Module, error) {
+	sum := sha256.Sum256(p.Text)
+	b.mu.Lock()
+	m, ok := b.parsed[sum]
+	b.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	name := p.Name
+	if name == "" {
+		name = "program"
+	}
+	m, err := stablehlo.Parse(p.Text, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := stablehlo.Verify(m); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	if b.parsed == nil || len(b.parsed) > 8 {
+		b.parsed = map[[32]byte]*stablehlo.Module{}
+	}
+	b.parsed[sum] = m
+	b.mu.Unlock()
+	return m, nil
+}
+
+// KeyParts implements cache.Backend: the canonical program, the options
+// that change generated code, and the compiler/CPU identity (kernels are
+// built with -march=native).
+func (b *Backend) KeyParts(ctx context.Context, p cache.Program) ([]cache.KeyPart, error) {
+	m, err := b.parse(p)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cc.Find(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return []cache.KeyPart{
+		{Name: "program", Data: programKey(m, p.Text)},
+		{Name: "options", Data: []byte(b.optionsKey(p))},
+		{Name: "backend", Data: []byte(fmt.Sprintf("cpu format=%d\n%s", formatVersion, c.Identity()))},
+		{Name: "topology", Data: []byte("host cpu x1")},
+	}, nil
+}
+
+func (b *Backend) optionsKey(p cache.Program) string {
+	return fmt.Sprintf("notune=%v\noptions=%s", b.NoTune, p.Options)
+}
+
+// Compile implements cache.Backend.
+func (b *Backend) Compile(ctx context.Context, p cache.Program, env *cache.Env) (cache.Executable, error) {
+	start := time.Now()
+	m, err := b.parse(p)
+	if err != nil {
+		return nil, err
+	}
+	env.Phase("parse", time.Since(start))
+	return b.CompileModule(ctx, m, env)
+}
+
+// Load implements cache.Backend.
+func (b *Backend) Load(ctx context.Context, data []byte, env *cache.Env) (cache.Executable, error) {
+	plan, so, err := decodeExecutable(data)
+	if err != nil {
+		return nil, err
+	}
+	// The core times the whole load as its "load" phase.
+	return newExecutable(plan, so)
+}
+
+// CompileModule compiles a parsed, verified module. env may be nil (no
+// cache tiers).
+func (b *Backend) CompileModule(ctx context.Context, m *stablehlo.Module, env *cache.Env) (*Executable, error) {
+	pl := &pipeline{b: b, env: env, log: env.Logger()}
+	return pl.run(ctx, m)
+}
+
+// pipeline is one compile.
+type pipeline struct {
+	b   *Backend
+	env *cache.Env
+	cc  *cc.Compiler
+	log *slog.Logger
+}
+
+func (pl *pipeline) phase(name string, start time.Time) {
+	pl.env.Phase(name, time.Since(start))
+}
+
+func (pl *pipeline) progress(stage string, done, total int) {
+	if pl.b.Progress != nil {
+		pl.b.Progress(stage, done, total)
+	}
+}
+
+func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, error) {
+	start := time.Now()
+	file := m.File
+	if file == "" {
+		file = m.Name
+	}
+	flat, err := stablehlo.Inline(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: inlining: %w", file, err)
+	}
+	fn := flat.Main()
+	if fn == nil {
+		return nil, fmt.Errorf("%s: no main function", file)
+	}
+	l, err := analyze(fn, file)
+	if err != nil {
+		return nil, err
+	}
+	pl.phase("fuse", start)
+
+	start = time.Now()
+	kernels := make([]*kernel, 0, len(l.roots))
+	for _, op := range l.roots {
+		k, err := newKernel(l, op)
+		if err != nil {
+			return nil, err
+		}
+		kernels = append(kernels, k)
+	}
+	pl.phase("codegen", start)
+
+	// The compiler is looked up only now: an unsupported program is
+	// rejected above without needing one.
+	if pl.cc, err = cc.Find(ctx); err != nil {
+		return nil, err
+	}
+	start = time.Now()
+	configs, infos, err := pl.autotune(ctx, kernels)
+	if err != nil {
+		return nil, err
+	}
+	pl.phase("autotune", start)
+
+	start = time.Now()
+	srcs := make([]cc.Source, len(kernels))
+	for i, k := range kernels {
+		body, err := k.source(configs[i], "KERNEL_SYMBOL")
+		if err != nil {
+			return nil, err
+		}
+		name := "k_" + cc.Hash([]byte(body))[:24]
+		srcs[i] = cc.Source{Name: name, Code: []byte(strings.Replace(body, "KERNEL_SYMBOL", name, 1))}
+		infos[i].Name = name
+	}
+	pl.phase("codegen", start)
+
+	start = time.Now()
+	objs, err := pl.compileObjects(ctx, srcs, infos)
+	if err != nil {
+		return nil, err
+	}
+	// "cc", not "compile": the core reports the whole backend compile as
+	// "compile".
+	pl.phase("cc", start)
+
+	start = time.Now()
+	so, err := pl.cc.Link(ctx, objs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	pl.phase("link", start)
+
+	plan := buildPlan(l, flat, kernels, srcs, infos)
+	if err := plan.validate(nil); err != nil {
+		return nil, fmt.Errorf("cpu: internal error: %w", err)
+	}
+	start = time.Now()
+	e, err := newExecutable(plan, so)
+	if err != nil {
+		return nil, err
+	}
+	pl.phase("load", start)
+	return e, nil
+}
+
+// compileObjects gets each kernel's object from the kernel tier or compiles
+// it; identical kernels are compiled once.
+func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos []KernelInfo) ([]cc.Object, error) {
+	tier := pl.env.Tier(subKernels)
+	ident := []byte(pl.cc.Identity())
+	byName := map[string]cc.Object{}
+	var missing []cc.Source
+	seen := map[string]bool{}
+	for i, s := range srcs {
+		if seen[s.Name] {
+			infos[i].ObjectHit = byName[s.Name].Data != nil
+			continue
+		}
+		seen[s.Name] = true
+		key := cache.NewKey(s.Name, []cache.KeyPart{{Name: "source", Data: s.Code}, {Name: "compiler", Data: ident}})
+		if data, ok := tier.Get(ctx, key); ok && len(data) > 0 {
+			byName[s.Name] = cc.Object{Name: s.Name, Data: data}
+			infos[i].ObjectHit = true
+			continue
+		}
+		missing = append(missing, s)
+	}
+	if len(missing) > 0 {
+		pl.progress("compile", 0, len(missing))
+		start := time.Now()
+		objs, err := pl.cc.Compile(ctx, missing, pl.b.jobs())
+		if err != nil {
+			return nil, err
+		}
+		per := time.Since(start) / time.Duration(len(missing))
+		for _, o := range objs {
+			byName[o.Name] = o
+			key := cache.NewKey(o.Name, []cache.KeyPart{{Name: "source", Data: sourceOf(missing, o.Name)}, {Name: "compiler", Data: ident}})
+			if err := tier.Put(ctx, key, o.Data, per); err != nil {
+				pl.log.Warn("storing a compiled kernel failed", "kernel", o.Name, "err", err)
+			}
+		}
+		pl.progress("compile", len(missing), len(missing))
+	}
+	var out []cc.Object
+	added := map[string]bool{}
+	for _, s := range srcs {
+		if !added[s.Name] {
+			added[s.Name] = true
+			out = append(out, byName[s.Name])
+		}
+	}
+	return out, nil
+}
+
+func sourceOf(srcs []cc.Source, name string) []byte {
+	for _, s := range srcs {
+		if s.Name == name {
+			return s.Code
+		}
+	}
+	return nil
+}
+
+func (b *Backend) jobs() int {
+	if b.Jobs < 1 {
+		return 1
+	}
+	return b.Jobs
+}
+
+// buildPlan assigns buffers and lists the kernel calls.
+func buildPlan(l *lowering, m *stablehlo.Module, kernels []*kernel, srcs []cc.Source, infos []KernelInfo) *Plan {
+	p := &Plan{Format: formatVersion, Module: m.Name, Kernels: infos}
+	if p.Module == "" {
+		p.Module = "main"
+	}
+	ids := map[*stablehlo.Value]int{}
+	add := func(v *stablehlo.Value, arg int, c []byte) int {
+		if id, ok := ids[v]; ok {
+			return id
+		}
+		id := len(p.Buffers)
+		p.Buffers = append(p.Buffers, Buffer{DType: v.Type.DType.String(), Shape: append([]int64{}, v.Type.Shape...), Arg: arg, Const: c})
+		ids[v] = id
+		return id
+	}
+	for i, a := range l.fn.Args {
+		add(a, i, nil)
+	}
+	for _, op := range l.fn.Body.Ops {
+		if op.Name == "constant" && l.mat[op.Results[0]] {
+			data := op.Attrs.Constant.Data
+			if data == nil {
+				data = []byte{}
+			}
+			add(op.Results[0], -1, data)
+		}
+	}
+	for i, k := range kernels {
+		s := Step{Kernel: srcs[i].Name}
+		for _, v := range k.inputs {
+			s.Bufs = append(s.Bufs, add(v, -1, nil))
+		}
+		for _, v := range k.outputs {
+			s.Bufs = append(s.Bufs, add(v, -1, nil))
+		}
+		p.Steps = append(p.Steps, s)
+	}
+	for _, op := range l.fn.Body.Ops {
+		if op.Name == "custom_call" {
+			a := op.Attrs
+			p.Checks = append(p.Checks, Check{Target: a.Callee, Actual: add(op.Operands[0], -1, nil), Expected: add(op.Operands[1], -1, nil),
+				MinULP: a.MinULP, MaxULP: a.MaxULP, Tolerance: a.Tolerance, File: l.file, Line: op.Pos.Line, Col: op.Pos.Col})
+		}
+	}
+	ret := l.fn.Body.Ops[len(l.fn.Body.Ops)-1]
+	for _, v := range ret.Operands {
+		p.Outputs = append(p.Outputs, add(v, -1, nil))
+	}
+	return p
+}

@@ -1,0 +1,310 @@
+// Package cc drives the system C compiler for the cpu backend: it finds the
+// compiler, describes it precisely enough to key cached objects on, compiles
+// generated C to objects, links objects into a shared library, and loads the
+// library with dlopen.
+//
+// Everything that can change the machine code (compiler path and version,
+// target triple, flags, and — because -march=native is used — the CPU model
+// and features) is part of Identity, so an object or library is never reused
+// where it could compute something different or fault on an illegal
+// instruction.
+package cc
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// EnvCC names the environment variable that overrides the C compiler.
+const EnvCC = "XLACACHE_CC"
+
+// baseFlags are always passed when compiling kernels. -fwrapv gives signed
+// integer overflow the two's-complement wrap StableHLO specifies;
+// -fno-math-errno lets sqrt and friends vectorize without changing results;
+// -ffast-math is deliberately absent because NaN and signed-zero semantics
+// are observable in StableHLO programs.
+var baseFlags = []string{"-std=gnu11", "-O3", "-fPIC", "-fwrapv", "-fno-math-errno", "-fno-semantic-interposition"}
+
+// Compiler is a located and probed C compiler.
+type Compiler struct {
+	// Path is the resolved absolute path of the compiler executable.
+	Path string
+	// Version is the first line of `cc --version`.
+	Version string
+	// Target is the output of `cc -dumpmachine`.
+	Target string
+	// Flags are the code-affecting flags used for every kernel object.
+	Flags []string
+	// CPU describes the host processor; it is part of Identity because
+	// Flags may include -march=native.
+	CPU CPUInfo
+}
+
+var (
+	findMu    sync.Mutex
+	findCache = map[string]*Compiler{}
+)
+
+// Find locates the C compiler named by XLACACHE_CC (default "cc"), probes
+// its identity, and checks that it can build a shared object. Results are
+// memoized per compiler name for the life of the process: probing runs the
+// compiler several times.
+func Find(ctx context.Context) (*Compiler, error) {
+	name := os.Getenv(EnvCC)
+	if name == "" {
+		name = "cc"
+	}
+	findMu.Lock()
+	defer findMu.Unlock()
+	if c, ok := findCache[name]; ok {
+		return c, nil
+	}
+	c, err := probe(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	findCache[name] = c
+	return c, nil
+}
+
+func probe(ctx context.Context, name string) (*Compiler, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil, fmt.Errorf("cc: C compiler %q not found (set %s to a working compiler): %w", name, EnvCC, err)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	c := &Compiler{Path: path, CPU: DetectCPU()}
+	out, err := c.run(ctx, "", "--version")
+	if err != nil {
+		return nil, fmt.Errorf("cc: probing %s --version: %w", path, err)
+	}
+	c.Version = strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	out, err = c.run(ctx, "", "-dumpmachine")
+	if err != nil {
+		return nil, fmt.Errorf("cc: probing %s -dumpmachine: %w", path, err)
+	}
+	c.Target = strings.TrimSpace(out)
+	c.Flags = append([]string(nil), baseFlags...)
+	// -march=native is worth a lot for the matrix kernels, but not every
+	// compiler/target accepts it; keep it only when a trial compile works.
+	if c.tryFlag(ctx, "-march=native") {
+		c.Flags = append(c.Flags, "-march=native")
+	}
+	return c, nil
+}
+
+// tryFlag reports whether the compiler accepts flag on a trivial file.
+func (c *Compiler) tryFlag(ctx context.Context, flag string) bool {
+	dir, err := os.MkdirTemp("", "xlacache-ccprobe-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(dir)
+	src := filepath.Join(dir, "probe.c")
+	if err := os.WriteFile(src, []byte("int xlacache_probe(int x) { return x + 1; }\n"), 0o600); err != nil {
+		return false
+	}
+	_, err = c.run(ctx, dir, flag, "-c", "probe.c", "-o", "probe.o")
+	return err == nil
+}
+
+// run executes the compiler in dir and returns its stdout; on failure the
+// error carries the compiler's stderr, which is what a user needs to see.
+func (c *Compiler) run(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, c.Path, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	// A compiler must not pick up the caller's locale or stray flags that
+	// would change its output without being part of the identity.
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(stdout.String())
+		}
+		if len(msg) > 4000 {
+			msg = msg[:4000] + "\n... (truncated)"
+		}
+		if msg == "" {
+			return "", fmt.Errorf("%s %s: %w", c.Path, strings.Join(args, " "), err)
+		}
+		return "", fmt.Errorf("%s %s: %w\n%s", c.Path, strings.Join(args, " "), err, msg)
+	}
+	return stdout.String(), nil
+}
+
+// Identity is the text that names everything about this compiler that can
+// change generated machine code. It is a key component of every cached
+// object, autotuning result and executable built with it.
+func (c *Compiler) Identity() string {
+	return fmt.Sprintf("cc=%s\nversion=%s\ntarget=%s\nflags=%s\ncpu=%s\n",
+		c.Path, c.Version, c.Target, strings.Join(c.Flags, " "), c.CPU.Key())
+}
+
+// Source is one kernel translation unit.
+type Source struct {
+	// Name is the kernel's symbol; errors name it.
+	Name string
+	// Code is the complete C source.
+	Code []byte
+}
+
+// Object is a compiled kernel.
+type Object struct {
+	Name string
+	Data []byte
+}
+
+// CompileError is returned when the compiler rejects a kernel. It names the
+// kernels of the failing invocation and carries the compiler's output.
+type CompileError struct {
+	Kernels []string
+	Err     error
+}
+
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("cc: compiling kernel(s) %s: %v", strings.Join(e.Kernels, ", "), e.Err)
+}
+
+func (e *CompileError) Unwrap() error { return e.Err }
+
+// Compile compiles each source to an object file, several per compiler
+// invocation (which saves process start-up) and up to jobs invocations at
+// once. The result is in the order of srcs.
+func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Object, error) {
+	if len(srcs) == 0 {
+		return nil, nil
+	}
+	if jobs < 1 {
+		jobs = 1
+	}
+	if jobs > len(srcs) {
+		jobs = len(srcs)
+	}
+	dir, err := os.MkdirTemp("", "xlacache-cc-")
+	if err != nil {
+		return nil, fmt.Errorf("cc: creating work directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	files := make([]string, len(srcs))
+	for i, s := range srcs {
+		if !validSymbol(s.Name) {
+			return nil, fmt.Errorf("cc: invalid kernel name %q", s.Name)
+		}
+		files[i] = fmt.Sprintf("s%d_%s.c", i, s.Name)
+		if err := os.WriteFile(filepath.Join(dir, files[i]), s.Code, 0o600); err != nil {
+			return nil, fmt.Errorf("cc: writing source of kernel %s: %w", s.Name, err)
+		}
+	}
+	// Split the sources into jobs contiguous groups, one invocation each.
+	errs := make([]error, jobs)
+	var wg sync.WaitGroup
+	for j := 0; j < jobs; j++ {
+		lo, hi := j*len(srcs)/jobs, (j+1)*len(srcs)/jobs
+		wg.Add(1)
+		go func(j, lo, hi int) {
+			defer wg.Done()
+			args := append(append([]string(nil), c.Flags...), "-c")
+			args = append(args, files[lo:hi]...)
+			if _, err := c.run(ctx, dir, args...); err != nil {
+				names := make([]string, 0, hi-lo)
+				for _, s := range srcs[lo:hi] {
+					names = append(names, s.Name)
+				}
+				errs[j] = &CompileError{Kernels: names, Err: err}
+			}
+		}(j, lo, hi)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	objs := make([]Object, len(srcs))
+	for i, s := range srcs {
+		data, err := os.ReadFile(filepath.Join(dir, strings.TrimSuffix(files[i], ".c")+".o"))
+		if err != nil {
+			return nil, &CompileError{Kernels: []string{s.Name}, Err: fmt.Errorf("compiler produced no object: %w", err)}
+		}
+		objs[i] = Object{Name: s.Name, Data: data}
+	}
+	return objs, nil
+}
+
+// Link links objects into one shared library and returns its bytes.
+func (c *Compiler) Link(ctx context.Context, objs []Object) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "xlacache-ld-")
+	if err != nil {
+		return nil, fmt.Errorf("cc: creating link directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	args := []string{"-shared", "-fPIC", "-o", "lib.so"}
+	for i, o := range objs {
+		name := fmt.Sprintf("o%d.o", i)
+		if err := os.WriteFile(filepath.Join(dir, name), o.Data, 0o600); err != nil {
+			return nil, fmt.Errorf("cc: writing object of kernel %s: %w", o.Name, err)
+		}
+		args = append(args, name)
+	}
+	args = append(args, "-lm")
+	if _, err := c.run(ctx, dir, args...); err != nil {
+		return nil, fmt.Errorf("cc: linking %d kernel objects: %w", len(objs), err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "lib.so"))
+	if err != nil {
+		return nil, fmt.Errorf("cc: reading linked library: %w", err)
+	}
+	return data, nil
+}
+
+// BuildLibrary compiles srcs and links them straight into a shared library;
+// the autotuner uses it for candidate libraries that are never cached.
+func (c *Compiler) BuildLibrary(ctx context.Context, srcs []Source, jobs int) ([]byte, error) {
+	objs, err := c.Compile(ctx, srcs, jobs)
+	if err != nil {
+		return nil, err
+	}
+	return c.Link(ctx, objs)
+}
+
+// validSymbol reports whether name is a plain C identifier, which also makes
+// it safe as part of a file name.
+func validSymbol(name string) bool {
+	if name == "" || len(name) > 200 {
+		return false
+	}
+	for i, r := range name {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Hash returns a short hex digest used to name things by content.
+func Hash(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:", len(p))
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

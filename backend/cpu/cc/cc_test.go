@@ -1,0 +1,132 @@
+package cc
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+func findOrSkip(t *testing.T) *Compiler {
+	t.Helper()
+	c, err := Find(context.Background())
+	if err != nil {
+		t.Fatalf("no C compiler: %v", err)
+	}
+	return c
+}
+
+func TestCompileLinkLoadCall(t *testing.T) {
+	c := findOrSkip(t)
+	if c.Version == "" || c.Target == "" || !strings.Contains(c.Identity(), c.Target) {
+		t.Fatalf("incomplete identity: %q", c.Identity())
+	}
+	src := []Source{
+		{Name: "k_add", Code: []byte("void k_add(void** b){ float* x=b[0]; float* y=b[1]; for(int i=0;i<4;i++) y[i]=x[i]+1.0f; }\n")},
+		{Name: "k_mul", Code: []byte("void k_mul(void** b){ float* x=b[0]; float* y=b[1]; for(int i=0;i<4;i++) y[i]=x[i]*3.0f; }\n")},
+	}
+	so, err := c.BuildLibrary(context.Background(), src, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := OpenBytes(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
+	in := (*[4]float32)(Alloc(16))
+	out := (*[4]float32)(Alloc(16))
+	bufs := (*[2]unsafe.Pointer)(Alloc(16))
+	defer Free(unsafe.Pointer(in))
+	defer Free(unsafe.Pointer(out))
+	defer Free(unsafe.Pointer(bufs))
+	*in = [4]float32{1, 2, 3, 4}
+	bufs[0], bufs[1] = unsafe.Pointer(in), unsafe.Pointer(out)
+	for _, tc := range []struct {
+		name string
+		want [4]float32
+	}{{"k_add", [4]float32{2, 3, 4, 5}}, {"k_mul", [4]float32{3, 6, 9, 12}}} {
+		fn, err := lib.Sym(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		Call(fn, unsafe.Pointer(bufs))
+		if *out != tc.want {
+			t.Errorf("%s: got %v want %v", tc.name, *out, tc.want)
+		}
+	}
+	if _, err := lib.Sym("k_missing"); err == nil || !strings.Contains(err.Error(), "k_missing") {
+		t.Errorf("missing symbol error = %v", err)
+	}
+}
+
+func TestCompileErrorNamesKernelAndStderr(t *testing.T) {
+	c := findOrSkip(t)
+	_, err := c.Compile(context.Background(), []Source{{Name: "k_bad", Code: []byte("void k_bad(void** b){ this is not C; }\n")}}, 1)
+	var ce *CompileError
+	if !errors.As(err, &ce) {
+		t.Fatalf("want CompileError, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "k_bad") || !strings.Contains(err.Error(), "error") {
+		t.Errorf("error lacks kernel name or compiler output: %v", err)
+	}
+}
+
+func TestInvalidKernelName(t *testing.T) {
+	c := findOrSkip(t)
+	for _, name := range []string{"", "../x", "a b", "1abc"} {
+		if _, err := c.Compile(context.Background(), []Source{{Name: name, Code: []byte("int x;")}}, 1); err == nil {
+			t.Errorf("name %q accepted", name)
+		}
+	}
+}
+
+func TestMissingCompiler(t *testing.T) {
+	t.Setenv(EnvCC, "/nonexistent/xlacache-cc")
+	_, err := Find(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/xlacache-cc") {
+		t.Fatalf("want error naming the compiler, got %v", err)
+	}
+}
+
+func TestFailingCompiler(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "badcc")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'badcc: refusing to work' >&2\nexit 1\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvCC, script)
+	_, err := Find(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "refusing to work") {
+		t.Fatalf("want error with compiler output, got %v", err)
+	}
+}
+
+func TestUnloadableLibrary(t *testing.T) {
+	_, err := OpenBytes([]byte("this is not an ELF file"))
+	if err == nil || !strings.Contains(err.Error(), "loading shared object") {
+		t.Fatalf("want load error, got %v", err)
+	}
+}
+
+func TestParseCPUInfo(t *testing.T) {
+	tests := []struct {
+		name, in, model string
+		features    []string
+	}{
+		{"x86", "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: sse avx2 fma\n\nprocessor\t: 1\nmodel name\t: other\n", "AMD EPYC", []string{"avx2", "fma", "sse"}},
+		{"arm", "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n", "implementer 0x41 part 0xd0c", []string{"asimd", "fp"}},
+		{"empty", "", "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, f := parseCPUInfo([]byte(tc.in))
+			if m != tc.model || strings.Join(f, ",") != strings.Join(tc.features, ",") {
+				t.Errorf("got %q %v, want %q %v", m, f, tc.model, tc.features)
+			}
+		})
+	}
+}

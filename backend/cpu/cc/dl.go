@@ -1,0 +1,132 @@
+package cc
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*xk_fn)(void**);
+
+static void xk_call(void* fn, void** bufs) { ((xk_fn)fn)(bufs); }
+
+static void* xk_alloc(size_t n) {
+	void* p = NULL;
+	if (n == 0) n = 1;
+	if (posix_memalign(&p, 64, n) != 0) return NULL;
+	memset(p, 0, n);
+	return p;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"unsafe"
+)
+
+// Library is a loaded shared object.
+type Library struct {
+	mu     sync.Mutex
+	handle unsafe.Pointer
+	path   string
+}
+
+// Open dlopens the shared object at path. RTLD_LOCAL keeps its symbols out
+// of the global namespace, so two libraries that both define a kernel of the
+// same (content-derived) name cannot interfere.
+func Open(path string) (*Library, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	h := C.dlopen(cpath, C.RTLD_NOW|C.RTLD_LOCAL)
+	if h == nil {
+		return nil, fmt.Errorf("cc: loading shared object %s: %s", path, dlerror())
+	}
+	return &Library{handle: h, path: path}, nil
+}
+
+// OpenBytes writes a shared object to a fresh private directory (0700, file
+// 0600) and opens it. The file is removed right after dlopen, which keeps the
+// mapping alive while leaving nothing behind.
+func OpenBytes(data []byte) (*Library, error) {
+	dir, err := os.MkdirTemp("", "xlacache-so-")
+	if err != nil {
+		return nil, fmt.Errorf("cc: creating directory for shared object: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cc: securing %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "lib.so")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return nil, fmt.Errorf("cc: writing shared object: %w", err)
+	}
+	return Open(path)
+}
+
+func dlerror() string {
+	e := C.dlerror()
+	if e == nil {
+		return "unknown dlopen error"
+	}
+	return C.GoString(e)
+}
+
+// Sym returns the address of the named kernel.
+func (l *Library) Sym(name string) (unsafe.Pointer, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.handle == nil {
+		return nil, fmt.Errorf("cc: library %s is closed", l.path)
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	C.dlerror()
+	p := C.dlsym(l.handle, cname)
+	if p == nil {
+		return nil, fmt.Errorf("cc: kernel %s not found in shared object: %s", name, dlerror())
+	}
+	return p, nil
+}
+
+// Close unloads the library. Kernel pointers obtained from it become invalid.
+func (l *Library) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.handle == nil {
+		return nil
+	}
+	rc := C.dlclose(l.handle)
+	l.handle = nil
+	if rc != 0 {
+		return fmt.Errorf("cc: closing %s: %s", l.path, dlerror())
+	}
+	return nil
+}
+
+// Call runs a kernel with the ABI every generated kernel has:
+// void k(void** bufs), bufs being the kernel's inputs then outputs. bufs
+// must be C memory (see Alloc) holding C pointers.
+func Call(fn unsafe.Pointer, bufs unsafe.Pointer) {
+	C.xk_call(fn, (*unsafe.Pointer)(bufs))
+}
+
+// Alloc returns n zeroed bytes of 64-byte-aligned C memory, or nil when the
+// allocation fails. C memory is used for kernel buffers because kernels
+// receive arrays of pointers, which cgo forbids for Go memory.
+func Alloc(n int) unsafe.Pointer {
+	if n < 0 {
+		return nil
+	}
+	return C.xk_alloc(C.size_t(n))
+}
+
+// Free releases memory from Alloc.
+func Free(p unsafe.Pointer) {
+	if p != nil {
+		C.free(p)
+	}
+}

@@ -1,0 +1,531 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// gen emits the C body of one kernel. Values are computed into named
+// temporaries; a memo keyed by value and index expressions gives common
+// subexpression elimination within a loop body, and scopes keep a
+// temporary from being used outside the block that declared it.
+type gen struct {
+	l       *lowering
+	inputs  []*stablehlo.Value
+	inIdx   map[*stablehlo.Value]int
+	fixedIn bool // inputs were fixed by the default configuration
+	outputs []*stablehlo.Value
+	b       strings.Builder
+	ind     int
+	tmp     int
+	scopes  []map[string]string
+	bound   map[*stablehlo.Value]string
+	err     error
+}
+
+func newGen(l *lowering, fixed []*stablehlo.Value) *gen {
+	g := &gen{l: l, inIdx: map[*stablehlo.Value]int{}, bound: map[*stablehlo.Value]string{}}
+	g.scopes = []map[string]string{{}}
+	for _, v := range fixed {
+		g.inIdx[v] = len(g.inputs)
+		g.inputs = append(g.inputs, v)
+	}
+	g.fixedIn = fixed != nil
+	return g
+}
+
+func (g *gen) line(format string, args ...any) {
+	g.b.WriteString(strings.Repeat("\t", g.ind+1))
+	fmt.Fprintf(&g.b, format, args...)
+	g.b.WriteByte('\n')
+}
+
+func (g *gen) fail(err error) {
+	if g.err == nil {
+		g.err = err
+	}
+}
+
+func (g *gen) name(prefix string) string {
+	g.tmp++
+	return fmt.Sprintf("%s%d", prefix, g.tmp)
+}
+
+func (g *gen) push() { g.scopes = append(g.scopes, map[string]string{}) }
+func (g *gen) pop()  { g.scopes = g.scopes[:len(g.scopes)-1] }
+
+func (g *gen) lookup(key string) (string, bool) {
+	for i := len(g.scopes) - 1; i >= 0; i-- {
+		if s, ok := g.scopes[i][key]; ok {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+func (g *gen) remember(key, name string) { g.scopes[len(g.scopes)-1][key] = name }
+
+// input returns the C name of a buffer the kernel reads.
+func (g *gen) input(v *stablehlo.Value) string {
+	i, ok := g.inIdx[v]
+	if !ok {
+		if g.fixedIn {
+			g.fail(fmt.Errorf("cpu: internal error: kernel variant reads an input the default does not"))
+			return "in0"
+		}
+		i = len(g.inputs)
+		g.inIdx[v] = i
+		g.inputs = append(g.inputs, v)
+	}
+	return fmt.Sprintf("in%d", i)
+}
+
+// output registers a value the kernel writes and returns its C name.
+func (g *gen) output(v *stablehlo.Value) string {
+	for i, o := range g.outputs {
+		if o == v {
+			return fmt.Sprintf("out%d", i)
+		}
+	}
+	g.outputs = append(g.outputs, v)
+	return fmt.Sprintf("out%d", len(g.outputs)-1)
+}
+
+// offset returns the row-major linear offset of idx in shape.
+func offset(shape []int64, idx []string) string {
+	var terms []string
+	stride := int64(1)
+	for d := len(shape) - 1; d >= 0; d-- {
+		if idx[d] != "0" && shape[d] != 1 {
+			if stride == 1 {
+				terms = append(terms, idx[d])
+			} else {
+				terms = append(terms, fmt.Sprintf("%s*%d", idx[d], stride))
+			}
+		}
+		stride *= shape[d]
+	}
+	if len(terms) == 0 {
+		return "0"
+	}
+	for i, j := 0, len(terms)-1; i < j; i, j = i+1, j-1 {
+		terms[i], terms[j] = terms[j], terms[i]
+	}
+	return strings.Join(terms, " + ")
+}
+
+// loops opens nested loops over shape with index variables prefix0..n and
+// returns their names; close with endLoops.
+func (g *gen) loops(shape []int64, prefix string) []string {
+	idx := make([]string, len(shape))
+	for d, n := range shape {
+		idx[d] = fmt.Sprintf("%s%d", prefix, d)
+		g.line("for (int64_t %s = 0; %s < %d; %s++) {", idx[d], idx[d], n, idx[d])
+		g.ind++
+	}
+	g.push()
+	return idx
+}
+
+func (g *gen) endLoops(n int) {
+	g.pop()
+	for i := 0; i < n; i++ {
+		g.ind--
+		g.line("}")
+	}
+}
+
+// val returns a C expression for element idx of v, emitting whatever
+// statements compute it.
+func (g *gen) val(v *stablehlo.Value, idx []string) string {
+	if s, ok := g.bound[v]; ok {
+		return s
+	}
+	key := fmt.Sprintf("%d@%s", v.ID, strings.Join(idx, ","))
+	if s, ok := g.lookup(key); ok {
+		return s
+	}
+	var expr string
+	if g.l.mat[v] || v.Def == nil {
+		if v.Def == nil && !g.l.mat[v] {
+			g.fail(fmt.Errorf("cpu: internal error: unbound block argument %s", v))
+			return "0"
+		}
+		expr = fmt.Sprintf("%s[%s]", g.input(v), offset(v.Type.Shape, idx))
+	} else {
+		expr = g.compute(v.Def, idx)
+	}
+	if isSimple(expr) {
+		return expr
+	}
+	t := g.name("t")
+	g.line("const %s %s = %s;", ctype(v.Type.DType), t, expr)
+	g.remember(key, t)
+	return t
+}
+
+func isSimple(expr string) bool {
+	if strings.HasPrefix(expr, "((") && strings.HasSuffix(expr, "))") && !strings.ContainsAny(expr[2:len(expr)-2], "()") {
+		return true // a literal with a cast
+	}
+	for _, r := range expr {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// literal returns element i of a constant as a C expression of its type.
+func literal(t *stablehlo.Tensor, i int) string {
+	d := t.Type.DType
+	size := d.Size()
+	if (i+1)*size > len(t.Data) {
+		return "0"
+	}
+	b := t.Data[i*size : (i+1)*size]
+	switch d {
+	case stablehlo.F32:
+		return floatLit(float64(math.Float32frombits(binary.LittleEndian.Uint32(b))), "float")
+	case stablehlo.F64:
+		return floatLit(math.Float64frombits(binary.LittleEndian.Uint64(b)), "double")
+	}
+	var u uint64
+	for j := size - 1; j >= 0; j-- {
+		u = u<<8 | uint64(b[j])
+	}
+	return fmt.Sprintf("((%s)0x%xULL)", ctype(d), u)
+}
+
+func floatLit(f float64, ct string) string {
+	switch {
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return fmt.Sprintf("((%s)-NAN)", ct)
+		}
+		return fmt.Sprintf("((%s)NAN)", ct)
+	case math.IsInf(f, 1):
+		return fmt.Sprintf("((%s)INFINITY)", ct)
+	case math.IsInf(f, -1):
+		return fmt.Sprintf("((%s)-INFINITY)", ct)
+	}
+	return fmt.Sprintf("((%s)%s)", ct, strconv.FormatFloat(f, 'x', -1, 64))
+}
+
+// sameIdx returns the index for an elementwise operand: the same index, or
+// none for a rank-0 operand broadcast implicitly (select, clamp).
+func sameIdx(o *stablehlo.Value, idx []string) []string {
+	if o.Type.Rank() == 0 {
+		return nil
+	}
+	return idx
+}
+
+// compute returns the expression for element idx of op's (single) result.
+func (g *gen) compute(op *stablehlo.Op, idx []string) string {
+	r := op.Results[0]
+	dt := r.Type.DType
+	ct := ctype(dt)
+	switch op.Name {
+	case "constant":
+		return literal(op.Attrs.Constant, 0)
+	case "iota":
+		return fmt.Sprintf("((%s)%s)", ct, idx[op.Attrs.Dimension])
+	case "broadcast_in_dim":
+		o := op.Operands[0]
+		oi := make([]string, o.Type.Rank())
+		for j, d := range op.Attrs.BroadcastDims {
+			if o.Type.Shape[j] == 1 && r.Type.Shape[d] != 1 {
+				oi[j] = "0"
+			} else {
+				oi[j] = idx[d]
+			}
+		}
+		return g.val(o, oi)
+	case "transpose":
+		o := op.Operands[0]
+		oi := make([]string, o.Type.Rank())
+		for i, p := range op.Attrs.Permutation {
+			oi[p] = idx[i]
+		}
+		return g.val(o, oi)
+	case "slice":
+		o := op.Operands[0]
+		oi := make([]string, o.Type.Rank())
+		for d := range oi {
+			start, stride := op.Attrs.StartIndices[d], int64(1)
+			if d < len(op.Attrs.Strides) {
+				stride = op.Attrs.Strides[d]
+			}
+			switch {
+			case stride == 1 && start == 0:
+				oi[d] = idx[d]
+			case stride == 1:
+				oi[d] = fmt.Sprintf("(%s + %d)", idx[d], start)
+			default:
+				oi[d] = fmt.Sprintf("(%s*%d + %d)", idx[d], stride, start)
+			}
+		}
+		return g.val(o, oi)
+	case "reshape":
+		o := op.Operands[0]
+		if o.Type.SameShape(r.Type) {
+			return g.val(o, idx)
+		}
+		lin := offset(r.Type.Shape, idx)
+		if !isSimple(lin) {
+			key := "lin:" + lin
+			if s, ok := g.lookup(key); ok {
+				lin = s
+			} else {
+				t := g.name("l")
+				g.line("const int64_t %s = %s;", t, lin)
+				g.remember(key, t)
+				lin = t
+			}
+		}
+		oi := make([]string, o.Type.Rank())
+		stride := int64(1)
+		for d := o.Type.Rank() - 1; d >= 0; d-- {
+			n := o.Type.Shape[d]
+			switch {
+			case n == 1:
+				oi[d] = "0"
+			case d == 0 && stride == 1:
+				oi[d] = lin
+			case d == 0:
+				oi[d] = fmt.Sprintf("(%s/%d)", lin, stride)
+			case stride == 1:
+				oi[d] = fmt.Sprintf("(%s%%%d)", lin, n)
+			default:
+				oi[d] = fmt.Sprintf("((%s/%d)%%%d)", lin, stride, n)
+			}
+			stride *= n
+		}
+		return g.val(o, oi)
+	case "convert":
+		o := op.Operands[0]
+		return convertExpr(g.val(o, idx), o.Type.DType, dt)
+	case "select":
+		p := g.val(op.Operands[0], sameIdx(op.Operands[0], idx))
+		a := g.val(op.Operands[1], idx)
+		b := g.val(op.Operands[2], idx)
+		return fmt.Sprintf("(%s ? %s : %s)", p, a, b)
+	case "clamp":
+		lo := g.val(op.Operands[0], sameIdx(op.Operands[0], idx))
+		x := g.val(op.Operands[1], idx)
+		hi := g.val(op.Operands[2], sameIdx(op.Operands[2], idx))
+		return binaryExpr("minimum", binaryExpr("maximum", x, lo, dt), hi, dt)
+	case "compare":
+		a := g.val(op.Operands[0], idx)
+		b := g.val(op.Operands[1], idx)
+		return compareExpr(op, a, b, op.Operands[0].Type.DType)
+	}
+	switch len(op.Operands) {
+	case 1:
+		return unaryExpr(op.Name, g.val(op.Operands[0], idx), dt)
+	case 2:
+		return binaryExpr(op.Name, g.val(op.Operands[0], idx), g.val(op.Operands[1], idx), dt)
+	}
+	g.fail(g.l.errorf(op, "cannot generate code for %s", op.Name))
+	return "0"
+}
+
+func fsuffix(dt stablehlo.DType) string {
+	if dt == stablehlo.F32 {
+		return "f"
+	}
+	return ""
+}
+
+func unaryExpr(name, a string, dt stablehlo.DType) string {
+	ct := ctype(dt)
+	f := fsuffix(dt)
+	math1 := func(fn string) string { return fmt.Sprintf("%s%s(%s)", fn, f, a) }
+	switch name {
+	case "negate":
+		if dt == stablehlo.I1 {
+			return a
+		}
+		return fmt.Sprintf("((%s)-%s)", ct, a)
+	case "abs":
+		if dt.IsFloat() {
+			return math1("fabs")
+		}
+		if dt.IsSigned() {
+			return fmt.Sprintf("((%s)(%s < 0 ? -%s : %s))", ct, a, a, a)
+		}
+		return a
+	case "sign":
+		switch {
+		case dt == stablehlo.F32:
+			return fmt.Sprintf("xk_signf(%s)", a)
+		case dt == stablehlo.F64:
+			return fmt.Sprintf("xk_sign(%s)", a)
+		case dt.IsSigned():
+			return fmt.Sprintf("((%s)((%s > 0) - (%s < 0)))", ct, a, a)
+		}
+		return fmt.Sprintf("((%s)(%s != 0))", ct, a)
+	case "not":
+		if dt == stablehlo.I1 {
+			return fmt.Sprintf("((uint8_t)(%s ^ 1))", a)
+		}
+		return fmt.Sprintf("((%s)~%s)", ct, a)
+	case "floor", "ceil", "cbrt", "tanh", "sqrt", "log1p", "expm1", "erf", "erfc", "lgamma":
+		return math1(name)
+	case "round_nearest_even":
+		return math1("nearbyint")
+	case "round_nearest_afz":
+		return math1("round")
+	case "exponential":
+		return math1("exp")
+	case "exponential_minus_one":
+		return math1("expm1")
+	case "log":
+		return math1("log")
+	case "log_plus_one":
+		return math1("log1p")
+	case "logistic":
+		if dt == stablehlo.F32 {
+			return fmt.Sprintf("xk_logisticf(%s)", a)
+		}
+		return fmt.Sprintf("xk_logistic(%s)", a)
+	case "rsqrt":
+		return fmt.Sprintf("((%s)1 / sqrt%s(%s))", ct, f, a)
+	case "cosine":
+		return math1("cos")
+	case "sine":
+		return math1("sin")
+	case "chlo.cosh", "chlo.sinh":
+		if dt == stablehlo.F32 {
+			return fmt.Sprintf("xk_%sf(%s)", strings.TrimPrefix(name, "chlo."), a)
+		}
+		return math1(strings.TrimPrefix(name, "chlo."))
+	case "chlo.acos", "chlo.acosh", "chlo.asin", "chlo.asinh", "chlo.atan", "chlo.atanh",
+		"chlo.tan", "chlo.erf", "chlo.erfc", "chlo.lgamma":
+		if dt == stablehlo.F32 {
+			// Evaluate in double and round once: the result is then
+			// within half an ULP, which keeps us inside the reference's
+			// tolerance where float libm versions can be several ULP off.
+			return fmt.Sprintf("((float)%s((double)%s))", strings.TrimPrefix(name, "chlo."), a)
+		}
+		return math1(strings.TrimPrefix(name, "chlo."))
+	case "chlo.digamma":
+		return fmt.Sprintf("((%s)xk_digamma(%s))", ct, a)
+	case "chlo.erf_inv":
+		return fmt.Sprintf("((%s)xk_erfinv(%s))", ct, a)
+	}
+	return "0"
+}
+
+func binaryExpr(name, a, b string, dt stablehlo.DType) string {
+	ct := ctype(dt)
+	f := fsuffix(dt)
+	isBool := dt == stablehlo.I1
+	switch name {
+	case "add":
+		if isBool {
+			return fmt.Sprintf("((uint8_t)(%s | %s))", a, b)
+		}
+		return fmt.Sprintf("((%s)(%s + %s))", ct, a, b)
+	case "subtract":
+		if isBool {
+			return fmt.Sprintf("((uint8_t)(%s & !%s))", a, b)
+		}
+		return fmt.Sprintf("((%s)(%s - %s))", ct, a, b)
+	case "multiply":
+		if isBool {
+			return fmt.Sprintf("((uint8_t)(%s & %s))", a, b)
+		}
+		if dt == stablehlo.UI16 || dt == stablehlo.UI8 {
+			// Promotion to int could overflow; multiply as unsigned.
+			return fmt.Sprintf("((%s)((uint32_t)%s * (uint32_t)%s))", ct, a, b)
+		}
+		return fmt.Sprintf("((%s)(%s * %s))", ct, a, b)
+	case "divide":
+		if dt.IsFloat() {
+			return fmt.Sprintf("(%s / %s)", a, b)
+		}
+		if isBool {
+			return a
+		}
+		return fmt.Sprintf("xk_div_%s(%s, %s)", ct, a, b)
+	case "remainder":
+		if dt.IsFloat() {
+			return fmt.Sprintf("fmod%s(%s, %s)", f, a, b)
+		}
+		if isBool {
+			return "((uint8_t)0)"
+		}
+		return fmt.Sprintf("xk_rem_%s(%s, %s)", ct, a, b)
+	case "power":
+		if dt.IsFloat() {
+			return fmt.Sprintf("pow%s(%s, %s)", f, a, b)
+		}
+		if isBool {
+			return fmt.Sprintf("((uint8_t)(%s | !%s))", a, b)
+		}
+		return fmt.Sprintf("xk_pow_%s(%s, %s)", ct, a, b)
+	case "maximum":
+		switch {
+		case dt == stablehlo.F32:
+			return fmt.Sprintf("xk_maxf(%s, %s)", a, b)
+		case dt == stablehlo.F64:
+			return fmt.Sprintf("xk_max(%s, %s)", a, b)
+		}
+		return fmt.Sprintf("(%s > %s ? %s : %s)", a, b, a, b)
+	case "minimum":
+		switch {
+		case dt == stablehlo.F32:
+			return fmt.Sprintf("xk_minf(%s, %s)", a, b)
+		case dt == stablehlo.F64:
+			return fmt.Sprintf("xk_min(%s, %s)", a, b)
+		}
+		return fmt.Sprintf("(%s < %s ? %s : %s)", a, b, a, b)
+	case "atan2":
+		return fmt.Sprintf("atan2%s(%s, %s)", f, a, b)
+	case "chlo.next_after":
+		return fmt.Sprintf("nextafter%s(%s, %s)", f, a, b)
+	case "and":
+		return fmt.Sprintf("((%s)(%s & %s))", ct, a, b)
+	case "or":
+		return fmt.Sprintf("((%s)(%s | %s))", ct, a, b)
+	case "xor":
+		return fmt.Sprintf("((%s)(%s ^ %s))", ct, a, b)
+	}
+	return "0"
+}
+
+var cmpOps = map[string]string{"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
+
+func compareExpr(op *stablehlo.Op, a, b string, dt stablehlo.DType) string {
+	c := cmpOps[op.Attrs.ComparisonDirection]
+	if c == "" {
+		c = "=="
+	}
+	if op.Attrs.CompareType == "TOTALORDER" && dt.IsFloat() {
+		if dt == stablehlo.F32 {
+			return fmt.Sprintf("((uint8_t)(xk_tokf(%s) %s xk_tokf(%s)))", a, c, b)
+		}
+		return fmt.Sprintf("((uint8_t)(xk_tok(%s) %s xk_tok(%s)))", a, c, b)
+	}
+	return fmt.Sprintf("((uint8_t)(%s %s %s))", a, c, b)
+}
+
+func convertExpr(a string, from, to stablehlo.DType) string {
+	ct := ctype(to)
+	switch {
+	case from == to:
+		return a
+	case to == stablehlo.I1:
+		return fmt.Sprintf("((uint8_t)(%s != 0))", a)
+	case from.IsFloat() && !to.IsFloat():
+		return fmt.Sprintf("xk_f2i_%s(%s)", ct, a)
+	}
+	return fmt.Sprintf("((%s)%s)", ct, a)
+}

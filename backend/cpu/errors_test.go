@@ -1,0 +1,220 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xlacache/xlacache/backend/cpu/cc"
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+const smallProgram = `func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = stablehlo.add %x, %y : tensor<4x8xf32>
+  %1 = stablehlo.tanh %0 : tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+`
+
+func parseText(t *testing.T, src string) *stablehlo.Module {
+	t.Helper()
+	m, err := stablehlo.Parse([]byte(src), "test.mlir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stablehlo.Verify(m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestUnsupportedRejectedBeforeCodegen(t *testing.T) {
+	// The front end only accepts ops this backend compiles, so simulate an
+	// op it might add later by renaming one in a parsed module.
+	m := parseText(t, smallProgram)
+	for _, op := range m.Main().Body.Ops {
+		if op.Name == "tanh" {
+			op.Name = "chlo.bessel_i1e"
+		}
+	}
+	// A compiler that cannot run proves no C was compiled: the error must
+	// be about the op, not the compiler.
+	t.Setenv(cc.EnvCC, "/nonexistent/cc-must-not-run")
+	_, err := New().CompileModule(context.Background(), m, nil)
+	if err == nil || !strings.Contains(err.Error(), "chlo.bessel_i1e") || !strings.Contains(err.Error(), "test.mlir:3:") {
+		t.Fatalf("want an error naming the op and its position, got %v", err)
+	}
+}
+
+func TestMissingCompiler(t *testing.T) {
+	t.Setenv(cc.EnvCC, "/nonexistent/xlacache-cc")
+	_, err := New().CompileModule(context.Background(), parseText(t, smallProgram), nil)
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/xlacache-cc") {
+		t.Fatalf("want a missing-compiler error, got %v", err)
+	}
+}
+
+func TestFailingCompiler(t *testing.T) {
+	real, err := cc.Find(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "failcc")
+	body := fmt.Sprintf("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -c ] && { echo 'failcc: internal compiler error' >&2; exit 1; }; done\nexec %s \"$@\"\n", real.Path)
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(cc.EnvCC, script)
+	_, err = New().CompileModule(context.Background(), parseText(t, smallProgram), nil)
+	if err == nil || !strings.Contains(err.Error(), "internal compiler error") || !strings.Contains(err.Error(), "k_") {
+		t.Fatalf("want an error naming the kernel with the compiler's output, got %v", err)
+	}
+}
+
+func TestLoadRejectsBadExecutables(t *testing.T) {
+	b := New()
+	exe, err := b.CompileModule(context.Background(), parseText(t, smallProgram), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Close()
+	good, err := exe.Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := b.Load(context.Background(), good, nil)
+	if err != nil {
+		t.Fatalf("round trip: %v", err)
+	}
+	loaded.(*Executable).Close()
+	unloadable, err := encodeExecutable(exe.plan, []byte("not an ELF shared object"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "bad magic"},
+		{"truncated", good[:len(good)/2], "truncated"},
+		{"unloadable so", unloadable, "loading"},
+		{"trailing", append(append([]byte{}, good...), 1), "trailing"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := b.Load(context.Background(), tc.data, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunRejectsBadArguments(t *testing.T) {
+	exe, err := New().CompileModule(context.Background(), parseText(t, smallProgram), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Close()
+	x := stablehlo.NewTensor(stablehlo.TensorType{DType: stablehlo.F32, Shape: []int64{4, 8}})
+	wrong := stablehlo.NewTensor(stablehlo.TensorType{DType: stablehlo.F32, Shape: []int64{8, 4}})
+	for _, args := range [][]*stablehlo.Tensor{nil, {x}, {x, wrong}, {x, nil}} {
+		if _, err := exe.Run(context.Background(), args); err == nil {
+			t.Errorf("Run accepted %d bad arguments", len(args))
+		}
+	}
+}
+
+// FuzzDecodeExecutable feeds arbitrary bytes to the executable decoder
+// (the part of Load that runs before dlopen).
+func FuzzDecodeExecutable(f *testing.F) {
+	p := &Plan{Format: formatVersion, Module: "m", Buffers: []Buffer{{DType: "f32", Shape: []int64{2}, Arg: 0}}, Outputs: []int{0}}
+	good, _ := encodeExecutable(p, []byte("so"))
+	f.Add(good)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, _, err := decodeExecutable(data)
+		if err == nil && p.validate(nil) != nil {
+			t.Fatal("decode accepted an invalid plan")
+		}
+	})
+}
+
+// TestDifferential compiles seeded random programs over the elementwise,
+// broadcast, reduce and dot_general ops and compares with the interpreter.
+func TestDifferential(t *testing.T) {
+	const n = 12
+	rng := rand.New(rand.NewPCG(42, 1))
+	for i := 0; i < n; i++ {
+		src := randomProgram(rng)
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			m := parseText(t, src)
+			exe, err := New().CompileModule(context.Background(), m, nil)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, src)
+			}
+			defer exe.Close()
+			args := randomArgs(m, uint64(i))
+			got, err := exe.Run(context.Background(), args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := stablehlo.Eval(m, "", args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertClose(t, got, want, 1e-4)
+			if t.Failed() {
+				t.Log(src)
+			}
+		})
+	}
+}
+
+// randomProgram builds a chain of ops on 4x8 f32 values: every new value
+// combines earlier ones, so fusion sees shared and single-use producers.
+func randomProgram(rng *rand.Rand) string {
+	var b strings.Builder
+	T := "tensor<4x8xf32>"
+	b.WriteString("func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {\n")
+	vals := []string{"%x", "%y"}
+	pick := func() string { return vals[rng.IntN(len(vals))] }
+	for i := 0; i < 8; i++ {
+		v := fmt.Sprintf("%%v%d", i)
+		switch rng.IntN(8) {
+		case 0, 1:
+			op := []string{"add", "subtract", "multiply", "maximum", "minimum"}[rng.IntN(5)]
+			fmt.Fprintf(&b, "  %s = stablehlo.%s %s, %s : %s\n", v, op, pick(), pick(), T)
+		case 2:
+			op := []string{"tanh", "negate", "abs", "logistic", "sine"}[rng.IntN(5)]
+			fmt.Fprintf(&b, "  %s = stablehlo.%s %s : %s\n", v, op, pick(), T)
+		case 3:
+			a, c := pick(), pick()
+			fmt.Fprintf(&b, "  %s_p = stablehlo.compare GT, %s, %s, FLOAT : (%s, %s) -> tensor<4x8xi1>\n", v, a, c, T, T)
+			fmt.Fprintf(&b, "  %s = stablehlo.select %s_p, %s, %s : tensor<4x8xi1>, %s\n", v, v, c, a, T)
+		case 4:
+			op := []string{"add", "maximum"}[rng.IntN(2)]
+			fmt.Fprintf(&b, "  %s_i = stablehlo.constant dense<0.0> : tensor<f32>\n", v)
+			fmt.Fprintf(&b, "  %s_r = \"stablehlo.reduce\"(%s, %s_i) ({\n  ^bb0(%%a%d: tensor<f32>, %%b%d: tensor<f32>):\n    %%s%d = \"stablehlo.%s\"(%%a%d, %%b%d) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n    \"stablehlo.return\"(%%s%d) : (tensor<f32>) -> ()\n  }) { dimensions = array<i64: 1> } : (%s, tensor<f32>) -> tensor<4xf32>\n",
+				v, pick(), v, i, i, i, op, i, i, i, T)
+			fmt.Fprintf(&b, "  %s = stablehlo.broadcast_in_dim %s_r, dims = [0] : (tensor<4xf32>) -> %s\n", v, v, T)
+		case 5:
+			fmt.Fprintf(&b, "  %s = stablehlo.dot_general %s, %%w, contracting_dims = [1] x [0] : (%s, tensor<8x8xf32>) -> %s\n", v, pick(), T, T)
+		case 6:
+			fmt.Fprintf(&b, "  %s_s = stablehlo.slice %s [0:4, 0:1] : (%s) -> tensor<4x1xf32>\n", v, pick(), T)
+			fmt.Fprintf(&b, "  %s_b = stablehlo.broadcast_in_dim %s_s, dims = [0, 1] : (tensor<4x1xf32>) -> %s\n", v, v, T)
+			fmt.Fprintf(&b, "  %s = stablehlo.add %s_b, %s : %s\n", v, v, pick(), T)
+		default:
+			fmt.Fprintf(&b, "  %s_t = stablehlo.reshape %s : (%s) -> tensor<8x4xf32>\n", v, pick(), T)
+			fmt.Fprintf(&b, "  %s_u = stablehlo.transpose %s_t, dims = [1, 0] : (tensor<8x4xf32>) -> tensor<4x8xf32>\n", v, v)
+			fmt.Fprintf(&b, "  %s = stablehlo.multiply %s_u, %s : %s\n", v, v, pick(), T)
+		}
+		vals = append(vals, v)
+	}
+	fmt.Fprintf(&b, "  return %s : %s\n}\n", vals[len(vals)-1], T)
+	return b.String()
+}

@@ -1,0 +1,106 @@
+package cpu
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+func loadModule(t testing.TB, path string) *stablehlo.Module {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := stablehlo.Parse(src, filepath.Base(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stablehlo.Verify(m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// randomArgs makes deterministic inputs for main's arguments, scaled so
+// activations stay in tanh's and softmax's interesting range.
+func randomArgs(m *stablehlo.Module, seed uint64) []*stablehlo.Tensor {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var args []*stablehlo.Tensor
+	for _, a := range m.Main().Args {
+		t := stablehlo.NewTensor(a.Type)
+		fillRandom(t.Data, a.Type.DType, rng)
+		if a.Type.DType == stablehlo.F32 && a.Type.Rank() == 2 {
+			scale := float32(1 / math.Sqrt(float64(a.Type.Shape[0])))
+			for i, v := range t.Float32s() {
+				t.Float32s()[i] = v * scale * 2
+			}
+		}
+		args = append(args, t)
+	}
+	return args
+}
+
+// assertClose compares float outputs with a mixed absolute/relative
+// tolerance suited to float32 accumulation order differences.
+func assertClose(t *testing.T, got, want []*stablehlo.Tensor, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d outputs, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if !got[i].Type.Equal(want[i].Type) {
+			t.Fatalf("output %d: type %s, want %s", i, got[i].Type, want[i].Type)
+		}
+		n := got[i].Type.NumElements()
+		bad := 0
+		for j := int64(0); j < n; j++ {
+			a, b := got[i].Float64At(j), want[i].Float64At(j)
+			if math.IsNaN(a) && math.IsNaN(b) {
+				continue
+			}
+			if math.Abs(a-b) > tol*math.Max(1, math.Abs(b)) {
+				if bad < 5 {
+					t.Errorf("output %d element %d: got %v, want %v", i, j, a, b)
+				}
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("output %d: %d of %d elements differ", i, bad, n)
+		}
+	}
+}
+
+func TestExamplesMatchInterpreter(t *testing.T) {
+	for _, ex := range []string{"../../examples/mlp/mlp.mlir", "../../examples/transformer/transformer.mlir"} {
+		t.Run(filepath.Base(ex), func(t *testing.T) {
+			m := loadModule(t, ex)
+			b := New()
+			b.TuneBudget = 300e6
+			exe, err := b.CompileModule(context.Background(), m, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer exe.Close()
+			args := randomArgs(m, 1)
+			got, err := exe.Run(context.Background(), args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := stablehlo.Eval(m, "", args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertClose(t, got, want, 1e-4)
+			for _, k := range exe.Kernels() {
+				t.Logf("%s %s: %s (tuned %v)", k.Name, k.Desc, k.Config, k.Tuned)
+			}
+		})
+	}
+}

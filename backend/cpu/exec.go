@@ -1,0 +1,233 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/xlacache/xlacache/backend/cpu/cc"
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// Executable is a compiled program: a plan and the shared object holding
+// its kernels, loaded and ready to run. It is safe for concurrent Runs.
+type Executable struct {
+	plan   *Plan
+	so     []byte
+	types  []stablehlo.TensorType
+	lib    *cc.Library
+	fns    []unsafe.Pointer
+	consts []unsafe.Pointer // C copies of constant buffers, nil for others
+
+	mu     sync.RWMutex
+	closed bool
+
+	// idle is one arena kept between runs: allocating and faulting in
+	// fresh pages for every run costs more than a small kernel runs.
+	idleMu sync.Mutex
+	idle   unsafe.Pointer
+}
+
+// newExecutable loads so and resolves every kernel of plan.
+func newExecutable(plan *Plan, so []byte) (*Executable, error) {
+	e := &Executable{plan: plan, so: so}
+	for i, b := range plan.Buffers {
+		t, err := b.tensorType()
+		if err != nil {
+			return nil, fmt.Errorf("cpu: buffer %d: %w", i, err)
+		}
+		e.types = append(e.types, t)
+	}
+	lib, err := cc.OpenBytes(so)
+	if err != nil {
+		return nil, fmt.Errorf("cpu: loading kernels of %s: %w", plan.Module, err)
+	}
+	e.lib = lib
+	for _, s := range plan.Steps {
+		fn, err := lib.Sym(s.Kernel)
+		if err != nil {
+			lib.Close()
+			return nil, fmt.Errorf("cpu: %s: %w", plan.Module, err)
+		}
+		e.fns = append(e.fns, fn)
+	}
+	e.consts = make([]unsafe.Pointer, len(plan.Buffers))
+	for i, b := range plan.Buffers {
+		if b.Const == nil {
+			continue
+		}
+		p := cc.Alloc(len(b.Const))
+		if p == nil {
+			e.free()
+			return nil, fmt.Errorf("cpu: out of memory for constant of %d bytes", len(b.Const))
+		}
+		copy(unsafe.Slice((*byte)(p), len(b.Const)), b.Const)
+		e.consts[i] = p
+	}
+	runtime.SetFinalizer(e, (*Executable).Close)
+	return e, nil
+}
+
+func (e *Executable) free() {
+	e.idleMu.Lock()
+	cc.Free(e.idle)
+	e.idle = nil
+	e.idleMu.Unlock()
+	for i, p := range e.consts {
+		cc.Free(p)
+		e.consts[i] = nil
+	}
+	if e.lib != nil {
+		e.lib.Close()
+	}
+}
+
+// Close unloads the kernels. Runs after Close fail.
+func (e *Executable) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	e.free()
+	return nil
+}
+
+// Serialize returns the bytes the executables tier stores.
+func (e *Executable) Serialize() ([]byte, error) {
+	return encodeExecutable(e.plan, e.so)
+}
+
+// Kernels describes the kernels and their configurations.
+func (e *Executable) Kernels() []KernelInfo { return append([]KernelInfo(nil), e.plan.Kernels...) }
+
+// Plan returns the executable's plan (read-only).
+func (e *Executable) Plan() *Plan { return e.plan }
+
+// ArgTypes returns the types of the program's arguments, in order.
+func (e *Executable) ArgTypes() []stablehlo.TensorType {
+	var out []stablehlo.TensorType
+	for i, b := range e.plan.Buffers {
+		if b.Arg >= 0 {
+			for len(out) <= b.Arg {
+				out = append(out, stablehlo.TensorType{})
+			}
+			out[b.Arg] = e.types[i]
+		}
+	}
+	return out
+}
+
+// Run executes the program on args and returns its results. Assertions
+// (check.expect_* custom calls) are evaluated after the kernels; the first
+// failure is returned as a *stablehlo.CheckError.
+func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stablehlo.Tensor, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, fmt.Errorf("cpu: %s: executable is closed", e.plan.Module)
+	}
+	want := e.ArgTypes()
+	if len(args) != len(want) {
+		return nil, fmt.Errorf("cpu: %s takes %d arguments, %d given", e.plan.Module, len(want), len(args))
+	}
+	for i, a := range args {
+		if a == nil || !a.Type.Equal(want[i]) || int64(len(a.Data)) != a.Type.ByteSize() {
+			got := "nil"
+			if a != nil {
+				got = a.Type.String()
+			}
+			return nil, fmt.Errorf("cpu: %s argument #%d: got %s, want %s", e.plan.Module, i, got, want[i])
+		}
+	}
+	// One arena for arguments and temporaries, 64-byte aligned slots.
+	offs := make([]int64, len(e.plan.Buffers))
+	var total int64
+	for i, b := range e.plan.Buffers {
+		if b.Const != nil {
+			offs[i] = -1
+			continue
+		}
+		offs[i] = total
+		total += (e.types[i].ByteSize() + 63) / 64 * 64
+	}
+	if total > math.MaxInt32*16 {
+		return nil, fmt.Errorf("cpu: %s needs %d bytes of buffers", e.plan.Module, total)
+	}
+	e.idleMu.Lock()
+	arena := e.idle
+	e.idle = nil
+	e.idleMu.Unlock()
+	if arena == nil {
+		arena = cc.Alloc(int(total))
+		if arena == nil {
+			return nil, fmt.Errorf("cpu: %s: out of memory allocating %d bytes", e.plan.Module, total)
+		}
+	}
+	defer func() {
+		e.idleMu.Lock()
+		if e.idle == nil {
+			e.idle, arena = arena, nil
+		}
+		e.idleMu.Unlock()
+		cc.Free(arena)
+	}()
+	ptr := func(id int) unsafe.Pointer {
+		if offs[id] < 0 {
+			return e.consts[id]
+		}
+		return unsafe.Add(arena, offs[id])
+	}
+	bytesOf := func(id int) []byte {
+		n := int(e.types[id].ByteSize())
+		if n == 0 {
+			return nil
+		}
+		return unsafe.Slice((*byte)(ptr(id)), n)
+	}
+	for i, b := range e.plan.Buffers {
+		if b.Arg >= 0 {
+			copy(bytesOf(i), args[b.Arg].Data)
+		}
+	}
+	nptr := 0
+	for _, s := range e.plan.Steps {
+		nptr += len(s.Bufs)
+	}
+	ptrs := cc.Alloc(8 * (nptr + 1))
+	if ptrs == nil {
+		return nil, fmt.Errorf("cpu: %s: out of memory", e.plan.Module)
+	}
+	defer cc.Free(ptrs)
+	slots := unsafe.Slice((*unsafe.Pointer)(ptrs), nptr+1)
+	at := 0
+	for i, s := range e.plan.Steps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		base := at
+		for _, id := range s.Bufs {
+			slots[at] = ptr(id)
+			at++
+		}
+		cc.Call(e.fns[i], unsafe.Pointer(&slots[base]))
+	}
+	for _, c := range e.plan.Checks {
+		got := &stablehlo.Tensor{Type: e.types[c.Actual], Data: append([]byte(nil), bytesOf(c.Actual)...)}
+		exp := &stablehlo.Tensor{Type: e.types[c.Expected], Data: append([]byte(nil), bytesOf(c.Expected)...)}
+		if err := evalCheck(c, got, exp); err != nil {
+			return nil, err
+		}
+	}
+	outs := make([]*stablehlo.Tensor, len(e.plan.Outputs))
+	for i, id := range e.plan.Outputs {
+		t := stablehlo.NewTensor(e.types[id])
+		copy(t.Data, bytesOf(id))
+		outs[i] = t
+	}
+	return outs, nil
+}

@@ -1,0 +1,295 @@
+package cpu
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// Fusion decides which SSA values live in memory (are "materialized") and
+// which are recomputed inside the kernels that read them. A kernel is rooted
+// at each materialized value that some op computes; everything it reads that
+// is not materialized is generated inline in its loop body.
+//
+// The rules, in the order they are applied:
+//   - function arguments and non-splat constants live in buffers;
+//   - dot_general, reduce, concatenate, pad and chlo.top_k are kernel roots,
+//     so their results are materialized;
+//   - dot_general and top_k read their operands from memory (their loops
+//     revisit every element many times), as do check.* custom calls;
+//   - returned values are materialized;
+//   - an elementwise or index op whose inline cost is above cheapCost is
+//     materialized when it has several users, or when a broadcast consumer
+//     would recompute it once per copy.
+
+// cheapCost is the largest inline cost that may be recomputed by several
+// consumers rather than stored once.
+const cheapCost = 2
+
+// lowering holds the analysis of one function.
+type lowering struct {
+	fn    *stablehlo.Func
+	file  string
+	uses  map[*stablehlo.Value]int
+	mat   map[*stablehlo.Value]bool
+	cost  map[*stablehlo.Value]int
+	roots []*stablehlo.Op // ops whose results are materialized, in program order
+}
+
+// unsupportedError reports an op the backend cannot compile, with its
+// source position.
+func (l *lowering) errorf(op *stablehlo.Op, format string, args ...any) error {
+	where := l.file
+	if op != nil && op.Pos.Line > 0 {
+		where = fmt.Sprintf("%s:%d:%d", l.file, op.Pos.Line, op.Pos.Col)
+	}
+	return fmt.Errorf("%s: cpu backend: %s", where, fmt.Sprintf(format, args...))
+}
+
+var elementwiseOps = map[string]bool{
+	"negate": true, "abs": true, "sign": true, "floor": true, "ceil": true,
+	"round_nearest_even": true, "round_nearest_afz": true, "exponential": true,
+	"exponential_minus_one": true, "log": true, "log_plus_one": true, "logistic": true,
+	"tanh": true, "sqrt": true, "rsqrt": true, "cbrt": true, "cosine": true, "sine": true,
+	"not": true, "chlo.acos": true, "chlo.acosh": true, "chlo.asin": true, "chlo.asinh": true,
+	"chlo.atan": true, "chlo.atanh": true, "chlo.cosh": true, "chlo.sinh": true, "chlo.tan": true,
+	"chlo.digamma": true, "chlo.erf": true, "chlo.erf_inv": true, "chlo.erfc": true, "chlo.lgamma": true,
+	"add": true, "subtract": true, "multiply": true, "divide": true, "remainder": true, "power": true,
+	"maximum": true, "minimum": true, "atan2": true, "and": true, "or": true, "xor": true,
+	"chlo.next_after": true, "compare": true, "select": true, "clamp": true, "convert": true,
+}
+
+var indexOps = map[string]bool{
+	"broadcast_in_dim": true, "reshape": true, "transpose": true, "slice": true, "iota": true, "constant": true,
+}
+
+var rootOps = map[string]bool{
+	"dot_general": true, "reduce": true, "concatenate": true, "pad": true, "chlo.top_k": true,
+}
+
+// opCost estimates the per-element cost of computing op inline.
+func opCost(op *stablehlo.Op) int {
+	switch op.Name {
+	case "broadcast_in_dim", "transpose", "slice", "iota", "constant":
+		return 0
+	case "add", "subtract", "multiply", "negate", "abs", "and", "or", "xor", "not",
+		"compare", "select", "convert", "reshape", "maximum", "minimum", "clamp", "sign":
+		return 1
+	}
+	return 8 // transcendental functions, division, power
+}
+
+func isSplat(t *stablehlo.Tensor) bool {
+	size := t.Type.DType.Size()
+	if size == 0 || len(t.Data) < size {
+		return len(t.Data) == 0
+	}
+	first := t.Data[:size]
+	for i := size; i+size <= len(t.Data); i += size {
+		if string(t.Data[i:i+size]) != string(first) {
+			return false
+		}
+	}
+	return true
+}
+
+// analyze checks that every op can be compiled and computes the fusion
+// decisions. It runs before any C is generated, so unsupported programs are
+// rejected early with the op's position.
+func analyze(fn *stablehlo.Func, file string) (*lowering, error) {
+	l := &lowering{
+		fn: fn, file: file,
+		uses: map[*stablehlo.Value]int{},
+		mat:  map[*stablehlo.Value]bool{},
+		cost: map[*stablehlo.Value]int{},
+	}
+	for _, a := range fn.Args {
+		if err := l.checkType(nil, a.Type); err != nil {
+			return nil, err
+		}
+		l.mat[a] = true
+	}
+	ops := fn.Body.Ops
+	if len(ops) == 0 || ops[len(ops)-1].Name != "return" {
+		return nil, l.errorf(nil, "function %s has no return", fn.Name)
+	}
+	for _, op := range ops {
+		if err := l.checkOp(op); err != nil {
+			return nil, err
+		}
+		for _, v := range op.Operands {
+			l.uses[v]++
+		}
+	}
+	for _, op := range ops {
+		switch {
+		case op.Name == "return" || op.Name == "custom_call":
+			for _, v := range op.Operands {
+				l.mat[v] = true
+			}
+		case op.Name == "constant":
+			if !isSplat(op.Attrs.Constant) {
+				l.mat[op.Results[0]] = true
+			}
+		case rootOps[op.Name]:
+			for _, r := range op.Results {
+				l.mat[r] = true
+			}
+			if op.Name == "dot_general" || op.Name == "chlo.top_k" {
+				for _, v := range op.Operands {
+					l.mat[v] = true
+				}
+			}
+		}
+	}
+	// Cost-driven materialization, in program order so that operand costs
+	// are final before their users are considered.
+	for _, op := range ops {
+		if op.Name == "return" || op.Name == "custom_call" || rootOps[op.Name] {
+			continue
+		}
+		v := op.Results[0]
+		c := opCost(op)
+		for _, o := range op.Operands {
+			if !l.mat[o] {
+				c += l.cost[o]
+			}
+		}
+		if op.Name == "broadcast_in_dim" {
+			o := op.Operands[0]
+			if !l.mat[o] && l.cost[o] > cheapCost && o.Type.NumElements() < v.Type.NumElements() {
+				l.mat[o] = true
+				c = opCost(op)
+			}
+		}
+		if l.uses[v] > 1 && c > cheapCost {
+			l.mat[v] = true
+		}
+		l.cost[v] = c
+	}
+	for _, op := range ops {
+		if op.Name == "return" || op.Name == "custom_call" {
+			continue
+		}
+		if op.Name == "constant" && l.mat[op.Results[0]] {
+			continue // provided by the plan, not computed
+		}
+		if l.mat[op.Results[0]] {
+			l.roots = append(l.roots, op)
+		}
+	}
+	return l, nil
+}
+
+func (l *lowering) checkType(op *stablehlo.Op, t stablehlo.TensorType) error {
+	if ctype(t.DType) == "" {
+		return l.errorf(op, "unsupported element type %s", t.DType)
+	}
+	for _, d := range t.Shape {
+		if d < 0 {
+			return l.errorf(op, "dynamic or negative dimension in %s", t)
+		}
+	}
+	return nil
+}
+
+func (l *lowering) checkOp(op *stablehlo.Op) error {
+	for _, v := range op.Operands {
+		if err := l.checkType(op, v.Type); err != nil {
+			return err
+		}
+	}
+	for _, v := range op.Results {
+		if err := l.checkType(op, v.Type); err != nil {
+			return err
+		}
+	}
+	switch {
+	case op.Name == "return":
+	case op.Name == "custom_call":
+		if !stablehlo.CheckOps[op.Attrs.Callee] {
+			return l.errorf(op, "unsupported custom_call target %q (only check.* assertions)", op.Attrs.Callee)
+		}
+		if len(op.Operands) != 2 {
+			return l.errorf(op, "custom_call %s needs 2 operands, has %d", op.Attrs.Callee, len(op.Operands))
+		}
+	case op.Name == "call":
+		return l.errorf(op, "call to @%s survived inlining", op.Attrs.Callee)
+	case elementwiseOps[op.Name] || indexOps[op.Name]:
+		if len(op.Results) != 1 {
+			return l.errorf(op, "%s with %d results", op.Name, len(op.Results))
+		}
+		if op.Name == "constant" && op.Attrs.Constant == nil {
+			return l.errorf(op, "constant without a value")
+		}
+	case op.Name == "reduce":
+		if len(op.Regions) != 1 || op.Regions[0] == nil {
+			return l.errorf(op, "reduce without a body")
+		}
+		body := op.Regions[0]
+		n := len(op.Results)
+		if len(op.Operands) != 2*n || len(body.Args) != 2*n {
+			return l.errorf(op, "reduce with %d operands, %d results, %d body arguments", len(op.Operands), n, len(body.Args))
+		}
+		if len(body.Ops) == 0 || body.Ops[len(body.Ops)-1].Name != "return" || len(body.Ops[len(body.Ops)-1].Operands) != n {
+			return l.errorf(op, "reduce body must return %d values", n)
+		}
+		for _, b := range body.Ops[:len(body.Ops)-1] {
+			if !elementwiseOps[b.Name] && !(b.Name == "constant" && b.Attrs.Constant != nil && b.Attrs.Constant.Type.Rank() == 0) {
+				return l.errorf(b, "op %s in a reduce body is not supported (only scalar elementwise ops)", b.Name)
+			}
+			for _, r := range b.Results {
+				if r.Type.Rank() != 0 {
+					return l.errorf(b, "non-scalar value in a reduce body")
+				}
+			}
+		}
+	case rootOps[op.Name]:
+	default:
+		return l.errorf(op, "unsupported op %s", op.Name)
+	}
+	return nil
+}
+
+// ctype is the C element type of a StableHLO dtype ("" when unsupported).
+func ctype(d stablehlo.DType) string {
+	switch d {
+	case stablehlo.F32:
+		return "float"
+	case stablehlo.F64:
+		return "double"
+	case stablehlo.I1, stablehlo.UI8:
+		return "uint8_t"
+	case stablehlo.I8:
+		return "int8_t"
+	case stablehlo.I16:
+		return "int16_t"
+	case stablehlo.I32:
+		return "int32_t"
+	case stablehlo.I64:
+		return "int64_t"
+	case stablehlo.UI16:
+		return "uint16_t"
+	case stablehlo.UI32:
+		return "uint32_t"
+	case stablehlo.UI64:
+		return "uint64_t"
+	}
+	return ""
+}
+
+// opSummary names the ops a kernel covers, for --verbose and comments.
+func opSummary(ops []*stablehlo.Op) string {
+	seen := map[string]bool{}
+	var names []string
+	for _, op := range ops {
+		if !seen[op.Name] {
+			seen[op.Name] = true
+			names = append(names, op.Name)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, "+")
+}

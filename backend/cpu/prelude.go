@@ -1,0 +1,129 @@
+package cpu
+
+// prelude is included at the top of every kernel translation unit. All
+// helpers are static so that kernels linked into one library never clash,
+// and every helper defines behaviour C leaves undefined (integer division
+// by zero, out-of-range float-to-int conversion) the way StableHLO and the
+// reference interpreter define it: a kernel must never trap.
+const prelude = `#include <stdint.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#define XK_INLINE static inline __attribute__((always_inline, unused))
+
+/* Signed integer division: x/0 = -1, MIN/-1 = MIN (two's-complement wrap). */
+#define XK_SDIV(T, MINV) \
+XK_INLINE T xk_div_##T(T a, T b) { if (b == 0) return (T)-1; if (b == (T)-1) return (T)(0 - (uint64_t)a); return a / b; } \
+XK_INLINE T xk_rem_##T(T a, T b) { if (b == 0) return a; if (b == (T)-1) return 0; return a % b; }
+XK_SDIV(int8_t, INT8_MIN)
+XK_SDIV(int16_t, INT16_MIN)
+XK_SDIV(int32_t, INT32_MIN)
+XK_SDIV(int64_t, INT64_MIN)
+/* Unsigned: x/0 = all ones, x%0 = x. */
+#define XK_UDIV(T) \
+XK_INLINE T xk_div_##T(T a, T b) { return b == 0 ? (T)~(T)0 : (T)(a / b); } \
+XK_INLINE T xk_rem_##T(T a, T b) { return b == 0 ? a : (T)(a % b); }
+XK_UDIV(uint8_t)
+XK_UDIV(uint16_t)
+XK_UDIV(uint32_t)
+XK_UDIV(uint64_t)
+
+/* Integer power by squaring; negative exponents give 0 except for bases
+   1 and -1, as in XLA. */
+#define XK_IPOW(T, SIGNED) \
+XK_INLINE T xk_pow_##T(T a, T b) { \
+	if (SIGNED && (int64_t)b < 0) { if (a == 1) return 1; if ((int64_t)a == -1) return ((-(int64_t)b) & 1) ? (T)-1 : (T)1; return 0; } \
+	uint64_t e = (uint64_t)b, r = 1, x = (uint64_t)a; \
+	while (e) { if (e & 1) r *= x; x *= x; e >>= 1; } \
+	return (T)r; }
+XK_IPOW(int8_t, 1)
+XK_IPOW(int16_t, 1)
+XK_IPOW(int32_t, 1)
+XK_IPOW(int64_t, 1)
+XK_IPOW(uint8_t, 0)
+XK_IPOW(uint16_t, 0)
+XK_IPOW(uint32_t, 0)
+XK_IPOW(uint64_t, 0)
+
+/* NaN-propagating maximum/minimum; -0 < +0. */
+XK_INLINE float xk_maxf(float a, float b) { if (a != a) return a; if (b != b) return b; if (a == b) return signbit(a) ? b : a; return a > b ? a : b; }
+XK_INLINE float xk_minf(float a, float b) { if (a != a) return a; if (b != b) return b; if (a == b) return signbit(a) ? a : b; return a < b ? a : b; }
+XK_INLINE double xk_max(double a, double b) { if (a != a) return a; if (b != b) return b; if (a == b) return signbit(a) ? b : a; return a > b ? a : b; }
+XK_INLINE double xk_min(double a, double b) { if (a != a) return a; if (b != b) return b; if (a == b) return signbit(a) ? a : b; return a < b ? a : b; }
+
+XK_INLINE float xk_signf(float x) { if (x != x || x == 0) return x; return x > 0 ? 1.0f : -1.0f; }
+XK_INLINE double xk_sign(double x) { if (x != x || x == 0) return x; return x > 0 ? 1.0 : -1.0; }
+XK_INLINE float xk_logisticf(float x) { return 1.0f / (1.0f + expf(-x)); }
+XK_INLINE double xk_logistic(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* f32 cosh/sinh follow the chlo decomposition XLA uses (e^(x+log 1/2)
+   terms evaluated in float), so results match the reference to the ULP. */
+XK_INLINE float xk_exp32(float x) { return (float)exp((double)x); }
+XK_INLINE float xk_coshf(float x) { const float lh = (float)-0.69314718055994530942; return xk_exp32(x + lh) + xk_exp32(-x + lh); }
+XK_INLINE float xk_sinhf(float x) {
+	const float lh = (float)-0.69314718055994530942;
+	if (fabsf(x) >= 1) return xk_exp32(x + lh) - xk_exp32(-x + lh);
+	float e = (float)expm1((double)x);
+	return 0.5f * (e + e / (e + 1));
+}
+
+/* Total order keys for floats: -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN. */
+XK_INLINE int32_t xk_tokf(float x) { int32_t i; memcpy(&i, &x, 4); return i ^ (int32_t)(((uint32_t)(i >> 31)) >> 1); }
+XK_INLINE int64_t xk_tok(double x) { int64_t i; memcpy(&i, &x, 8); return i ^ (int64_t)(((uint64_t)(i >> 63)) >> 1); }
+
+/* Saturating float-to-integer conversion; NaN converts to 0. */
+#define XK_F2I(T, LO, HI) \
+XK_INLINE T xk_f2i_##T(double x) { if (x != x) return 0; if (x <= (double)LO) return LO; if (x >= (double)HI) return HI; return (T)x; }
+XK_F2I(int8_t, INT8_MIN, INT8_MAX)
+XK_F2I(int16_t, INT16_MIN, INT16_MAX)
+XK_F2I(int32_t, INT32_MIN, INT32_MAX)
+XK_F2I(int64_t, INT64_MIN, INT64_MAX)
+XK_F2I(uint8_t, 0, UINT8_MAX)
+XK_F2I(uint16_t, 0, UINT16_MAX)
+XK_F2I(uint32_t, 0, UINT32_MAX)
+XK_F2I(uint64_t, 0, UINT64_MAX)
+
+/* Inverse error function: Giles' single-precision approximation refined by
+   two Newton steps in double precision. */
+XK_INLINE double xk_erfinv(double x) {
+	if (x != x || x < -1 || x > 1) return NAN;
+	if (x == 1) return INFINITY;
+	if (x == -1) return -INFINITY;
+	double w = -log((1.0 - x) * (1.0 + x)), p;
+	if (w < 5.0) {
+		w = w - 2.5;
+		p = 2.81022636e-08; p = 3.43273939e-07 + p*w; p = -3.5233877e-06 + p*w;
+		p = -4.39150654e-06 + p*w; p = 0.00021858087 + p*w; p = -0.00125372503 + p*w;
+		p = -0.00417768164 + p*w; p = 0.246640727 + p*w; p = 1.50140941 + p*w;
+	} else {
+		w = sqrt(w) - 3.0;
+		p = -0.000200214257; p = 0.000100950558 + p*w; p = 0.00134934322 + p*w;
+		p = -0.00367342844 + p*w; p = 0.00573950773 + p*w; p = -0.0076224613 + p*w;
+		p = 0.00943887047 + p*w; p = 1.00167406 + p*w; p = 2.83297682 + p*w;
+	}
+	double y = p * x;
+	for (int i = 0; i < 2; i++) {
+		double err = erf(y) - x;
+		y -= err / (1.1283791670955126 * exp(-y * y));
+	}
+	return y;
+}
+
+/* Digamma: reflection for x < 0.5, recurrence up to 6, asymptotic series. */
+XK_INLINE double xk_digamma(double x) {
+	if (x != x) return x;
+	if (x == -INFINITY) return NAN;
+	if (x <= 0 && floor(x) == x) return NAN;
+	double r = 0;
+	if (x < 0.5) {
+		r = -M_PI / tan(M_PI * x);
+		x = 1 - x;
+	}
+	while (x < 6) { r -= 1 / x; x += 1; }
+	double f = 1 / (x * x);
+	double t = f * (-1.0/12 + f * (1.0/120 + f * (-1.0/252 + f * (1.0/240 + f * (-1.0/132)))));
+	return r + log(x) - 0.5 / x + t;
+}
+`

@@ -1,0 +1,246 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/entry"
+	"github.com/xlacache/xlacache/lease"
+)
+
+// Usage is what a scan of a cache directory found, per area.
+type Usage struct {
+	// Areas maps an area name to its files and bytes. Areas are the tiers
+	// ("executables", "cpu/autotune", ...), XLA's raw subcaches (by their
+	// XLA names), "quarantine", and "other" for anything unrecognised.
+	Areas map[string]TierStats
+	// Files and Bytes total every area.
+	Files, Bytes int64
+}
+
+// areaOf classifies a slash-separated path relative to the cache directory.
+func areaOf(rel string) string {
+	first, rest, nested := cutSlash(rel)
+	switch first {
+	case ExecutablesDir, QuarantineDir, string(config.SubcacheAutotune), string(config.SubcacheKernels):
+		return first
+	}
+	if nested {
+		sub, _, deeper := cutSlash(rest)
+		if deeper && (sub == "autotune" || sub == "kernels") {
+			return first + "/" + sub
+		}
+	}
+	return "other"
+}
+
+// Scan counts files and bytes under dir by area. It reads nothing but
+// directory metadata and writes nothing.
+func Scan(ctx context.Context, dir string) (Usage, error) {
+	u := Usage{Areas: map[string]TierStats{}}
+	if _, err := os.Stat(dir); err != nil {
+		return u, fmt.Errorf("scan: %w", err)
+	}
+	files, _, err := scanFiles(ctx, dir)
+	if err != nil {
+		return u, err
+	}
+	for _, f := range files {
+		a := areaOf(f.rel)
+		t := u.Areas[a]
+		t.Entries++
+		t.Bytes += f.size
+		u.Areas[a] = t
+		u.Files++
+		u.Bytes += f.size
+	}
+	return u, nil
+}
+
+// EntryInfo describes one stored entry for `xlacache ls`.
+type EntryInfo struct {
+	Tier        string
+	Key         string
+	Path        string
+	Size        int64
+	RawSize     int64
+	CompileTime time.Duration
+	Created     time.Time
+	LastUsed    time.Time
+	Signed      bool
+	Codec       string
+	// Err is set when the header cannot be parsed (the entry is damaged).
+	Err string `json:",omitempty"`
+}
+
+// isTierArea reports whether area holds xlacache entries (rather than XLA's
+// own files).
+func isTierArea(area string) bool {
+	return area == ExecutablesDir || strings.Contains(area, "/")
+}
+
+// List returns the entries of every xlacache tier under dir (XLA's raw
+// subcaches are not xlacache entries and are left out), sorted by tier then
+// key. Only headers are read.
+func List(ctx context.Context, dir string) ([]EntryInfo, error) {
+	files, _, err := scanFiles(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []EntryInfo
+	for _, f := range files {
+		area := areaOf(f.rel)
+		if !isTierArea(area) {
+			continue
+		}
+		ei := EntryInfo{Tier: area, Key: filepath.Base(f.path), Path: f.path, Size: f.size, LastUsed: f.mtime}
+		h, _, err := readHeader(f.path)
+		if err != nil {
+			ei.Err = err.Error()
+		} else {
+			ei.RawSize, ei.CompileTime, ei.Created, ei.Signed, ei.Codec = h.RawSize, h.CompileTime, h.Created, h.Signed, h.Codec.String()
+			if h.Key != ei.Key {
+				ei.Err = fmt.Sprintf("header names key %q", h.Key)
+			}
+		}
+		out = append(out, ei)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Tier != out[j].Tier {
+			return out[i].Tier < out[j].Tier
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out, nil
+}
+
+// BadEntry is an entry that failed verification.
+type BadEntry struct {
+	Tier, Path, Err string
+	// Kind classifies the failure like Stats.Errors.
+	Kind string
+	// Quarantined is where a repair moved it ("" when not repaired).
+	Quarantined string `json:",omitempty"`
+}
+
+// VerifyResult reports a verification pass.
+type VerifyResult struct {
+	Checked int
+	Bad     []BadEntry
+}
+
+// Verify fully checks every entry of every xlacache tier (checksum, key
+// matching its file name, decompression, and the signature when the options
+// carry a signing key). With repair, bad entries are moved to quarantine;
+// that needs a writer cache.
+func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
+	var res VerifyResult
+	if c == nil || c.dir == "" {
+		return res, errors.New("verify: no usable cache directory")
+	}
+	if repair && !c.writer {
+		return res, fmt.Errorf("verify --repair %s: this process is a reader (role %s, index %d)", c.dir, c.opts.Role, c.opts.ProcessIndex)
+	}
+	files, _, err := scanFiles(ctx, c.dir)
+	if err != nil {
+		return res, err
+	}
+	for _, f := range files {
+		area := areaOf(f.rel)
+		if !isTierArea(area) {
+			continue
+		}
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		res.Checked++
+		verr := verifyFile(f.path, c.signingKey)
+		if verr == nil {
+			continue
+		}
+		b := BadEntry{Tier: area, Path: f.path, Err: verr.Error(), Kind: decodeKind(verr)}
+		if repair {
+			st, _ := os.Lstat(f.path)
+			dst, qerr := c.quarantine(area, f.path, st)
+			if qerr != nil {
+				b.Err += fmt.Sprintf(" (quarantine failed: %v)", qerr)
+			}
+			b.Quarantined = dst
+		}
+		res.Bad = append(res.Bad, b)
+	}
+	return res, nil
+}
+
+func verifyFile(p string, signingKey []byte) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	e, err := entry.Decode(data, signingKey)
+	if err != nil {
+		return err
+	}
+	if e.Key != filepath.Base(p) {
+		return fmt.Errorf("%w: file %s holds key %q", entry.ErrCorrupt, filepath.Base(p), e.Key)
+	}
+	if _, _, err := ParseKey(e.Key); err != nil {
+		return fmt.Errorf("%w: %v", entry.ErrCorrupt, err)
+	}
+	return nil
+}
+
+// Clear removes everything xlacache keeps under dir: the executables tier,
+// every backend tier, XLA's subcaches, the quarantine, the state
+// directory and the lease directory. Other files are left alone, so pointing --dir at the wrong
+// directory cannot wipe it.
+func Clear(ctx context.Context, dir string) (removed int, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("clear: %w", err)
+	}
+	var errs []error
+	for _, e := range ents {
+		if ctx.Err() != nil {
+			return removed, ctx.Err()
+		}
+		name := e.Name()
+		p := filepath.Join(dir, name)
+		switch {
+		case name == ExecutablesDir, name == QuarantineDir, name == StateDir, name == lease.LocksDir,
+			name == string(config.SubcacheAutotune), name == string(config.SubcacheKernels),
+			e.IsDir() && isBackendDir(p):
+		default:
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+	}
+	return removed, errors.Join(errs...)
+}
+
+// isBackendDir reports whether p looks like a backend's tier directory:
+// only "autotune" and "kernels" subdirectories in it.
+func isBackendDir(p string) bool {
+	ents, err := os.ReadDir(p)
+	if err != nil || len(ents) == 0 {
+		return false
+	}
+	for _, e := range ents {
+		if !e.IsDir() || (e.Name() != "autotune" && e.Name() != "kernels") {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,314 @@
+// Package cache is xlacache's core: one directory that holds every caching
+// tier (whole executables, and each backend's autotune and kernel
+// subcaches), safe for many processes, bounded in size, verified on read,
+// and never able to break a compile.
+//
+// Use Open to get a *Cache and Compile to compile through it. A cache that
+// cannot use its directory degrades to compiling normally, with one log line.
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xlacache/xlacache/config"
+)
+
+// Names of fixed paths under the cache directory.
+const (
+	// ExecutablesDir holds xlacache's own whole-program entries.
+	ExecutablesDir = "executables"
+	// QuarantineDir receives corrupt, truncated and foreign entries.
+	QuarantineDir = "quarantine"
+	// StateDir holds the size ledger, the stats file and lock files.
+	StateDir = ".xlacache"
+	// ExecutablesTier is the tier name of ExecutablesDir.
+	ExecutablesTier = "executables"
+)
+
+// touchInterval is how stale an entry's mtime must be before a hit
+// refreshes it: like Go's build cache, LRU order needs only coarse access
+// times, and a hit must not cost a write.
+const touchInterval = time.Hour
+
+// Cache is an open cache directory. All methods are safe for concurrent use
+// and nil-safe: a nil *Cache behaves like a disabled cache.
+type Cache struct {
+	opts   config.Options
+	logger *slog.Logger
+
+	// dir is the usable cache directory, "" when caching is off or the
+	// directory cannot be used at all.
+	dir string
+	// writer is true when this process may write to dir.
+	writer bool
+	// signingKey copies opts.SigningKey.
+	signingKey []byte
+
+	shared SharedStore
+	flight Flight
+	ledger *ledger
+	hooks  fsHooks
+
+	stats counters
+
+	tiersMu sync.Mutex
+	tiers   map[string]*Tier
+
+	logged sync.Map // dedup key -> struct{}: log some failures once
+
+	trimming      atomic.Bool
+	trimWanted    atomic.Bool
+	lastReconcile atomic.Int64
+	lastFlush     atomic.Int64
+	bgCtx         context.Context
+	bgCancel      context.CancelFunc
+	bg            sync.WaitGroup
+	closeOnce     sync.Once
+}
+
+// fsHooks are seams for fault-injection tests; nil fields mean the real
+// operation.
+type fsHooks struct {
+	// write writes an entry's bytes to its temporary file.
+	write func(f *os.File, b []byte) (int, error)
+}
+
+// Open opens (creating if needed) the cache directory named by opts.Dir.
+// Invalid options are an error; an unusable directory is not: the cache
+// then logs one line and serves reads only, or nothing at all. With
+// opts.Dir == "" the cache is disabled and every lookup misses.
+func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*Cache, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("cache options: %w", err)
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger = logger.With("component", "xlacache")
+	c := &Cache{
+		opts:       opts,
+		logger:     logger,
+		signingKey: opts.SigningKey,
+		tiers:      map[string]*Tier{},
+	}
+	c.stats.init()
+	c.bgCtx, c.bgCancel = context.WithCancel(context.WithoutCancel(ctx))
+	if !opts.Enabled() {
+		return c, nil
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		logger.Warn("cache directory unusable; compiling without a cache", "dir", opts.Dir, "err", err)
+		return c, nil
+	}
+	c.opts.Dir = dir
+	if opts.Writer() {
+		if err := c.initWriter(dir); err != nil {
+			if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
+				logger.Warn("cache directory not writable; reading only", "dir", dir, "err", err)
+				c.dir = dir
+			} else {
+				logger.Warn("cache directory unusable; compiling without a cache", "dir", dir, "err", err)
+			}
+			c.countError(kindOf(err))
+		}
+	} else {
+		// A reader never creates anything: a missing directory just misses.
+		c.dir = dir
+	}
+	shared, err := openShared(ctx, c.opts, logger)
+	if err != nil {
+		logger.Warn("shared cache tier unusable; using the local directory only", "url", opts.SharedURL, "err", err)
+		c.countError("shared")
+	} else if shared != nil {
+		c.shared = shared
+	}
+	if f := newFlight(c.opts, logger); f != nil && c.dir != "" {
+		c.flight = f
+	}
+	if c.writer && c.ledger != nil {
+		if _, last, err := c.ledger.read(); err == nil && time.Since(last) > touchInterval && c.opts.MaxSize > 0 {
+			// Unknown or stale total (first open, or XLA's subcaches grew
+			// behind our back): recount in the background.
+			c.startTrim()
+		}
+	}
+	return c, nil
+}
+
+func (c *Cache) initWriter(dir string) error {
+	mode := c.opts.EffectiveDirMode()
+	mk := func(p string) error {
+		if err := os.MkdirAll(p, mode); err != nil {
+			return err
+		}
+		return nil
+	}
+	if err := mk(dir); err != nil {
+		return fmt.Errorf("creating cache directory: %w", err)
+	}
+	if err := mk(filepath.Join(dir, ExecutablesDir)); err != nil {
+		return fmt.Errorf("creating executables tier: %w", err)
+	}
+	if err := mk(filepath.Join(dir, StateDir)); err != nil {
+		return fmt.Errorf("creating state directory: %w", err)
+	}
+	if c.opts.HasSubcache(config.SubcacheAutotune) {
+		if err := mk(filepath.Join(dir, string(config.SubcacheAutotune))); err != nil {
+			return fmt.Errorf("creating autotune subcache: %w", err)
+		}
+	}
+	l, err := openLedger(filepath.Join(dir, StateDir), c.opts.EffectiveFileMode())
+	if err != nil {
+		return err
+	}
+	c.dir, c.writer, c.ledger = dir, true, l
+	return nil
+}
+
+// Options returns the options the cache was opened with (Dir made
+// absolute).
+func (c *Cache) Options() config.Options {
+	if c == nil {
+		return config.Options{}
+	}
+	return c.opts
+}
+
+// Dir returns the usable cache directory, or "" when the cache is disabled
+// or degraded to compile-only.
+func (c *Cache) Dir() string {
+	if c == nil {
+		return ""
+	}
+	return c.dir
+}
+
+// Writer reports whether this process writes to the cache.
+func (c *Cache) Writer() bool { return c != nil && c.writer }
+
+// Shared returns the shared tier, or nil.
+func (c *Cache) Shared() SharedStore {
+	if c == nil {
+		return nil
+	}
+	return c.shared
+}
+
+// enabled reports whether any tier can be consulted.
+func (c *Cache) enabled() bool { return c != nil && (c.dir != "" || c.shared != nil) }
+
+// Close waits for background work (trimming), persists the counters of a
+// writer and releases the shared tier.
+func (c *Cache) Close() error {
+	if c == nil {
+		return nil
+	}
+	var err error
+	c.closeOnce.Do(func() {
+		c.bgCancel()
+		c.bg.Wait()
+		c.flushStats()
+		if c.ledger != nil {
+			err = c.ledger.close()
+		}
+		if c.shared != nil {
+			if serr := c.shared.Close(); serr != nil {
+				err = errors.Join(err, fmt.Errorf("closing shared tier: %w", serr))
+			}
+		}
+	})
+	return err
+}
+
+var tierNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*(/[a-z0-9][a-z0-9_]*)?$`)
+
+// reservedTier lists first path segments a tier may not use.
+var reservedTier = map[string]bool{
+	QuarantineDir: true, string(config.SubcacheAutotune): true, string(config.SubcacheKernels): true,
+}
+
+// ValidTierName reports whether name is an acceptable tier name:
+// "executables", or "<backend>/<sub>" with lower-case segments.
+func ValidTierName(name string) error {
+	if !tierNameRE.MatchString(name) {
+		return fmt.Errorf("tier name %q: want \"executables\" or \"<backend>/<subcache>\" in lower-case letters, digits and '_'", name)
+	}
+	first, _, nested := cutSlash(name)
+	if !nested && name != ExecutablesTier {
+		return fmt.Errorf("tier name %q: a backend tier is \"<backend>/<subcache>\"", name)
+	}
+	if nested && (reservedTier[first] || first == ExecutablesDir) {
+		return fmt.Errorf("tier name %q: %q is reserved", name, first)
+	}
+	return nil
+}
+
+func cutSlash(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// Tier returns the named tier: "executables", or a backend subcache tier
+// such as "cpu/autotune" or "cpu/kernels". It returns nil (a tier that
+// always misses and ignores puts) when the cache is disabled or the name is
+// invalid; an invalid name is logged.
+func (c *Cache) Tier(name string) *Tier {
+	if !c.enabled() {
+		return nil
+	}
+	if err := ValidTierName(name); err != nil {
+		c.logOnce("tier:"+name, "invalid tier name; caching off for it", "err", err)
+		return nil
+	}
+	c.tiersMu.Lock()
+	defer c.tiersMu.Unlock()
+	if t, ok := c.tiers[name]; ok {
+		return t
+	}
+	t := &Tier{c: c, name: name, thresholds: name == ExecutablesTier}
+	if c.dir != "" {
+		t.dir = filepath.Join(c.dir, filepath.FromSlash(name))
+	}
+	c.tiers[name] = t
+	return t
+}
+
+// logOnce logs msg at Warn the first time key is seen, at Debug after.
+func (c *Cache) logOnce(key, msg string, args ...any) {
+	if _, seen := c.logged.LoadOrStore(key, struct{}{}); seen {
+		c.logger.Debug(msg, args...)
+		return
+	}
+	c.logger.Warn(msg, args...)
+}
+
+// kindOf classifies a failure for Stats.Errors.
+func kindOf(err error) string {
+	var pe *fs.PathError
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, fs.ErrPermission):
+		return "permission"
+	case isNoSpace(err):
+		return "nospace"
+	case errors.As(err, &pe), errors.Is(err, fs.ErrNotExist):
+		return "io"
+	}
+	return "io"
+}

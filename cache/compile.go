@@ -1,0 +1,151 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Compile compiles p with b through the cache c (which may be nil or
+// disabled). On a hit in the executables tier the entry is loaded with
+// b.Load; a load failure quarantines the entry and compiles. On a miss, a
+// single-flight claim (when available) lets one process compile while the
+// others wait for its entry. A writer stores the result subject to the
+// thresholds. Cache failures are logged and never returned: the only
+// errors are the backend's own compile error and ctx's.
+func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *Report, error) {
+	ca := false
+	if x, ok := b.(ContentAddressedKernels); ok {
+		ca = x.KernelsContentAddressed()
+	}
+	env := c.ForBackend(b.Name(), ca)
+	if !c.enabled() {
+		return compileOnly(ctx, b, p, env)
+	}
+
+	start := time.Now()
+	parts, err := b.KeyParts(ctx, p)
+	env.Phase("key", time.Since(start))
+	if err != nil {
+		c.logOnce("keyparts:"+b.Name(), "backend could not derive a cache key; compiling without the cache", "module", p.Name, "err", err)
+		return compileOnly(ctx, b, p, env)
+	}
+	key := NewKey(p.Name, parts)
+	env.mu.Lock()
+	env.report.Key = key.String()
+	env.mu.Unlock()
+	tier := c.Tier(ExecutablesTier).withEnv(env)
+
+	if exe, ok := tryLoad(ctx, c, b, tier, key, env); ok {
+		return exe, env.Report(), nil
+	}
+	if ctx.Err() != nil {
+		return nil, env.Report(), ctx.Err()
+	}
+	var explain string
+	if c.opts.ExplainMisses {
+		explain = c.explainMiss(ctx, key)
+		c.logger.Info("cache miss", "key", key.String(), "explain", explain)
+	}
+
+	var release func()
+	if c.flight != nil {
+		wstart := time.Now()
+		// Ready means a new file appeared: one we already found damaged
+		// (and, as a reader, had to leave in place) does not count.
+		seen := tier.stat(key)
+		ready := func() bool {
+			st := tier.stat(key)
+			return st != nil && (seen == nil || !os.SameFile(seen, st))
+		}
+		release, err = c.flight.Acquire(ctx, ExecutablesTier+"/"+key.String(), ready)
+		env.Phase("wait", time.Since(wstart))
+		if err != nil {
+			return nil, env.Report(), fmt.Errorf("waiting for another process compiling %s: %w", key, err)
+		}
+		if release == nil {
+			// Another process published it while we waited.
+			if exe, ok := tryLoad(ctx, c, b, tier, key, env); ok {
+				return exe, env.Report(), nil
+			}
+		} else {
+			defer release()
+		}
+	}
+
+	if c.shared != nil {
+		pullSubcaches(ctx, c.shared, c.opts, c.logger)
+	}
+	cstart := time.Now()
+	exe, err := b.Compile(ctx, p, env)
+	compileTime := time.Since(cstart)
+	env.Phase("compile", compileTime)
+	env.mu.Lock()
+	env.report.CompileTime = compileTime
+	env.report.Explain = explain
+	env.mu.Unlock()
+	if err != nil {
+		return nil, env.Report(), err
+	}
+	if c.writer {
+		sstart := time.Now()
+		if data, err := exe.Serialize(); err != nil {
+			c.countError("serialize")
+			c.logOnce("serialize:"+b.Name(), "backend could not serialize the executable; not caching it", "key", key.String(), "err", err)
+		} else if err := tier.Put(ctx, key, data, compileTime); err != nil {
+			c.logOnce("put:"+kindOf(err), "storing a cache entry failed; compiling normally", "key", key.String(), "err", err)
+		} else if tier.exists(key) {
+			env.mu.Lock()
+			env.report.Stored = true
+			env.mu.Unlock()
+		}
+		env.Phase("store", time.Since(sstart))
+		if c.shared != nil {
+			pushSubcaches(ctx, c.shared, c.opts, c.logger)
+		}
+		env.mu.Lock()
+		raw := env.rawUse
+		env.mu.Unlock()
+		if raw {
+			c.maybeReconcile()
+		}
+		c.maybeFlushStats()
+	}
+	return exe, env.Report(), nil
+}
+
+func compileOnly(ctx context.Context, b Backend, p Program, env *Env) (Executable, *Report, error) {
+	start := time.Now()
+	exe, err := b.Compile(ctx, p, env)
+	d := time.Since(start)
+	env.Phase("compile", d)
+	env.mu.Lock()
+	env.report.CompileTime = d
+	env.mu.Unlock()
+	return exe, env.Report(), err
+}
+
+// tryLoad looks key up and loads it; a payload the backend rejects is
+// quarantined (writers) and counts as a miss.
+func tryLoad(ctx context.Context, c *Cache, b Backend, tier *Tier, key Key, env *Env) (Executable, bool) {
+	lstart := time.Now()
+	e, src, ok := tier.lookup(ctx, key)
+	env.Phase("lookup", time.Since(lstart))
+	if !ok {
+		return nil, false
+	}
+	ldstart := time.Now()
+	exe, err := b.Load(ctx, e.Payload, env)
+	env.Phase("load", time.Since(ldstart))
+	if err != nil {
+		c.logOnce("load:"+key.String(), "backend could not load a cached entry; compiling normally", "key", key.String(), "err", err)
+		tier.quarantineKey(key, fmt.Errorf("%w: %v", errLoad, err))
+		return nil, false
+	}
+	env.mu.Lock()
+	env.report.Hit = true
+	env.report.Source = src
+	env.mu.Unlock()
+	return exe, true
+}

@@ -1,0 +1,257 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/xlacache/xlacache/lease"
+)
+
+// lowWater is the fraction of MaxSize a trim shrinks the cache to. Trimming
+// below the bound (not just to it) spaces scans out: a full scan happens
+// once per (1-lowWater)*MaxSize bytes written, so its cost per put stays
+// constant however many entries exist.
+const lowWater = 0.9
+
+// reconcileInterval bounds how often a writer that handed XLA a raw
+// subcache path recounts the directory (XLA writes there behind our back).
+const reconcileInterval = 10 * time.Minute
+
+// addSize records bytes added by this process and starts a background trim
+// when the running total passes the bound.
+func (c *Cache) addSize(delta int64) {
+	if c.ledger == nil {
+		return
+	}
+	total, err := c.ledger.add(delta)
+	if err != nil {
+		c.failure("ledger", "updating the size ledger", filepath.Join(c.dir, StateDir, ledgerFile), err)
+		return
+	}
+	if c.opts.MaxSize > 0 && total > c.opts.MaxSize {
+		c.startTrim()
+	}
+}
+
+// startTrim asks for a trim and runs it in the background unless this
+// process is trimming already; a request that arrives during a trim makes
+// the running goroutine go round again, so no crossing of the bound is lost.
+func (c *Cache) startTrim() {
+	if !c.writer {
+		return
+	}
+	c.trimWanted.Store(true)
+	if !c.trimming.CompareAndSwap(false, true) {
+		return
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		for {
+			for c.trimWanted.Swap(false) && c.bgCtx.Err() == nil {
+				c.lastReconcile.Store(time.Now().UnixNano())
+				target := int64(0)
+				if c.opts.MaxSize > 0 {
+					target = int64(float64(c.opts.MaxSize) * lowWater)
+				}
+				if _, err := c.trim(c.bgCtx, c.opts.MaxSize, target, false); err != nil && !errors.Is(err, errTrimBusy) && c.bgCtx.Err() == nil {
+					c.failure("trim", "trimming the cache", c.dir, err)
+				}
+			}
+			c.trimming.Store(false)
+			if !c.trimWanted.Load() || c.bgCtx.Err() != nil || !c.trimming.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	}()
+}
+
+// waitBackground waits for background trims to finish without cancelling
+// them (Close cancels).
+func (c *Cache) waitBackground() { c.bg.Wait() }
+
+// maybeReconcile schedules a recount when XLA-style raw subcaches were
+// handed out and the last recount is old.
+func (c *Cache) maybeReconcile() {
+	if !c.writer || c.opts.MaxSize <= 0 {
+		return
+	}
+	if time.Since(time.Unix(0, c.lastReconcile.Load())) < reconcileInterval {
+		return
+	}
+	c.startTrim()
+}
+
+// fileInfo is one file found by a scan.
+type fileInfo struct {
+	path  string // absolute
+	rel   string // slash-separated, relative to the cache directory
+	size  int64
+	mtime time.Time
+}
+
+// PruneResult reports what a trim or prune did.
+type PruneResult struct {
+	// Files and Bytes found by the scan.
+	Files int
+	Bytes int64
+	// Removed files and the bytes they held.
+	Removed      int
+	RemovedBytes int64
+	// StaleTemps are leftover temporary files removed (writers killed
+	// mid-write leave them).
+	StaleTemps int
+}
+
+// errTrimBusy: another process holds the trim lock (and is doing the work).
+var errTrimBusy = errors.New("another process is trimming the cache; try again shortly")
+
+// trim scans the cache directory, removes stale temporary files and, when
+// the total exceeds bound (> 0), removes least-recently-used files until
+// it is at most target. It then rewrites the size ledger. Only one process
+// trims at a time; others get errTrimBusy at once.
+func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (PruneResult, error) {
+	var res PruneResult
+	if c.dir == "" || !c.writer {
+		return res, nil
+	}
+	lock, err := tryLockFile(filepath.Join(c.dir, StateDir, "trim.lock"), c.opts.EffectiveFileMode())
+	if err != nil {
+		return res, fmt.Errorf("trim lock: %w", err)
+	}
+	if lock == nil {
+		return res, errTrimBusy
+	}
+	defer lock.Close()
+
+	var before int64
+	if c.ledger != nil {
+		before, _, _ = c.ledger.read()
+	}
+	files, temps, err := scanFiles(ctx, c.dir)
+	if err != nil {
+		return res, err
+	}
+	for _, p := range temps {
+		if dryRun || os.Remove(p) == nil {
+			res.StaleTemps++
+		}
+	}
+	res.Files = len(files)
+	for _, f := range files {
+		res.Bytes += f.size
+	}
+	if bound > 0 && res.Bytes > bound {
+		sort.Slice(files, func(i, j int) bool { return files[i].mtime.Before(files[j].mtime) })
+		remaining := res.Bytes
+		for _, f := range files {
+			if remaining <= target {
+				break
+			}
+			if ctx.Err() != nil {
+				break
+			}
+			if dryRun {
+				// Count it as if removed.
+			} else if err := os.Remove(f.path); err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					c.logger.Debug("trim: removing file", "path", f.path, "err", err)
+				}
+				continue
+			}
+			remaining -= f.size
+			res.Removed++
+			res.RemovedBytes += f.size
+		}
+		if dryRun {
+			return res, nil
+		}
+		c.logger.Info("trimmed cache", "dir", c.dir, "removed_files", res.Removed, "removed_bytes", res.RemovedBytes, "bytes", remaining, "max_size", bound)
+	}
+	if c.ledger != nil && !dryRun {
+		err := c.ledger.locked(func() error {
+			cur, _, err := c.ledger.readLocked()
+			if err != nil {
+				return err
+			}
+			// Puts that landed during the scan moved the ledger from
+			// before to cur; keep their delta on top of the scanned truth.
+			return c.ledger.writeLocked(res.Bytes-res.RemovedBytes+(cur-before), time.Now())
+		})
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// scanFiles lists every file under dir that counts toward the size bound:
+// entries of every tier, XLA's subcaches, quarantined files. The state
+// directory and the single-flight lease directory are left out (removing
+// a live lease would break single-flight); temporary files are returned separately when
+// stale (young ones belong to writes in progress).
+func scanFiles(ctx context.Context, dir string) ([]fileInfo, []string, error) {
+	var files []fileInfo
+	var temps []string
+	now := time.Now()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while we walked
+			}
+			return err
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == StateDir || rel == lease.LocksDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // vanished
+		}
+		if strings.HasPrefix(d.Name(), tmpPrefix) {
+			if now.Sub(info.ModTime()) > staleTemp {
+				temps = append(temps, p)
+			}
+			return nil
+		}
+		files = append(files, fileInfo{path: p, rel: rel, size: info.Size(), mtime: info.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("scanning %s: %w", dir, err)
+	}
+	return files, temps, nil
+}
+
+// Prune removes least-recently-used files until the directory holds at
+// most maxSize bytes (every tier, subcaches and quarantine included) and
+// removes stale temporary files. maxSize <= 0 only removes temporaries and
+// recounts. The cache must be a writer. With dryRun nothing is removed and
+// the result says what would be.
+func (c *Cache) Prune(ctx context.Context, maxSize int64, dryRun bool) (PruneResult, error) {
+	if c == nil || c.dir == "" {
+		return PruneResult{}, errors.New("prune: no usable cache directory")
+	}
+	if !c.writer {
+		return PruneResult{}, fmt.Errorf("prune %s: this process is a reader (role %s, index %d)", c.dir, c.opts.Role, c.opts.ProcessIndex)
+	}
+	return c.trim(ctx, maxSize, maxSize, dryRun)
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
+)
+
+// runAdminCLI runs the root command in-process with args and returns stdout and
+// the exit code main would use.
+func runAdminCLI(t *testing.T, env map[string]string, args ...string) (string, int) {
+	t.Helper()
+	for _, k := range []string{config.EnvDir, config.EnvMaxSize, config.EnvSigningKey, config.EnvRole, config.EnvProcessIndex, "RANK", "SLURM_PROCID", "PMI_RANK", "OMPI_COMM_WORLD_RANK"} {
+		t.Setenv(k, "")
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	resetAdminFlags(rootCmd)
+	var out, errb bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errb)
+	rootCmd.SetArgs(args)
+	err := rootCmd.ExecuteContext(context.Background())
+	code := exitCode(err, &errb)
+	if testing.Verbose() {
+		t.Logf("xlacache %s -> %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+	}
+	return out.String(), code
+}
+
+func resetAdminFlags(c *cobra.Command) {
+	reset := func(f *pflag.Flag) {
+		f.Value.Set(f.DefValue)
+		f.Changed = false
+	}
+	c.Flags().VisitAll(reset)
+	c.PersistentFlags().VisitAll(reset)
+	for _, sub := range c.Commands() {
+		resetAdminFlags(sub)
+	}
+}
+
+// populateAdmin writes a few entries through the library.
+func populateAdmin(t *testing.T, dir string) []string {
+	t.Helper()
+	o := config.Defaults()
+	o.Dir, o.MinCompileTime = dir, 0
+	c, err := cache.Open(context.Background(), o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for i, tier := range []string{"executables", "executables", "cpu/kernels"} {
+		k := cache.NewKey("jit_f", []cache.KeyPart{{Name: "program", Data: []byte{byte(i)}}, {Name: "options", Data: []byte("o")}})
+		if err := c.Tier(tier).Put(context.Background(), k, bytes.Repeat([]byte("payload"), 100), 1e9); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.String())
+	}
+	c.Tier("executables").Get(context.Background(), cache.NewKey("jit_f", []cache.KeyPart{{Name: "program", Data: []byte{0}}, {Name: "options", Data: []byte("o")}}))
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+func TestCLIStatsLsVerify(t *testing.T) {
+	dir := t.TempDir()
+	keys := populateAdmin(t, dir)
+	env := map[string]string{config.EnvDir: dir}
+
+	out, code := runAdminCLI(t, env, "stats")
+	if code != 0 || !strings.Contains(out, "executables") || !strings.Contains(out, "hits 1") {
+		t.Errorf("stats (%d): %s", code, out)
+	}
+	out, code = runAdminCLI(t, nil, "stats", "--json", "--dir", dir)
+	var sr statsReport
+	if code != 0 || json.Unmarshal([]byte(out), &sr) != nil || sr.Areas["executables"].Entries != 2 || sr.Areas["cpu/kernels"].Entries != 1 || sr.Counters.Hits != 1 {
+		t.Errorf("stats --json (%d): %s", code, out)
+	}
+	out, code = runAdminCLI(t, env, "ls", "--json")
+	var ls []cache.EntryInfo
+	if code != 0 || json.Unmarshal([]byte(out), &ls) != nil || len(ls) != 3 {
+		t.Fatalf("ls --json (%d): %s", code, out)
+	}
+	out, code = runAdminCLI(t, env, "ls")
+	for _, k := range keys {
+		if !strings.Contains(out, k) {
+			t.Errorf("ls does not list %s", k)
+		}
+	}
+	out, code = runAdminCLI(t, env, "verify", "--json")
+	var vr verifyReport
+	if code != 0 || json.Unmarshal([]byte(out), &vr) != nil || vr.Checked != 3 || len(vr.Bad) != 0 {
+		t.Errorf("verify (%d): %s", code, out)
+	}
+	// Damage one entry: verify exits 1, --repair quarantines it.
+	data, _ := os.ReadFile(ls[0].Path)
+	data[len(data)-10] ^= 1
+	os.WriteFile(ls[0].Path, data, 0o600)
+	out, code = runAdminCLI(t, env, "verify")
+	if code != 1 || !strings.Contains(out, "BAD") {
+		t.Errorf("verify damaged (%d): %s", code, out)
+	}
+	out, code = runAdminCLI(t, env, "verify", "--repair", "--json")
+	if code != 1 || json.Unmarshal([]byte(out), &vr) != nil || len(vr.Bad) != 1 || vr.Bad[0].Quarantined == "" {
+		t.Errorf("verify --repair (%d): %s", code, out)
+	}
+	if _, code = runAdminCLI(t, env, "verify"); code != 0 {
+		t.Errorf("verify after repair: %d", code)
+	}
+}
+
+func TestCLIExplainPruneClear(t *testing.T) {
+	dir := t.TempDir()
+	keys := populateAdmin(t, dir)
+	env := map[string]string{config.EnvDir: dir}
+	out, code := runAdminCLI(t, env, "explain", keys[0])
+	if code != 0 || !strings.Contains(out, "differs in: program") {
+		t.Errorf("explain key (%d): %s", code, out)
+	}
+	other := cache.NewKey("jit_f", []cache.KeyPart{{Name: "program", Data: []byte{0}}, {Name: "options", Data: []byte("p")}})
+	out, code = runAdminCLI(t, env, "explain", "--json", other.String())
+	var x cache.Explanation
+	if code != 0 || json.Unmarshal([]byte(out), &x) != nil || x.Present || x.Candidates != 2 {
+		t.Errorf("explain absent key (%d): %s", code, out)
+	}
+	// A program file with a registered backend.
+	explainBackends["testfake"] = func() cache.Backend { return adminPartsBackend{} }
+	defer delete(explainBackends, "testfake")
+	prog := filepath.Join(t.TempDir(), "jit_f.mlir")
+	os.WriteFile(prog, []byte{1}, 0o600)
+	out, code = runAdminCLI(t, env, "explain", "--backend", "testfake", prog)
+	if code != 0 || !strings.Contains(out, "differs in: options") {
+		t.Errorf("explain file (%d): %s", code, out)
+	}
+	if _, code = runAdminCLI(t, env, "explain", "--backend", "nope", prog); code != 2 {
+		t.Errorf("unknown backend: exit %d", code)
+	}
+	if _, code = runAdminCLI(t, env, "explain", "not-a-key-or-file"); code != 2 {
+		t.Errorf("bad argument: exit %d", code)
+	}
+
+	if _, code = runAdminCLI(t, env, "prune"); code != 2 {
+		t.Errorf("prune without size: exit %d", code)
+	}
+	if _, code = runAdminCLI(t, env, "prune", "--max-size", "10XB"); code != 2 {
+		t.Errorf("prune bad size: exit %d", code)
+	}
+	out, code = runAdminCLI(t, env, "prune", "--max-size", "1KB", "--dry-run")
+	if code != 0 || !strings.Contains(out, "would remove") {
+		t.Errorf("prune dry run (%d): %s", code, out)
+	}
+	out, code = runAdminCLI(t, env, "prune", "--max-size", "1KB")
+	if code != 0 {
+		t.Errorf("prune (%d): %s", code, out)
+	}
+	u, _ := cache.Scan(context.Background(), dir)
+	if u.Bytes > 1000 {
+		t.Errorf("after prune %d bytes", u.Bytes)
+	}
+	os.WriteFile(filepath.Join(dir, "mine.txt"), nil, 0o600)
+	if _, code = runAdminCLI(t, env, "clear"); code != 0 {
+		t.Errorf("clear: %d", code)
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != 1 || left[0].Name() != "mine.txt" {
+		t.Errorf("clear left %v", left)
+	}
+}
+
+func TestCLIUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"nosuchcmd"}, {"stats", "--nosuchflag"}, {"stats", "extra"}, {"explain"}} {
+		if _, code := runAdminCLI(t, map[string]string{config.EnvDir: dir}, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	if _, code := runAdminCLI(t, map[string]string{config.EnvDir: dir, config.EnvRole: "boss"}, "stats"); code != 2 {
+		t.Errorf("bad XLACACHE_ROLE: exit %d, want 2", code)
+	}
+	if _, code := runAdminCLI(t, nil, "stats", "--dir", filepath.Join(dir, "missing")); code != 1 {
+		t.Errorf("missing dir: exit %d, want 1", code)
+	}
+	if exitCode(nil, io.Discard) != 0 {
+		t.Error("nil error exit code")
+	}
+}
+
+// adminPartsBackend computes key parts like populateAdmin's entries: program byte 1,
+// options "q" (so the closest entry differs in options).
+type adminPartsBackend struct{}
+
+func (adminPartsBackend) Name() string { return "testfake" }
+func (adminPartsBackend) KeyParts(_ context.Context, p cache.Program) ([]cache.KeyPart, error) {
+	return []cache.KeyPart{{Name: "program", Data: p.Text}, {Name: "options", Data: []byte("q")}}, nil
+}
+func (adminPartsBackend) Compile(context.Context, cache.Program, *cache.Env) (cache.Executable, error) {
+	return nil, io.EOF
+}
+func (adminPartsBackend) Load(context.Context, []byte, *cache.Env) (cache.Executable, error) {
+	return nil, io.EOF
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/xlacache/xlacache/xla"
+)
+
+// runCLI runs the xlacache command line in-process and returns stdout.
+// Flags are reset first: cobra keeps their values between executions.
+func runCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var reset func(c *cobra.Command)
+	reset = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if f.Changed {
+					f.Value.Set(f.DefValue)
+					f.Changed = false
+				}
+			})
+		}
+		for _, sub := range c.Commands() {
+			reset(sub)
+		}
+	}
+	reset(rootCmd)
+	var out, errOut bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errOut)
+	rootCmd.SetArgs(args)
+	err := rootCmd.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// TestEnvEvalByBash has bash eval `xlacache env` for a writer and a reader
+// of a JAX job and of a Go job, and checks what the launched program sees.
+func TestEnvEvalByBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	dir := filepath.Join(t.TempDir(), "shared cache")
+	t.Setenv("XLACACHE_DIR", dir)
+	t.Setenv("XLACACHE_ENABLE_XLA_CACHES", "all")
+	t.Setenv("XLA_FLAGS", "--xla_gpu_autotune_level=3")
+	for _, tc := range []struct {
+		args []string
+		want map[string]string
+	}{
+		{[]string{"env", "--process-index", "0"}, map[string]string{
+			"XLACACHE_PROCESS_INDEX": "0", "JAX_COMPILATION_CACHE_DIR": dir, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "all",
+			"XLA_FLAGS": "--xla_gpu_autotune_level=3"}},
+		{[]string{"env", "--process-index", "5", "--target", "jax"}, map[string]string{
+			"XLACACHE_PROCESS_INDEX": "5", "JAX_COMPILATION_CACHE_DIR": dir, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "xla_gpu_per_fusion_autotune_cache_dir",
+			"XLA_FLAGS": "--xla_gpu_autotune_level=3"}},
+		{[]string{"env", "--process-index", "0", "--target", "go", "--jaxlib-version", "0.5.0"}, map[string]string{
+			"XLACACHE_DIR": dir, "JAX_COMPILATION_CACHE_DIR": "",
+			"XLA_FLAGS": `--xla_gpu_per_fusion_autotune_cache_dir="` + dir + `/xla_gpu_per_fusion_autotune_cache_dir" --xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_UPDATE --xla_gpu_kernel_cache_file="` + dir + `/xla_gpu_kernel_cache_file" --xla_gpu_enable_llvm_module_compilation_parallelism=true --xla_gpu_autotune_level=3`}},
+		{[]string{"env", "--process-index", "1", "--target", "go", "--xla-version", "0.5.0"}, map[string]string{
+			"XLA_FLAGS": `--xla_gpu_per_fusion_autotune_cache_dir="` + dir + `/xla_gpu_per_fusion_autotune_cache_dir" --xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_READ --xla_gpu_autotune_level=3`}},
+		{[]string{"env", "--process-index", "0", "--target", "go", "--jaxlib-version", "0.4.30"}, map[string]string{
+			"XLA_FLAGS": "--xla_gpu_autotune_level=3"}},
+	} {
+		out, err := runCLI(t, tc.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		cmd := exec.Command(bash, "-c", `eval "$1"; for v in XLACACHE_DIR XLACACHE_PROCESS_INDEX JAX_COMPILATION_CACHE_DIR JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES XLA_FLAGS; do printf '%s=%s\0' "$v" "${!v}"; done`, "bash", out)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "XLA_FLAGS=--xla_gpu_autotune_level=3"}
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v: bash: %v\n%s", tc.args, err, out)
+		}
+		vals := map[string]string{}
+		for _, kv := range strings.Split(strings.TrimSuffix(string(got), "\x00"), "\x00") {
+			k, v, _ := strings.Cut(kv, "=")
+			vals[k] = v
+		}
+		for k, v := range tc.want {
+			if vals[k] != v {
+				t.Errorf("%v: %s = %q, want %q\n%s", tc.args, k, vals[k], v, out)
+			}
+		}
+		if strings.Contains(tc.args[len(tc.args)-1], "0.4.30") && !strings.Contains(out, "not set: --xla_gpu_per_fusion_autotune_cache_dir") {
+			t.Errorf("old XLA: skipped flags not explained:\n%s", out)
+		}
+	}
+	// The writer of a Go job gets the autotune directory XLA requires.
+	if st, err := os.Stat(xla.AutotuneDir(dir)); err != nil || !st.IsDir() {
+		t.Errorf("autotune dir not created: %v", err)
+	}
+}
+
+func TestEnvShowsSettingsAndRejectsBadFlags(t *testing.T) {
+	t.Setenv("XLACACHE_DIR", t.TempDir())
+	out, err := runCLI(t, "env")
+	if err != nil || !strings.Contains(out, "# XLACACHE_DIR=") || !strings.Contains(out, "(env)") {
+		t.Errorf("env: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"env", "--target", "perl"},
+		{"env", "--shell", "tcsh", "--process-index", "1"},
+		{"env", "--process-index", "-1"},
+		{"env", "--target", "go", "--jaxlib-version", "latest"},
+	} {
+		_, err := runCLI(t, args...)
+		if exitCode(err, &bytes.Buffer{}) != exitUsage {
+			t.Errorf("%v: err %v, want a usage error", args, err)
+		}
+	}
+}

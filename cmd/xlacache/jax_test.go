@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// jaxFixture writes a JAX cache directory in the documented format: two
+// zstd entries (one truncated, one without its -atime file) and XLA's
+// autotune subcache.
+func jaxFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	old := time.Now().Add(-24 * time.Hour)
+	enc, _ := zstd.NewWriter(nil)
+	entry := enc.EncodeAll(append(binary.BigEndian.AppendUint32(nil, 9), bytes.Repeat([]byte("exe"), 500)...), nil)
+	write := func(name string, data []byte) {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	k1 := "jit_step-" + strings.Repeat("ab", 32)
+	k2 := "jit_eval-" + strings.Repeat("cd", 32)
+	write(k1+"-cache", entry)
+	write(k1+"-atime", binary.LittleEndian.AppendUint64(nil, uint64(old.UnixNano())))
+	write(k2+"-cache", entry[:len(entry)/2])
+	write("xla_gpu_per_fusion_autotune_cache_dir/Qk9P.textproto", []byte("version: 3\n"))
+	return dir
+}
+
+func TestJAXHandler(t *testing.T) {
+	ctx := context.Background()
+	dir := jaxFixture(t)
+	h := foreignHandler(dir)
+	if h == nil || h.Name != "jax" {
+		t.Fatalf("JAX directory not recognised: %+v", h)
+	}
+	if foreignHandler(t.TempDir()) != nil {
+		t.Error("empty directory claimed")
+	}
+	var b bytes.Buffer
+	if err := h.Stats(ctx, &b, dir); err != nil || !strings.Contains(b.String(), "2 entries") || !strings.Contains(b.String(), "xla_gpu_per_fusion_autotune_cache_dir") {
+		t.Errorf("stats %v:\n%s", err, b.String())
+	}
+	b.Reset()
+	if err := h.Ls(ctx, &b, dir); err != nil || !strings.Contains(b.String(), "jit_step-") || !strings.Contains(b.String(), "9s") {
+		t.Errorf("ls %v:\n%s", err, b.String())
+	}
+	b.Reset()
+	if err := h.Verify(ctx, &b, dir); err == nil || !strings.Contains(b.String(), "BAD jit_eval-") {
+		t.Errorf("verify %v:\n%s", err, b.String())
+	}
+	b.Reset()
+	if err := h.Explain(ctx, &b, dir, "jit_step-"+strings.Repeat("ab", 32)); err != nil || !strings.HasPrefix(b.String(), "hit") {
+		t.Errorf("explain %v:\n%s", err, b.String())
+	}
+	b.Reset()
+	if err := h.Prune(ctx, &b, dir, 1, 0, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := os.ReadDir(dir)
+	for _, e := range left {
+		if strings.HasSuffix(e.Name(), "-cache") {
+			t.Errorf("%s survived prune to 1 byte:\n%s", e.Name(), b.String())
+		}
+	}
+}

@@ -1,0 +1,226 @@
+// Command xlacache inspects and maintains an xlacache cache directory, and
+// runs programs through it.
+//
+// Exit codes: 0 success; 1 failure (including `verify` finding damaged
+// entries); 2 usage error (unknown command or flag, bad argument or option
+// value).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks an error as the user's mistake in invoking the command
+// (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error.
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// usageArgs wraps a cobra argument validator so its errors exit with 2.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+// rootCmd is the `xlacache` command. Other files add subcommands to it from
+// their init functions.
+var rootCmd = &cobra.Command{
+	Use:   "xlacache",
+	Short: "A persistent compilation cache for XLA-style ML compilers",
+	Long: `xlacache keeps compiled programs, autotuning results and compiled kernels in
+one directory (XLACACHE_DIR, or --dir), safe for many processes and bounded
+in size. These commands inspect and maintain that directory.
+
+Exit codes: 0 ok; 1 failure, or verify found damaged entries; 2 usage error.`,
+	SilenceUsage:  true,
+	SilenceErrors: true,
+	PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+		verbose, _ := cmd.Flags().GetCount("verbose")
+		level := slog.LevelWarn
+		switch {
+		case verbose == 1:
+			level = slog.LevelInfo
+		case verbose >= 2:
+			level = slog.LevelDebug
+		}
+		slog.SetDefault(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})))
+		return nil
+	},
+}
+
+func init() {
+	pf := rootCmd.PersistentFlags()
+	pf.String("dir", "", "cache directory (default: $XLACACHE_DIR, else the user cache directory's xlacache)")
+	pf.Bool("json", false, "machine-readable JSON output (stats, ls, verify)")
+	pf.CountP("verbose", "v", "log more (-v info, -vv debug)")
+	rootCmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+}
+
+// loadOptions returns the options for a command: the XLACACHE_*
+// environment, with --dir overriding XLACACHE_DIR; when neither names a
+// directory, the CLI uses <user cache dir>/xlacache (the library itself has
+// no default: no directory means no caching).
+func loadOptions(cmd *cobra.Command) (config.Options, error) {
+	opts, err := config.FromEnv(os.LookupEnv)
+	if err != nil {
+		return config.Options{}, usageError{err}
+	}
+	if f := cmd.Flags().Lookup("dir"); f != nil && f.Changed {
+		if f.Value.String() == "" {
+			return config.Options{}, usagef("--dir: empty directory")
+		}
+		opts.Dir = f.Value.String()
+		opts.Sources[config.EnvDir] = config.SourceFlag
+	}
+	if opts.Dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return config.Options{}, usagef("no cache directory: set XLACACHE_DIR or --dir (%v)", err)
+		}
+		opts.Dir = filepath.Join(base, "xlacache")
+	}
+	return opts, nil
+}
+
+// jsonOutput reports whether --json was given.
+func jsonOutput(cmd *cobra.Command) bool {
+	v, _ := cmd.Flags().GetBool("json")
+	return v
+}
+
+// openAdmin opens the cache for an administrative command: never the shared
+// tier (these commands act on the local directory), and as a writer only
+// when the command modifies the directory.
+func openAdmin(cmd *cobra.Command, write bool) (*cache.Cache, config.Options, error) {
+	opts, err := loadOptions(cmd)
+	if err != nil {
+		return nil, opts, err
+	}
+	opts.SharedURL = ""
+	if write {
+		opts.Role = config.RoleWriter
+	} else {
+		opts.Role = config.RoleReader
+	}
+	c, err := cache.Open(cmd.Context(), opts, slog.Default())
+	if err != nil {
+		return nil, opts, usageError{err}
+	}
+	return c, c.Options(), nil
+}
+
+// existingDir fails unless dir exists and is a directory.
+func existingDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("cache directory: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("cache directory %s is not a directory", dir)
+	}
+	return nil
+}
+
+// DirHandler lets stats, ls, verify, prune and explain understand a cache
+// directory that is not (only) xlacache's, such as a JAX compilation cache.
+// The first handler whose Detect returns true handles the directory; its
+// output replaces xlacache's own for that command (text only: --json is not
+// supported for such directories).
+type DirHandler struct {
+	// Name names the kind of directory ("jax").
+	Name string
+	// Detect reports whether the handler owns dir.
+	Detect func(dir string) bool
+	// Stats, Ls, Verify (an error for damaged files) and Explain write
+	// their report to w.
+	Stats, Ls, Verify func(ctx context.Context, w io.Writer, dir string) error
+	Explain           func(ctx context.Context, w io.Writer, dir, query string) error
+	// Prune bounds dir to maxSize bytes; otherBytes are bytes of xlacache's
+	// own tiers in dir that count against the bound.
+	Prune func(ctx context.Context, w io.Writer, dir string, maxSize, otherBytes int64, dryRun bool, logger *slog.Logger) error
+}
+
+// foreignDirs are the registered handlers, tried in order.
+var foreignDirs []DirHandler
+
+func init() {
+	// The JAX handler lives in jax.go (owned by the XLA integration).
+	foreignDirs = append(foreignDirs, DirHandler{
+		Name: "jax", Detect: isJAXDir,
+		Stats: jaxStats, Ls: jaxLs, Verify: jaxVerify, Explain: jaxExplain, Prune: jaxPrune,
+	})
+}
+
+// foreignHandler returns the handler for dir, or nil.
+func foreignHandler(dir string) *DirHandler {
+	for i := range foreignDirs {
+		if foreignDirs[i].Detect != nil && foreignDirs[i].Detect(dir) {
+			return &foreignDirs[i]
+		}
+	}
+	return nil
+}
+
+// explainBackends maps a backend name to a constructor, so that
+// `xlacache explain program.mlir --backend NAME` can compute key parts.
+// Backends register from their own files' init functions.
+var explainBackends = map[string]func() cache.Backend{}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := rootCmd.ExecuteContext(ctx)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode prints err (if any) and maps it to the documented exit code.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "xlacache:", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// isCobraUsage recognises cobra's own usage errors, which are plain errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "required flag", "invalid argument", "accepts ", "requires at least", "requires at most"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}

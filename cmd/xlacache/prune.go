@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
+)
+
+var pruneCmd = &cobra.Command{
+	Use:   "prune",
+	Short: "Remove least-recently-used files until the cache fits --max-size",
+	Long: `Remove least-recently-used files (entries of every tier, XLA's subcache
+files, quarantined files) until the directory holds at most --max-size bytes
+(default: XLACACHE_MAX_SIZE), and remove temporary files left by writers that
+died mid-write. Sizes take units: 500MB, 10GiB. --dry-run only reports.
+
+Exit code 1 on failure (for example when another process is trimming), 2
+when no size is given.`,
+	Args: usageArgs(cobra.NoArgs),
+	RunE: runPrune,
+}
+
+func init() {
+	pruneCmd.Flags().String("max-size", "", "bound in bytes or with a unit (500MB, 10GiB); default XLACACHE_MAX_SIZE")
+	pruneCmd.Flags().Bool("dry-run", false, "report what would be removed without removing it")
+	rootCmd.AddCommand(pruneCmd)
+}
+
+func runPrune(cmd *cobra.Command, _ []string) error {
+	opts, err := loadOptions(cmd)
+	if err != nil {
+		return err
+	}
+	maxSize := opts.MaxSize
+	if s, _ := cmd.Flags().GetString("max-size"); s != "" {
+		maxSize, err = config.ParseSize(s)
+		if err != nil {
+			return usagef("--max-size: %v", err)
+		}
+	} else if maxSize <= 0 {
+		return usagef("prune needs --max-size (or XLACACHE_MAX_SIZE)")
+	}
+	dryRun, _ := cmd.Flags().GetBool("dry-run")
+	if err := existingDir(opts.Dir); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if h := foreignHandler(opts.Dir); h != nil {
+		u, err := cache.Scan(ctx, opts.Dir)
+		if err != nil {
+			return err
+		}
+		var own int64
+		for area, s := range u.Areas {
+			if area == cache.ExecutablesDir || isBackendArea(area) {
+				own += s.Bytes
+			}
+		}
+		return h.Prune(ctx, cmd.OutOrStdout(), opts.Dir, maxSize, own, dryRun, nil)
+	}
+	c, _, err := openAdmin(cmd, true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	res, err := c.Prune(ctx, maxSize, dryRun)
+	if err != nil {
+		return err
+	}
+	verb := "removed"
+	if dryRun {
+		verb = "would remove"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d files, %s; %s %d files (%s) and %d stale temporary files; %s left (max %s)\n",
+		opts.Dir, res.Files, fmtBytes(res.Bytes), verb, res.Removed, fmtBytes(res.RemovedBytes), res.StaleTemps,
+		fmtBytes(res.Bytes-res.RemovedBytes), fmtBytes(maxSize))
+	return nil
+}
+
+// isBackendArea reports whether a scan area is a backend tier ("cpu/kernels").
+func isBackendArea(area string) bool {
+	for i := 0; i < len(area); i++ {
+		if area[i] == '/' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/xlacache/xlacache/backend/cpu"
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/npy"
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// runCmd is `xlacache run`: compile a StableHLO program through the cache
+// and run it once, reporting what the cache did.
+var runCmd = &cobra.Command{
+	Use:   "run PROGRAM.mlir",
+	Short: "Compile a StableHLO program through the cache and run it",
+	Long: `Compile PROGRAM.mlir with the cpu backend through the cache (or evaluate it
+with the reference interpreter, --backend interp) and run it once.
+
+Inputs: --inputs random (default: deterministic random values, see --seed),
+an .npz archive (arrays matched to arguments by name, else by order), or a
+directory holding one <name>.npy (or arg<N>.npy) per argument.
+--output FILE.npz writes the results as out0, out1, ...
+
+Prints the cache key, which tiers hit or missed, the time of every phase
+(parse, fuse, codegen, autotune, compile, link, load, run), and with
+--verbose each kernel and its chosen configuration.`,
+	Args: cobra.ExactArgs(1),
+	RunE: runRun,
+}
+
+func init() {
+	f := runCmd.Flags()
+	f.String("inputs", "random", "argument values: random, FILE.npz, or a directory of .npy files")
+	f.String("output", "", "write the results to this .npz file")
+	f.String("backend", "cpu", "cpu (compile through the cache) or interp (reference interpreter)")
+	f.Bool("verbose", false, "list the kernels and their chosen configurations")
+	f.Uint64("seed", 1, "seed for --inputs random")
+	rootCmd.AddCommand(runCmd)
+}
+
+func runRun(cmd *cobra.Command, args []string) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	out := cmd.OutOrStdout()
+	path := args[0]
+	inputs, _ := cmd.Flags().GetString("inputs")
+	output, _ := cmd.Flags().GetString("output")
+	backend, _ := cmd.Flags().GetString("backend")
+	verbose, _ := cmd.Flags().GetBool("verbose")
+	seed, _ := cmd.Flags().GetUint64("seed")
+	if backend != "cpu" && backend != "interp" {
+		return fmt.Errorf("--backend %q: want cpu or interp", backend)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading program: %w", err)
+	}
+	start := time.Now()
+	m, err := stablehlo.Parse(src, path)
+	if err == nil {
+		err = stablehlo.Verify(m)
+	}
+	if err != nil {
+		return err
+	}
+	parseTime := time.Since(start)
+	fn := m.Main()
+	if fn == nil {
+		return fmt.Errorf("%s: no main function", path)
+	}
+	argv, err := loadInputs(inputs, fn, seed)
+	if err != nil {
+		return err
+	}
+	name := m.Name
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	fmt.Fprintf(out, "program   %s (module %s, backend %s)\n", path, name, backend)
+
+	var results []*stablehlo.Tensor
+	if backend == "interp" {
+		fmt.Fprintf(out, "phase     parse %s\n", fmtDur(parseTime))
+		start = time.Now()
+		results, err = stablehlo.EvalContext(ctx, m, "", argv)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "phase     run %s\n", fmtDur(time.Since(start)))
+	} else {
+		opts, err := loadOptions(cmd)
+		if err != nil {
+			return err
+		}
+		logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		c, err := cache.Open(ctx, opts, logger)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		b := cpu.New()
+		bar := newProgress(cmd.ErrOrStderr())
+		b.Progress = bar.update
+		exe, rep, err := cache.Compile(ctx, c, b, cache.Program{Name: name, Text: src})
+		bar.finish()
+		if err != nil {
+			return err
+		}
+		ce, ok := exe.(*cpu.Executable)
+		if !ok {
+			return fmt.Errorf("cpu backend returned %T", exe)
+		}
+		defer ce.Close()
+		start = time.Now()
+		results, err = ce.Run(ctx, argv)
+		if err != nil {
+			return err
+		}
+		runTime := time.Since(start)
+		printReport(out, opts.Dir, rep, runTime)
+		if verbose {
+			for _, k := range ce.Kernels() {
+				how := "default"
+				switch {
+				case k.TuneHit:
+					how = "tuned (autotune tier hit)"
+				case k.Tuned:
+					how = "tuned now"
+				}
+				obj := "compiled"
+				if k.ObjectHit {
+					obj = "kernel tier hit"
+				}
+				fmt.Fprintf(out, "kernel    %s  %-40s %-45s %s, %s\n", k.Name, k.Desc, k.Config, how, obj)
+			}
+		}
+	}
+	for i, r := range results {
+		fmt.Fprintf(out, "output %d  %s %s\n", i, r.Type, summarize(r))
+	}
+	if output != "" {
+		var named []npy.Named
+		for i, r := range results {
+			a, err := toArray(r)
+			if err != nil {
+				return err
+			}
+			named = append(named, npy.Named{Name: fmt.Sprintf("out%d", i), Array: a})
+		}
+		if err := npy.WriteNPZFile(output, named); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "wrote     %s\n", output)
+	}
+	return nil
+}
+
+func printReport(w io.Writer, dir string, rep *cache.Report, runTime time.Duration) {
+	if rep == nil {
+		return
+	}
+	if rep.Key != "" {
+		fmt.Fprintf(w, "key       %s\n", rep.Key)
+	} else {
+		fmt.Fprintf(w, "key       (cache off: set XLACACHE_DIR)\n")
+	}
+	if dir != "" {
+		fmt.Fprintf(w, "cache     %s\n", dir)
+	}
+	switch {
+	case rep.Hit:
+		fmt.Fprintf(w, "executable hit (%s): loaded without compiling\n", rep.Source)
+	case rep.Stored:
+		fmt.Fprintf(w, "executable miss: compiled in %s, stored\n", fmtDur(rep.CompileTime))
+	default:
+		fmt.Fprintf(w, "executable miss: compiled in %s, not stored\n", fmtDur(rep.CompileTime))
+	}
+	names := make([]string, 0, len(rep.Tiers))
+	for n := range rep.Tiers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		t := rep.Tiers[n]
+		fmt.Fprintf(w, "tier      %-14s %d hit, %d miss\n", n, t.Hits, t.Misses)
+	}
+	// Sum repeated phases (codegen runs twice) and keep first-seen order.
+	sums := map[string]time.Duration{}
+	var order []string
+	for _, p := range rep.Phases {
+		if _, ok := sums[p.Name]; !ok {
+			order = append(order, p.Name)
+		}
+		sums[p.Name] += p.Duration
+	}
+	var parts []string
+	for _, n := range order {
+		parts = append(parts, fmt.Sprintf("%s %s", n, fmtDur(sums[n])))
+	}
+	parts = append(parts, "run "+fmtDur(runTime))
+	fmt.Fprintf(w, "phases    %s\n", strings.Join(parts, ", "))
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1fms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.0fµs", float64(d)/1e3)
+}
+
+// summarize prints a few values and the sum, enough to eyeball a result.
+func summarize(t *stablehlo.Tensor) string {
+	n := t.Type.NumElements()
+	var sum float64
+	var first []string
+	for i := int64(0); i < n; i++ {
+		v := t.Float64At(i)
+		sum += v
+		if i < 4 {
+			first = append(first, fmt.Sprintf("%.6g", v))
+		}
+	}
+	more := ""
+	if n > 4 {
+		more = " ..."
+	}
+	return fmt.Sprintf("[%s%s] sum=%.6g", strings.Join(first, " "), more, sum)
+}
+
+// progress shows a bar on a terminal while autotuning and compiling.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	bar   *progressbar.ProgressBar
+	stage string
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.tty = true
+	}
+	return p
+}
+
+func (p *progress) update(stage string, done, total int) {
+	if !p.tty || total <= 0 {
+		return
+	}
+	if p.bar == nil || p.stage != stage {
+		if p.bar != nil {
+			p.bar.Finish()
+		}
+		p.stage = stage
+		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(stage),
+			progressbar.OptionClearOnFinish())
+	}
+	p.bar.Set(done)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar = nil
+	}
+}
+
+// loadInputs builds main's arguments from the --inputs value.
+func loadInputs(spec string, fn *stablehlo.Func, seed uint64) ([]*stablehlo.Tensor, error) {
+	if spec == "random" || spec == "" {
+		return randomInputs(fn, seed), nil
+	}
+	st, err := os.Stat(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--inputs %q: %w", spec, err)
+	}
+	var arrays []npy.Named
+	if st.IsDir() {
+		for i, a := range fn.Args {
+			var arr *npy.Array
+			var lastErr error
+			for _, n := range []string{a.Name, fmt.Sprintf("arg%d", i)} {
+				if n == "" {
+					continue
+				}
+				arr, lastErr = npy.ReadFile(filepath.Join(spec, n+".npy"))
+				if lastErr == nil {
+					break
+				}
+			}
+			if arr == nil {
+				return nil, fmt.Errorf("--inputs %s: argument #%d (%s): %w", spec, i, a.Name, lastErr)
+			}
+			arrays = append(arrays, npy.Named{Name: a.Name, Array: arr})
+		}
+	} else {
+		all, err := npy.ReadNPZFile(spec)
+		if err != nil {
+			return nil, err
+		}
+		byName := map[string]*npy.Array{}
+		for _, a := range all {
+			byName[a.Name] = a.Array
+		}
+		for i, a := range fn.Args {
+			arr := byName[a.Name]
+			if arr == nil {
+				arr = byName[fmt.Sprintf("arg%d", i)]
+			}
+			if arr == nil && len(all) == len(fn.Args) {
+				arr = all[i].Array
+			}
+			if arr == nil {
+				return nil, fmt.Errorf("--inputs %s: no array for argument #%d (%s)", spec, i, a.Name)
+			}
+			arrays = append(arrays, npy.Named{Name: a.Name, Array: arr})
+		}
+	}
+	out := make([]*stablehlo.Tensor, len(fn.Args))
+	for i, a := range fn.Args {
+		t, err := fromArray(arrays[i].Array, a.Type)
+		if err != nil {
+			return nil, fmt.Errorf("--inputs %s: argument #%d (%s): %w", spec, i, a.Name, err)
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+var npyDTypes = map[stablehlo.DType]string{
+	stablehlo.F32: npy.Float32, stablehlo.F64: npy.Float64, stablehlo.I1: npy.Bool,
+	stablehlo.I8: npy.Int8, stablehlo.I16: npy.Int16, stablehlo.I32: npy.Int32, stablehlo.I64: npy.Int64,
+	stablehlo.UI8: npy.Uint8, stablehlo.UI16: npy.Uint16, stablehlo.UI32: npy.Uint32, stablehlo.UI64: npy.Uint64,
+}
+
+func fromArray(a *npy.Array, want stablehlo.TensorType) (*stablehlo.Tensor, error) {
+	if a.DType != npyDTypes[want.DType] {
+		return nil, fmt.Errorf("dtype %s, want %s", a.DType, want)
+	}
+	got := stablehlo.TensorType{DType: want.DType, Shape: a.Shape}
+	if !got.Equal(want) {
+		return nil, fmt.Errorf("shape %v, want %s", a.Shape, want)
+	}
+	t := stablehlo.NewTensor(want)
+	copy(t.Data, a.Data)
+	return t, nil
+}
+
+func toArray(t *stablehlo.Tensor) (*npy.Array, error) {
+	d, ok := npyDTypes[t.Type.DType]
+	if !ok {
+		return nil, fmt.Errorf("cannot write %s to .npy", t.Type)
+	}
+	return &npy.Array{DType: d, Shape: append([]int64{}, t.Type.Shape...), Data: t.Data}, nil
+}
+
+// randomInputs fills arguments deterministically: floats uniform in
+// [-1, 1) scaled by 1/sqrt(rows) for matrices (weights of a sensible
+// magnitude), integers in [-8, 8], booleans 0/1.
+func randomInputs(fn *stablehlo.Func, seed uint64) []*stablehlo.Tensor {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	out := make([]*stablehlo.Tensor, len(fn.Args))
+	for i, a := range fn.Args {
+		t := stablehlo.NewTensor(a.Type)
+		scale := 1.0
+		if a.Type.Rank() == 2 && a.Type.Shape[0] > 0 {
+			scale = 2 / math.Sqrt(float64(a.Type.Shape[0]))
+		}
+		n := a.Type.NumElements()
+		for j := int64(0); j < n; j++ {
+			switch a.Type.DType {
+			case stablehlo.F32:
+				t.Float32s()[j] = float32((rng.Float64()*2 - 1) * scale)
+			case stablehlo.F64:
+				t.Float64s()[j] = (rng.Float64()*2 - 1) * scale
+			case stablehlo.I1:
+				t.Data[j] = byte(rng.IntN(2))
+			default:
+				size := int64(a.Type.DType.Size())
+				v := uint64(rng.IntN(17)) - 8
+				if a.Type.DType.IsUnsigned() {
+					v = uint64(rng.IntN(9))
+				}
+				for k := int64(0); k < size; k++ {
+					t.Data[j*size+k] = byte(v >> (8 * k))
+				}
+			}
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// cpuConformanceRunner returns the cpu conformance runner backed by the
+// cache configured for cmd (its kernel tier makes reruns cheap). The lead
+// wires it into `conformance --backend cpu`; without that, the runner the
+// cpu package registers (no cache) is used.
+func cpuConformanceRunner(cmd *cobra.Command) (stablehlo.RunFunc, func() error, error) {
+	opts, err := loadOptions(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := cache.Open(cmd.Context(), opts, slog.Default())
+	if err != nil {
+		return nil, nil, err
+	}
+	return cpu.ConformanceRunner(c), c.Close, nil
+}
+
+// explainBackends registration for the cpu backend.
+func init() {
+	if explainBackends != nil {
+		explainBackends["cpu"] = func() cache.Backend { return cpu.New() }
+	}
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/xlacache/xlacache/cache"
+)
+
+var statsCmd = &cobra.Command{
+	Use:   "stats",
+	Short: "Show entries and bytes per tier, hits, misses and compile time saved",
+	Long: `Show what the cache directory holds (files and bytes per tier, XLA's
+subcaches included) and the cumulative counters that writer processes
+persisted: hits, misses, bytes read and written, compile time saved, errors
+by kind. Reader processes never write, so their lookups are not counted here.
+
+With --json, print one JSON object. Exit code 1 if the directory cannot be
+read.`,
+	Args: usageArgs(cobra.NoArgs),
+	RunE: runStats,
+}
+
+func init() { rootCmd.AddCommand(statsCmd) }
+
+// statsReport is the --json form of `xlacache stats`.
+type statsReport struct {
+	Dir     string
+	MaxSize int64
+	Files   int64
+	Bytes   int64
+	Areas   map[string]cache.TierStats
+	// Counters are the persisted cumulative counters.
+	Counters cache.Stats
+}
+
+func runStats(cmd *cobra.Command, _ []string) error {
+	opts, err := loadOptions(cmd)
+	if err != nil {
+		return err
+	}
+	if err := existingDir(opts.Dir); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if h := foreignHandler(opts.Dir); h != nil {
+		if jsonOutput(cmd) {
+			return usagef("--json is not supported for a %s cache directory (%s)", h.Name, opts.Dir)
+		}
+		return h.Stats(ctx, cmd.OutOrStdout(), opts.Dir)
+	}
+	u, err := cache.Scan(ctx, opts.Dir)
+	if err != nil {
+		return err
+	}
+	counters, err := cache.ReadPersistedStats(opts.Dir)
+	if err != nil {
+		return err
+	}
+	r := statsReport{Dir: opts.Dir, MaxSize: opts.MaxSize, Files: u.Files, Bytes: u.Bytes, Areas: u.Areas, Counters: counters}
+	if jsonOutput(cmd) {
+		return writeJSON(cmd.OutOrStdout(), r)
+	}
+	return writeStatsText(cmd.OutOrStdout(), r)
+}
+
+func writeStatsText(w io.Writer, r statsReport) error {
+	bound := "unbounded"
+	if r.MaxSize > 0 {
+		bound = fmtBytes(r.MaxSize)
+	}
+	fmt.Fprintf(w, "cache %s: %d files, %s (max size %s)\n\n", r.Dir, r.Files, fmtBytes(r.Bytes), bound)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIER\tENTRIES\tBYTES\tHITS\tMISSES")
+	names := map[string]bool{}
+	for n := range r.Areas {
+		names[n] = true
+	}
+	for n := range r.Counters.Tiers {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	for _, n := range sorted {
+		a, c := r.Areas[n], r.Counters.Tiers[n]
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\n", n, a.Entries, fmtBytes(a.Bytes), c.Hits, c.Misses)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	c := r.Counters
+	fmt.Fprintf(w, "\nhits %d (shared %d), misses %d, read %s, written %s, compile time saved %s\n",
+		c.Hits, c.SharedHits, c.Misses, fmtBytes(c.BytesRead), fmtBytes(c.BytesWritten), c.CompileTimeSaved.Round(time.Millisecond))
+	if len(c.Errors) > 0 {
+		kinds := make([]string, 0, len(c.Errors))
+		for k := range c.Errors {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		fmt.Fprint(w, "errors:")
+		for _, k := range kinds {
+			fmt.Fprintf(w, " %s=%d", k, c.Errors[k])
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// fmtBytes formats a byte count with a binary unit.
+func fmtBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}

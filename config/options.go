@@ -1,0 +1,614 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Environment variable names, one per option. They are exported so that
+// `xlacache env` and the documentation can name them without retyping.
+const (
+	EnvDir            = "XLACACHE_DIR"
+	EnvEnableXLA      = "XLACACHE_ENABLE_XLA_CACHES"
+	EnvMinCompileTime = "XLACACHE_MIN_COMPILE_TIME_SECS"
+	EnvMinEntrySize   = "XLACACHE_MIN_ENTRY_SIZE_BYTES"
+	EnvMaxSize        = "XLACACHE_MAX_SIZE"
+	EnvProcessIndex   = "XLACACHE_PROCESS_INDEX"
+	EnvRole           = "XLACACHE_ROLE"
+	EnvExplainMisses  = "XLACACHE_EXPLAIN_MISSES"
+	EnvDirMode        = "XLACACHE_DIR_MODE"
+	EnvFileMode       = "XLACACHE_FILE_MODE"
+	EnvWaitSecs       = "XLACACHE_WAIT_SECS"
+	EnvSharedURL      = "XLACACHE_SHARED_URL"
+	EnvSigningKey     = "XLACACHE_SIGNING_KEY"
+	EnvSigningKeyFile = "XLACACHE_SIGNING_KEY_FILE"
+)
+
+// RankVars are the launcher rank variables consulted, in this order, when
+// XLACACHE_PROCESS_INDEX is unset: Open MPI, MPICH/Intel MPI (PMI), Slurm,
+// and torchrun / torch.distributed. The first one set wins.
+var RankVars = []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"}
+
+// Default values, shared by Defaults and the documentation.
+const (
+	DefaultMinCompileTime = time.Second
+	DefaultWaitTimeout    = 120 * time.Second
+	DefaultDirMode        = os.FileMode(0o700)
+	DefaultFileMode       = os.FileMode(0o600)
+)
+
+// allEnvVars lists every option variable, in the order `xlacache env` shows
+// them.
+var allEnvVars = []string{
+	EnvDir, EnvEnableXLA, EnvMinCompileTime, EnvMinEntrySize, EnvMaxSize,
+	EnvProcessIndex, EnvRole, EnvExplainMisses, EnvDirMode, EnvFileMode,
+	EnvWaitSecs, EnvSharedURL, EnvSigningKey, EnvSigningKeyFile,
+}
+
+// Defaults returns the options used when nothing is configured: caching off
+// (no directory), JAX's thresholds, the autotune subcache only, owner-only
+// permissions.
+func Defaults() Options {
+	o := Options{
+		Subcaches:      []Subcache{SubcacheAutotune},
+		MinCompileTime: DefaultMinCompileTime,
+		MinEntrySize:   0,
+		MaxSize:        0,
+		Role:           RoleAuto,
+		DirMode:        DefaultDirMode,
+		FileMode:       DefaultFileMode,
+		WaitTimeout:    DefaultWaitTimeout,
+		Sources:        make(map[string]Source, len(allEnvVars)),
+	}
+	for _, name := range allEnvVars {
+		o.Sources[name] = SourceDefault
+	}
+	return o
+}
+
+// FromEnv builds Options from Defaults and the XLACACHE_* variables that
+// lookup reports (pass os.LookupEnv). Every bad value is reported, each
+// error naming the variable and the value; the returned Options are then
+// the zero value.
+func FromEnv(lookup func(string) (string, bool)) (Options, error) {
+	o := Defaults()
+	var errs []error
+	get := func(name string) (string, bool) {
+		v, ok := lookup(name)
+		if !ok {
+			return "", false
+		}
+		v = strings.TrimSpace(v)
+		if v == "" {
+			// An empty variable means "unset": shells make it easy to
+			// export FOO= by accident, and an empty dir must mean off.
+			return "", false
+		}
+		o.Sources[name] = SourceEnv
+		return v, true
+	}
+	bad := func(name, value string, err error) {
+		errs = append(errs, fmt.Errorf("%s=%q: %w", name, value, err))
+	}
+
+	if v, ok := get(EnvDir); ok {
+		o.Dir = v
+	}
+	if v, ok := get(EnvEnableXLA); ok {
+		subs, err := ParseSubcaches(v)
+		if err != nil {
+			bad(EnvEnableXLA, v, err)
+		} else {
+			o.Subcaches = subs
+			o.SubcachesExplicit = true
+		}
+	}
+	if v, ok := get(EnvMinCompileTime); ok {
+		d, err := ParseSeconds(v)
+		if err != nil {
+			bad(EnvMinCompileTime, v, err)
+		} else {
+			o.MinCompileTime = d
+		}
+	}
+	if v, ok := get(EnvMinEntrySize); ok {
+		n, err := ParseSize(v)
+		if err != nil {
+			bad(EnvMinEntrySize, v, err)
+		} else {
+			o.MinEntrySize = n
+		}
+	}
+	if v, ok := get(EnvMaxSize); ok {
+		n, err := parseMaxSize(v)
+		if err != nil {
+			bad(EnvMaxSize, v, err)
+		} else {
+			o.MaxSize = n
+		}
+	}
+	if v, ok := get(EnvProcessIndex); ok {
+		n, err := parseIndex(v)
+		if err != nil {
+			bad(EnvProcessIndex, v, err)
+		} else {
+			o.ProcessIndex = n
+		}
+	} else {
+		for _, rv := range RankVars {
+			raw, ok := lookup(rv)
+			if !ok || strings.TrimSpace(raw) == "" {
+				continue
+			}
+			n, err := parseIndex(strings.TrimSpace(raw))
+			if err != nil {
+				bad(rv, raw, fmt.Errorf("launcher rank variable used as %s: %w", EnvProcessIndex, err))
+				break
+			}
+			o.ProcessIndex = n
+			o.Sources[EnvProcessIndex] = Source(string(SourceEnv) + ":" + rv)
+			break
+		}
+	}
+	if v, ok := get(EnvRole); ok {
+		r, err := ParseRole(v)
+		if err != nil {
+			bad(EnvRole, v, err)
+		} else {
+			o.Role = r
+		}
+	}
+	if v, ok := get(EnvExplainMisses); ok {
+		b, err := parseBool(v)
+		if err != nil {
+			bad(EnvExplainMisses, v, err)
+		} else {
+			o.ExplainMisses = b
+		}
+	}
+	if v, ok := get(EnvDirMode); ok {
+		m, err := ParseMode(v)
+		if err != nil {
+			bad(EnvDirMode, v, err)
+		} else {
+			o.DirMode = m
+		}
+	}
+	if v, ok := get(EnvFileMode); ok {
+		m, err := ParseMode(v)
+		if err != nil {
+			bad(EnvFileMode, v, err)
+		} else {
+			o.FileMode = m
+		}
+	}
+	if v, ok := get(EnvWaitSecs); ok {
+		d, err := ParseSeconds(v)
+		if err != nil {
+			bad(EnvWaitSecs, v, err)
+		} else {
+			o.WaitTimeout = d
+		}
+	}
+	if v, ok := get(EnvSharedURL); ok {
+		o.SharedURL = v
+	}
+	keyVal, keySet := get(EnvSigningKey)
+	keyFile, fileSet := get(EnvSigningKeyFile)
+	switch {
+	case keySet && fileSet:
+		errs = append(errs, fmt.Errorf("%s and %s are both set: choose one", EnvSigningKey, EnvSigningKeyFile))
+	case keySet:
+		o.SigningKey = []byte(keyVal)
+	case fileSet:
+		b, err := os.ReadFile(keyFile)
+		if err != nil {
+			bad(EnvSigningKeyFile, keyFile, fmt.Errorf("reading signing key: %w", err))
+		} else {
+			// A trailing newline from `echo key > file` is not part of the key.
+			o.SigningKey = []byte(strings.TrimRight(string(b), "\r\n"))
+		}
+	}
+	if len(errs) == 0 {
+		if err := o.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return Options{}, errors.Join(errs...)
+	}
+	return o, nil
+}
+
+// ParseSubcaches parses an XLACACHE_ENABLE_XLA_CACHES value: "all", "none",
+// or a comma-separated list of subcache names or aliases ("autotune",
+// "kernels"). Names must match exactly (after trimming spaces and ignoring
+// case); an unknown name is an error naming it.
+func ParseSubcaches(s string) ([]Subcache, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	switch t {
+	case "all":
+		return []Subcache{SubcacheAutotune, SubcacheKernels}, nil
+	case "none":
+		return []Subcache{}, nil
+	case "":
+		return nil, errors.New(`empty subcache list (use "none" to turn subcaches off)`)
+	}
+	var out []Subcache
+	seen := map[Subcache]bool{}
+	for _, raw := range strings.Split(t, ",") {
+		name := strings.TrimSpace(raw)
+		var sc Subcache
+		switch name {
+		case string(SubcacheAutotune), SubcacheAutotune.Alias():
+			sc = SubcacheAutotune
+		case string(SubcacheKernels), SubcacheKernels.Alias():
+			sc = SubcacheKernels
+		case "all", "none":
+			return nil, fmt.Errorf("%q cannot be combined with other subcache names", name)
+		case "":
+			return nil, fmt.Errorf("empty name in subcache list %q", s)
+		default:
+			return nil, fmt.Errorf("unknown subcache %q (known: %s, %s, %s, %s, all, none)",
+				name, SubcacheAutotune.Alias(), SubcacheKernels.Alias(), SubcacheAutotune, SubcacheKernels)
+		}
+		if !seen[sc] {
+			seen[sc] = true
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// Alias returns the short name of a subcache ("autotune", "kernels"), or
+// the full name for an unknown subcache.
+func (s Subcache) Alias() string {
+	switch s {
+	case SubcacheAutotune:
+		return "autotune"
+	case SubcacheKernels:
+		return "kernels"
+	}
+	return string(s)
+}
+
+// AllSubcaches lists every known subcache, in a stable order.
+func AllSubcaches() []Subcache { return []Subcache{SubcacheAutotune, SubcacheKernels} }
+
+var sizeUnits = map[string]float64{
+	"": 1, "b": 1,
+	"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
+	"ki": 1 << 10, "kib": 1 << 10, "mi": 1 << 20, "mib": 1 << 20,
+	"gi": 1 << 30, "gib": 1 << 30, "ti": 1 << 40, "tib": 1 << 40,
+}
+
+// ParseSize parses a byte count: a plain number of bytes ("1048576") or a
+// number with a unit, decimal (KB, MB, GB, TB) or binary (KiB, MiB, GiB,
+// TiB), case-insensitive, optionally fractional ("1.5GiB"). Negative or
+// overflowing sizes are errors.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, errors.New("empty size")
+	}
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	if num == "" {
+		if strings.HasPrefix(t, "-") {
+			return 0, fmt.Errorf("size %q is negative", s)
+		}
+		return 0, fmt.Errorf("size %q does not start with a number", s)
+	}
+	mult, ok := sizeUnits[unit]
+	if !ok {
+		return 0, fmt.Errorf("size %q has unknown unit %q (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, t[i:])
+	}
+	if !strings.Contains(num, ".") {
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("size %q is not a valid number: %w", s, err)
+		}
+		if mult == 1 {
+			return n, nil
+		}
+		if n > math.MaxInt64/int64(mult) {
+			return 0, fmt.Errorf("size %q overflows 64 bits", s)
+		}
+		return n * int64(mult), nil
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q is not a valid number: %w", s, err)
+	}
+	v := f * mult
+	if v >= math.MaxInt64 || math.IsNaN(v) {
+		return 0, fmt.Errorf("size %q overflows 64 bits", s)
+	}
+	return int64(v), nil
+}
+
+// parseMaxSize accepts what ParseSize accepts plus JAX's "-1" (and any
+// negative integer) meaning unbounded.
+func parseMaxSize(s string) (int64, error) {
+	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil && n < 0 {
+		return 0, nil
+	}
+	return ParseSize(s)
+}
+
+// ParseSeconds parses a non-negative number of seconds such as "1", "0.5"
+// or "120"; a Go duration such as "1m30s" is accepted too.
+func ParseSeconds(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		d, derr := time.ParseDuration(t)
+		if derr != nil {
+			return 0, fmt.Errorf("%q is not a number of seconds", s)
+		}
+		if d < 0 {
+			return 0, fmt.Errorf("%q is negative", s)
+		}
+		return d, nil
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%q is not a finite number of seconds", s)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	if f > float64(math.MaxInt64)/float64(time.Second) {
+		return 0, fmt.Errorf("%q seconds is too large", s)
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+// ParseRole parses "auto", "writer" or "reader" (case-insensitive).
+func ParseRole(s string) (Role, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "auto", "":
+		return RoleAuto, nil
+	case "writer", "write", "w":
+		return RoleWriter, nil
+	case "reader", "read", "r":
+		return RoleReader, nil
+	}
+	return RoleAuto, fmt.Errorf("unknown role %q (use auto, writer or reader)", s)
+}
+
+// String returns the role's name as XLACACHE_ROLE spells it.
+func (r Role) String() string {
+	switch r {
+	case RoleAuto:
+		return "auto"
+	case RoleWriter:
+		return "writer"
+	case RoleReader:
+		return "reader"
+	}
+	return fmt.Sprintf("Role(%d)", int(r))
+}
+
+// ParseMode parses a permission mode in octal ("0700", "750", "0o640").
+// Only permission bits are allowed.
+func ParseMode(s string) (os.FileMode, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimPrefix(strings.TrimPrefix(t, "0o"), "0O")
+	if t == "" {
+		return 0, fmt.Errorf("empty mode %q", s)
+	}
+	n, err := strconv.ParseUint(t, 8, 32)
+	if err != nil {
+		return 0, fmt.Errorf("mode %q is not an octal number like 0700", s)
+	}
+	if n&^0o777 != 0 {
+		return 0, fmt.Errorf("mode %q has bits beyond 0777", s)
+	}
+	return os.FileMode(n), nil
+}
+
+func parseIndex(s string) (int, error) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a process index (a non-negative integer)", s)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("process index %q is negative", s)
+	}
+	return int(n), nil
+}
+
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on", "t", "y":
+		return true, nil
+	case "0", "false", "no", "off", "f", "n":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean (use 1/0, true/false, yes/no, on/off)", s)
+}
+
+// Validate reports every invalid field, naming the field and its value.
+func (o Options) Validate() error {
+	var errs []error
+	if strings.ContainsRune(o.Dir, 0) {
+		errs = append(errs, fmt.Errorf("Dir %q contains a NUL byte", o.Dir))
+	}
+	for _, s := range o.Subcaches {
+		if s != SubcacheAutotune && s != SubcacheKernels {
+			errs = append(errs, fmt.Errorf("Subcaches: unknown subcache %q", s))
+		}
+	}
+	if o.MinCompileTime < 0 {
+		errs = append(errs, fmt.Errorf("MinCompileTime %v is negative", o.MinCompileTime))
+	}
+	if o.MinEntrySize < 0 {
+		errs = append(errs, fmt.Errorf("MinEntrySize %d is negative", o.MinEntrySize))
+	}
+	if o.ProcessIndex < 0 {
+		errs = append(errs, fmt.Errorf("ProcessIndex %d is negative", o.ProcessIndex))
+	}
+	if o.Role != RoleAuto && o.Role != RoleWriter && o.Role != RoleReader {
+		errs = append(errs, fmt.Errorf("Role %d is not auto, writer or reader", int(o.Role)))
+	}
+	if o.DirMode&^0o777 != 0 {
+		errs = append(errs, fmt.Errorf("DirMode %#o has bits beyond 0777", uint32(o.DirMode)))
+	} else if o.DirMode != 0 && o.DirMode&0o700 != 0o700 {
+		errs = append(errs, fmt.Errorf("DirMode %#o must give the owner rwx (0700)", uint32(o.DirMode)))
+	}
+	if o.FileMode&^0o777 != 0 {
+		errs = append(errs, fmt.Errorf("FileMode %#o has bits beyond 0777", uint32(o.FileMode)))
+	} else if o.FileMode != 0 && o.FileMode&0o600 != 0o600 {
+		errs = append(errs, fmt.Errorf("FileMode %#o must give the owner rw (0600)", uint32(o.FileMode)))
+	}
+	if o.WaitTimeout < 0 {
+		errs = append(errs, fmt.Errorf("WaitTimeout %v is negative", o.WaitTimeout))
+	}
+	if o.SharedURL != "" && !strings.Contains(o.SharedURL, "://") {
+		errs = append(errs, fmt.Errorf("SharedURL %q is not a URL such as s3://bucket/prefix", o.SharedURL))
+	}
+	return errors.Join(errs...)
+}
+
+// Enabled reports whether caching is on (a directory is set).
+func (o Options) Enabled() bool { return o.Dir != "" }
+
+// Writer reports whether this process may write to the cache: an explicit
+// writer, or process index 0 under RoleAuto.
+func (o Options) Writer() bool {
+	switch o.Role {
+	case RoleWriter:
+		return true
+	case RoleAuto:
+		return o.ProcessIndex == 0
+	}
+	return false
+}
+
+// HasSubcache reports whether subcache s is turned on.
+func (o Options) HasSubcache(s Subcache) bool {
+	for _, x := range o.Subcaches {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// EffectiveDirMode returns DirMode, or 0700 when it is zero (an Options
+// built by hand rather than from Defaults).
+func (o Options) EffectiveDirMode() os.FileMode {
+	if o.DirMode == 0 {
+		return DefaultDirMode
+	}
+	return o.DirMode
+}
+
+// EffectiveFileMode returns FileMode, or 0600 when it is zero.
+func (o Options) EffectiveFileMode() os.FileMode {
+	if o.FileMode == 0 {
+		return DefaultFileMode
+	}
+	return o.FileMode
+}
+
+// Setting is one option as `xlacache env` shows it.
+type Setting struct {
+	// Name is the environment variable.
+	Name string
+	// Value is the value in effect, formatted as the variable would take
+	// it. Secrets are redacted.
+	Value string
+	// Source says where the value came from (default, env, code, or
+	// "env:<RANKVAR>" for a process index taken from a launcher).
+	Source Source
+	// Help is a one-line description.
+	Help string
+}
+
+// Settings lists every option with its value and where it came from, in a
+// stable order. Fields with no recorded source are reported as SourceCode
+// when they differ from the default, else SourceDefault.
+func (o Options) Settings() []Setting {
+	def := Defaults()
+	src := func(name string, differs bool) Source {
+		if s, ok := o.Sources[name]; ok && s != SourceDefault {
+			return s
+		}
+		if differs {
+			return SourceCode
+		}
+		return SourceDefault
+	}
+	subNames := make([]string, 0, len(o.Subcaches))
+	for _, s := range o.Subcaches {
+		subNames = append(subNames, string(s))
+	}
+	subVal := strings.Join(subNames, ",")
+	if len(o.Subcaches) == 0 {
+		subVal = "none"
+	}
+	maxVal := "unbounded"
+	if o.MaxSize > 0 {
+		maxVal = strconv.FormatInt(o.MaxSize, 10)
+	}
+	keyVal := ""
+	if len(o.SigningKey) > 0 {
+		keyVal = fmt.Sprintf("<set, %d bytes>", len(o.SigningKey))
+	}
+	subDiff := !sameSubcaches(o.Subcaches, def.Subcaches)
+	keySrc := src(EnvSigningKey, len(o.SigningKey) > 0)
+	if s, ok := o.Sources[EnvSigningKeyFile]; ok && s != SourceDefault {
+		keySrc = s
+	}
+	return []Setting{
+		{EnvDir, o.Dir, src(EnvDir, o.Dir != ""), "cache directory; empty turns caching off"},
+		{EnvEnableXLA, subVal, src(EnvEnableXLA, subDiff), "compiler subcaches: all, none, or a list of autotune, kernels"},
+		{EnvMinCompileTime, strconv.FormatFloat(o.MinCompileTime.Seconds(), 'g', -1, 64), src(EnvMinCompileTime, o.MinCompileTime != def.MinCompileTime), "compilations faster than this (seconds) are not stored"},
+		{EnvMinEntrySize, strconv.FormatInt(o.MinEntrySize, 10), src(EnvMinEntrySize, o.MinEntrySize != 0), "executables smaller than this (bytes) are not stored"},
+		{EnvMaxSize, maxVal, src(EnvMaxSize, o.MaxSize > 0), "bound on all tiers together, LRU eviction (bytes or 10GiB, 500MB)"},
+		{EnvProcessIndex, strconv.Itoa(o.ProcessIndex), src(EnvProcessIndex, o.ProcessIndex != 0), "process index; falls back to " + strings.Join(RankVars, ", ")},
+		{EnvRole, o.Role.String() + roleNote(o), src(EnvRole, o.Role != RoleAuto), "auto (index 0 writes), writer, or reader"},
+		{EnvExplainMisses, strconv.FormatBool(o.ExplainMisses), src(EnvExplainMisses, o.ExplainMisses), "log which key component differs on a miss"},
+		{EnvDirMode, fmt.Sprintf("%04o", uint32(o.EffectiveDirMode())), src(EnvDirMode, o.EffectiveDirMode() != def.DirMode), "permissions of created directories"},
+		{EnvFileMode, fmt.Sprintf("%04o", uint32(o.EffectiveFileMode())), src(EnvFileMode, o.EffectiveFileMode() != def.FileMode), "permissions of created files"},
+		{EnvWaitSecs, strconv.FormatFloat(o.WaitTimeout.Seconds(), 'g', -1, 64), src(EnvWaitSecs, o.WaitTimeout != def.WaitTimeout), "how long to wait for another process compiling the same program"},
+		{EnvSharedURL, o.SharedURL, src(EnvSharedURL, o.SharedURL != ""), "shared object-store tier, s3://bucket/prefix"},
+		{EnvSigningKey, keyVal, keySrc, "HMAC key: sign entries, refuse unsigned or forged ones (or use " + EnvSigningKeyFile + ")"},
+	}
+}
+
+func roleNote(o Options) string {
+	if o.Writer() {
+		return " (writes)"
+	}
+	return " (reads only)"
+}
+
+func sameSubcaches(a, b []Subcache) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x := append([]Subcache(nil), a...)
+	y := append([]Subcache(nil), b...)
+	sort.Slice(x, func(i, j int) bool { return x[i] < x[j] })
+	sort.Slice(y, func(i, j int) bool { return y[i] < y[j] })
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// SourceFlag marks a value given on a command line (the CLI's --dir).
+const SourceFlag Source = "flag"

@@ -1,0 +1,177 @@
+package entry
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func sampleHeader() Header {
+	return Header{
+		Key:         "jit_f-" + string(bytes.Repeat([]byte("ab"), 32)),
+		Parts:       []PartDigest{{Name: "program", Digest: [32]byte{1}}, {Name: "options", Digest: [32]byte{2}}},
+		CompileTime: 1500 * time.Millisecond,
+		Created:     time.Unix(1700000000, 42),
+	}
+}
+
+func payloads() map[string][]byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	random := make([]byte, 3000)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	return map[string][]byte{
+		"empty":        {},
+		"tiny":         []byte("hi"),
+		"compressible": bytes.Repeat([]byte("xla executable "), 500),
+		"random":       random,
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for name, p := range payloads() {
+		for _, key := range [][]byte{nil, []byte("k")} {
+			b, err := Encode(sampleHeader(), p, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := Decode(b, key)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			h := sampleHeader()
+			if !bytes.Equal(e.Payload, p) || e.Key != h.Key || e.CompileTime != h.CompileTime ||
+				!e.Created.Equal(h.Created) || len(e.Parts) != 2 || e.Parts[1] != h.Parts[1] ||
+				e.RawSize != int64(len(p)) || e.Signed != (key != nil) || e.Version != Version {
+				t.Errorf("%s: round trip mismatch: %+v", name, e.Header)
+			}
+			if name == "compressible" && e.Codec != CodecZstd {
+				t.Errorf("compressible payload stored as %v", e.Codec)
+			}
+			if name == "random" && e.Codec != CodecRaw {
+				t.Errorf("random payload stored as %v", e.Codec)
+			}
+			h2, off, err := ParseHeader(b)
+			if err != nil || h2.Size(off) != int64(len(b)) {
+				t.Errorf("%s: ParseHeader size %d vs %d, %v", name, h2.Size(off), len(b), err)
+			}
+		}
+	}
+}
+
+// TestEveryByteFlip changes each byte of an entry in turn (flipping all
+// bits, and adding one): every change must be detected.
+func TestEveryByteFlip(t *testing.T) {
+	for name, p := range payloads() {
+		for _, key := range [][]byte{nil, []byte("k")} {
+			b, err := Encode(sampleHeader(), p, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range b {
+				for _, mut := range []func(byte) byte{func(x byte) byte { return ^x }, func(x byte) byte { return x + 1 }} {
+					c := bytes.Clone(b)
+					c[i] = mut(c[i])
+					if e, err := Decode(c, key); err == nil {
+						t.Fatalf("%s signed=%v: change at byte %d/%d not detected (payload %d bytes)", name, key != nil, i, len(b), len(e.Payload))
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestEveryTruncation(t *testing.T) {
+	for name, p := range payloads() {
+		b, err := Encode(sampleHeader(), p, []byte("k"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n < len(b); n++ {
+			if _, err := Decode(b[:n], nil); err == nil {
+				t.Fatalf("%s: truncation to %d/%d bytes not detected", name, n, len(b))
+			}
+		}
+		if _, err := Decode(append(bytes.Clone(b), 0), nil); err == nil {
+			t.Fatalf("%s: trailing byte not detected", name)
+		}
+	}
+}
+
+func TestSignature(t *testing.T) {
+	p := []byte("payload payload payload")
+	unsigned, _ := Encode(sampleHeader(), p, nil)
+	signed, _ := Encode(sampleHeader(), p, []byte("right"))
+	tests := []struct {
+		name string
+		b    []byte
+		key  []byte
+		want error
+	}{
+		{"unsigned refused", unsigned, []byte("right"), ErrUnsigned},
+		{"wrong key", signed, []byte("wrong"), ErrSignature},
+		{"right key", signed, []byte("right"), nil},
+		{"no key accepts signed", signed, nil, nil},
+		{"foreign", []byte("#!/bin/sh\necho pwned\n"), nil, ErrForeign},
+		{"empty", nil, nil, ErrCorrupt},
+	}
+	for _, tc := range tests {
+		_, err := Decode(tc.b, tc.key)
+		if (tc.want == nil) != (err == nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	// A forged entry (recomputed CRC, no key) must not pass a signing key.
+	forged, _ := Encode(sampleHeader(), []byte("evil"), []byte("attacker"))
+	if _, err := Decode(forged, []byte("right")); !errors.Is(err, ErrSignature) {
+		t.Errorf("forged entry: %v", err)
+	}
+}
+
+func TestEncodeLimits(t *testing.T) {
+	h := sampleHeader()
+	h.Key = ""
+	if _, err := Encode(h, nil, nil); err == nil {
+		t.Error("empty key accepted")
+	}
+	h = sampleHeader()
+	h.Parts = []PartDigest{{Name: string(bytes.Repeat([]byte("n"), 300))}}
+	if _, err := Encode(h, nil, nil); err == nil {
+		t.Error("long part name accepted")
+	}
+	b := []byte{'X', 'L', 'C', 'E', 2, 0, 0, 0, 0, 0, 0, 0}
+	if _, _, err := ParseHeader(b); !errors.Is(err, ErrVersion) {
+		t.Errorf("future version: %v", err)
+	}
+}
+
+// FuzzDecode: Decode must never panic, and whatever it accepts must
+// re-encode to an entry that decodes to the same payload.
+func FuzzDecode(f *testing.F) {
+	for _, p := range payloads() {
+		b, _ := Encode(sampleHeader(), p, nil)
+		f.Add(b)
+	}
+	f.Add([]byte("XLCE"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := Decode(b, nil)
+		if err != nil {
+			if _, _, herr := ParseHeader(b); herr == nil {
+				_ = herr
+			}
+			return
+		}
+		again, err := Encode(e.Header, e.Payload, nil)
+		if err != nil {
+			t.Fatalf("accepted entry does not re-encode: %v", err)
+		}
+		e2, err := Decode(again, nil)
+		if err != nil || !bytes.Equal(e2.Payload, e.Payload) {
+			t.Fatalf("re-encoded entry does not decode: %v", err)
+		}
+	})
+}

@@ -1,0 +1,174 @@
+// Command gomlx trains a small GoMLX model (a linear regression by
+// gradient descent) with xlacache configured from the environment.
+//
+// With an XLA PJRT plugin installed (go-xla's search path, or
+// PJRT_PLUGIN_LIBRARY_PATH), it calls xla.Prepare before the plugin is
+// loaded, so XLA compiles with its autotune (and, if selected, kernel)
+// cache under XLACACHE_DIR, then trains on GoMLX's XLA backend. Without a
+// plugin it trains on GoMLX's pure-Go backend and says that XLA's caches
+// are inactive. It never downloads a plugin.
+//
+//	XLACACHE_DIR=/tmp/xc go run ./examples/gomlx
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+	xlabackend "github.com/gomlx/gomlx/backends/xla"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/xla"
+)
+
+func main() {
+	if err := run(context.Background(), os.Stdout, os.LookupEnv); err != nil {
+		fmt.Fprintln(os.Stderr, "gomlx example:", err)
+		os.Exit(1)
+	}
+}
+
+// result is what a training run reached.
+type result struct {
+	backend      string
+	xlaCaches    bool
+	w, b         float32
+	first, final float32
+}
+
+// run picks the backend, prepares XLA's caches when XLA is used, and
+// trains.
+func run(ctx context.Context, out io.Writer, lookup func(string) (string, bool)) error {
+	opts, err := config.FromEnv(lookup)
+	if err != nil {
+		return err
+	}
+	backend, cachesOn, err := newBackend(ctx, out, opts, lookup)
+	if err != nil {
+		return err
+	}
+	defer backend.Finalize()
+	r, err := train(backend)
+	if err != nil {
+		return err
+	}
+	r.xlaCaches = cachesOn
+	fmt.Fprintf(out, "trained on %s: loss %.5f -> %.5f, y = %.3f*x + %.3f (want 3x + 1)\n", r.backend, r.first, r.final, r.w, r.b)
+	return nil
+}
+
+// newBackend returns GoMLX's XLA backend when a PJRT plugin is installed,
+// with XLA's caches prepared first, else the pure-Go backend.
+func newBackend(ctx context.Context, out io.Writer, opts config.Options, lookup func(string) (string, bool)) (backends.Backend, bool, error) {
+	// Never download plugins from an example; use what is installed.
+	xlabackend.EnableAutoInstall(false)
+	plugin := pickPlugin(lookup)
+	if plugin == "" {
+		b, err := simplego.New("")
+		if err != nil {
+			return nil, false, fmt.Errorf("pure-Go backend: %w", err)
+		}
+		fmt.Fprintln(out, "no XLA PJRT plugin found: running on GoMLX's pure-Go backend; XLA's caches are inactive")
+		return b, false, nil
+	}
+	// Order matters: XLA reads XLA_FLAGS once, when it first needs its
+	// flags, which is after the plugin is loaded. Prepare must run first.
+	cachesOn := false
+	p, err := xla.Prepare(ctx, opts, xla.PrepareOptions{PluginName: plugin, LookupEnv: lookup})
+	switch {
+	case err != nil:
+		slog.Warn("xlacache: XLA's caches stay off", "err", err)
+	case !opts.Enabled():
+		fmt.Fprintln(out, "XLACACHE_DIR is not set: XLA's caches are inactive")
+	default:
+		var set []string
+		for _, f := range p.Merge.Added {
+			set = append(set, f.String())
+		}
+		cachesOn = len(p.Flags) > 0
+		fmt.Fprintf(out, "XLA plugin %q (%s); XLA cache flags: %s\n", plugin, p.Support.Detail, strings.Join(set, " "))
+	}
+	b, err := xlabackend.New(plugin)
+	if err != nil {
+		return nil, false, fmt.Errorf("XLA backend with plugin %q: %w", plugin, err)
+	}
+	return b, cachesOn, nil
+}
+
+// pickPlugin chooses the PJRT plugin: the one GOMLX_BACKEND names
+// ("xla:cuda"), else cuda, else cpu, else any installed one. It only
+// lists files; nothing is loaded.
+func pickPlugin(lookup func(string) (string, bool)) string {
+	if v, ok := lookup(backends.ConfigEnvVar); ok {
+		name, cfg, _ := strings.Cut(v, ":")
+		if name != "xla" && name != "stablehlo" {
+			return "" // the user asked for another backend
+		}
+		if cfg != "" {
+			cfg, _, _ = strings.Cut(cfg, ",")
+			if _, found := xla.FindPlugin(cfg, lookup); found {
+				return cfg
+			}
+			return ""
+		}
+	}
+	avail := xlabackend.GetAvailablePlugins()
+	for _, want := range []string{"cuda", "cpu"} {
+		for _, a := range avail {
+			if a == want {
+				return a
+			}
+		}
+	}
+	if len(avail) > 0 {
+		return avail[0]
+	}
+	return ""
+}
+
+// train fits y = w*x + b to points of y = 3x + 1 by gradient descent, with
+// the gradient computed by GoMLX's automatic differentiation.
+func train(backend backends.Backend) (result, error) {
+	r := result{backend: backend.Name()}
+	step, err := graph.NewExecAny(backend, func(in []*graph.Node) []*graph.Node {
+		w, b, x, y := in[0], in[1], in[2], in[3]
+		pred := graph.Add(graph.Mul(x, w), b)
+		loss := graph.ReduceAllMean(graph.Square(graph.Sub(pred, y)))
+		grads := graph.Gradient(loss, w, b)
+		lr := graph.Scalar(w.Graph(), w.DType(), 0.1)
+		return []*graph.Node{graph.Sub(w, graph.Mul(lr, grads[0])), graph.Sub(b, graph.Mul(lr, grads[1])), loss}
+	})
+	if err != nil {
+		return r, fmt.Errorf("build training step: %w", err)
+	}
+	defer step.Finalize()
+	xs := make([]float32, 32)
+	ys := make([]float32, 32)
+	for i := range xs {
+		xs[i] = float32(i)/16 - 1
+		ys[i] = 3*xs[i] + 1
+	}
+	x, y := tensors.FromValue(xs), tensors.FromValue(ys)
+	w, b := float32(0), float32(0)
+	for i := range 200 {
+		outs, err := step.Exec(w, b, x, y)
+		if err != nil {
+			return r, fmt.Errorf("training step %d: %w", i, err)
+		}
+		w, b = tensors.ToScalar[float32](outs[0]), tensors.ToScalar[float32](outs[1])
+		loss := tensors.ToScalar[float32](outs[2])
+		if i == 0 {
+			r.first = loss
+		}
+		r.final = loss
+	}
+	r.w, r.b = w, b
+	return r, nil
+}

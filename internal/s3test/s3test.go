@@ -1,0 +1,289 @@
+// Package s3test runs a real S3 server (versitygw with its posix backend) on
+// loopback for tests, so that the shared tier is tested against a real
+// object store rather than a fake.
+//
+// The server binary is looked up on PATH and in $(go env GOPATH)/bin; .ci/run
+// installs it with
+//
+//	go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+//
+// Tests skip with a clear message only when the binary is absent.
+package s3test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Credentials of the server's root user; they only guard a loopback server
+// that lives for one test.
+const (
+	AccessKey = "xlacachetest"
+	SecretKey = "xlacachetest-secret-key"
+	Region    = "us-east-1"
+)
+
+// PreferredAddr is tried first so that a server left running by a crashed
+// test is easy to recognise; a free port is used when it is busy.
+const PreferredAddr = "127.0.0.1:7070"
+
+// Server is a running versitygw.
+type Server struct {
+	// Addr is host:port on loopback.
+	Addr string
+	// Root is the posix backend's directory: bucket directories live here.
+	Root string
+
+	bin  string
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	logs *syncBuffer
+}
+
+// Binary returns the versitygw path, or "" when it is not installed.
+func Binary() string {
+	if p, err := exec.LookPath("versitygw"); err == nil {
+		return p
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+			gopath = strings.TrimSpace(string(out))
+		}
+	}
+	for _, dir := range filepath.SplitList(gopath) {
+		p := filepath.Join(dir, "bin", "versitygw")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, "go", "bin", "versitygw")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Start starts a server with one bucket per name in buckets and stops it
+// when the test ends. It skips the test when versitygw is not installed.
+func Start(t testing.TB, buckets ...string) *Server {
+	t.Helper()
+	bin := Binary()
+	if bin == "" {
+		t.Skip("versitygw not installed (looked on PATH and in $(go env GOPATH)/bin); install it with: go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
+	}
+	root := t.TempDir()
+	for _, b := range buckets {
+		// The posix backend treats each top-level directory as a bucket.
+		if err := os.Mkdir(filepath.Join(root, b), 0o700); err != nil {
+			t.Fatalf("s3test: creating bucket %q: %v", b, err)
+		}
+	}
+	s := &Server{Root: root, bin: bin}
+	addr := PreferredAddr
+	if !portFree(addr) {
+		addr = freeAddr(t)
+	}
+	s.Addr = addr
+	if err := s.start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func portFree(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+func freeAddr(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("s3test: no free loopback port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func (s *Server) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return nil
+	}
+	cmd := exec.Command(s.bin, "--port", s.Addr, "--access", AccessKey, "--secret", SecretKey,
+		"--region", Region, "--quiet", "posix", s.Root)
+	// Drop ROOT_*/VGW_* variables a developer may have set: the flags above
+	// must be the whole configuration.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ROOT_") && !strings.HasPrefix(kv, "VGW_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	s.logs = &syncBuffer{}
+	cmd.Stdout = s.logs
+	cmd.Stderr = s.logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("s3test: starting %s: %w", s.bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		if err := probe(ctx, s.Addr); err == nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("s3test: versitygw exited at start (%v): %s", err, s.logs.String())
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			<-exited
+			return fmt.Errorf("s3test: versitygw did not answer on %s within 30s: %s", s.Addr, s.logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	s.cmd = cmd
+	go func() {
+		// Reap the process when it stops; Stop waits on this via waitDone.
+		err := <-exited
+		s.mu.Lock()
+		if s.cmd == cmd {
+			s.cmd = nil
+		}
+		s.mu.Unlock()
+		_ = err
+	}()
+	return nil
+}
+
+// probe reports whether an HTTP server answers on addr (any status counts:
+// an unauthenticated request gets 403 from a live S3 server).
+func probe(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// Stop stops the server (the stored objects stay in Root). It is safe to
+// call more than once.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Kill()
+	// Wait until the port is released so that Restart can bind it again.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && !portFree(s.Addr) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Restart starts a stopped server again on the same address and data.
+func (s *Server) Restart() error {
+	return s.start()
+}
+
+// Running reports whether the server process is up.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
+}
+
+// Endpoint is the server's URL.
+func (s *Server) Endpoint() string { return "http://" + s.Addr }
+
+// SharedURL is an XLACACHE_SHARED_URL for bucket/prefix on this server.
+func (s *Server) SharedURL(bucket, prefix string) string {
+	u := "s3://" + bucket
+	if prefix != "" {
+		u += "/" + prefix
+	}
+	return u
+}
+
+// Env is the environment a client process needs to reach this server the
+// usual S3 way (endpoint and credentials).
+func (s *Server) Env() []string {
+	return []string{
+		"AWS_ENDPOINT_URL_S3=" + s.Endpoint(),
+		"AWS_ACCESS_KEY_ID=" + AccessKey,
+		"AWS_SECRET_ACCESS_KEY=" + SecretKey,
+		"AWS_REGION=" + Region,
+	}
+}
+
+// Setenv sets Env for the current test (t.Setenv restores it afterwards).
+func (s *Server) Setenv(t testing.TB) {
+	t.Helper()
+	for _, kv := range s.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}
+
+// Logs returns what the server printed, for failure messages.
+func (s *Server) Logs() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logs == nil {
+		return ""
+	}
+	return s.logs.String()
+}
+
+// syncBuffer collects the server's output; the exec package writes it from
+// its own goroutines while tests may read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 1<<20 {
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

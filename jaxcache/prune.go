@@ -1,0 +1,205 @@
+package jaxcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sort"
+	"time"
+)
+
+// DefaultGrace is how recently a file may have been modified and still be
+// left alone by Prune: JAX writes entries in place and XLA rewrites its
+// kernel cache file in place, so a young file may be half written. It is
+// generous because the writer may be on another host of a shared
+// filesystem, where neither locks nor /proc can see it.
+const DefaultGrace = 5 * time.Minute
+
+// PruneOptions configures Prune.
+type PruneOptions struct {
+	// MaxSize bounds the directory's bytes (entries, atime files and XLA's
+	// subcaches) plus OtherBytes. <= 0 removes only garbage (orphaned
+	// atime files and stale XLA temporary files).
+	MaxSize int64
+	// OtherBytes are bytes of other tiers sharing the directory (such as
+	// xlacache's own) that count against MaxSize but are not Prune's.
+	OtherBytes int64
+	// Grace protects recently modified files; zero means DefaultGrace.
+	Grace time.Duration
+	// LockTimeout bounds the wait for JAX's lock; zero means 30s.
+	LockTimeout time.Duration
+	// DryRun reports what would be removed without removing it.
+	DryRun bool
+	// FileMode is used if the lock file must be created; zero means 0600.
+	FileMode os.FileMode
+	// Now is the clock; nil means time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Kept is a file Prune would have removed but left in place.
+type Kept struct {
+	Path   string
+	Reason string
+}
+
+// PruneResult reports what Prune did.
+type PruneResult struct {
+	// Before and After are the directory's bytes (without OtherBytes).
+	Before, After int64
+	Removed       []string
+	RemovedBytes  int64
+	Kept          []Kept
+	// Locked says JAX's lock was held while pruning.
+	Locked bool
+}
+
+// unit is what Prune removes together: an entry's two files, or one
+// subcache file.
+type unit struct {
+	paths   []string
+	size    int64
+	lastUse time.Time
+	modTime time.Time
+	garbage bool
+	what    string
+}
+
+// Prune evicts least recently used entries and XLA subcache files until
+// the directory fits MaxSize. It never removes a file being written:
+//   - it holds JAX's own lock (flock on .lockfile) while it works, which
+//     excludes every JAX process that bounds its cache;
+//   - it skips files any local process has open for writing (/proc);
+//   - it skips files modified within the grace period, which covers
+//     JAX processes without the lock and writers on other hosts;
+//   - it re-checks each file's modification time just before removing it.
+func Prune(ctx context.Context, dir string, po PruneOptions) (PruneResult, error) {
+	var res PruneResult
+	now := time.Now
+	if po.Now != nil {
+		now = po.Now
+	}
+	grace := po.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	lockTimeout := po.LockTimeout
+	if lockTimeout <= 0 {
+		lockTimeout = 30 * time.Second
+	}
+	mode := po.FileMode
+	if mode == 0 {
+		mode = 0o600
+	}
+	logger := po.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	unlock, held, err := lockJAX(ctx, dir, mode, !po.DryRun, lockTimeout)
+	if err != nil {
+		return res, fmt.Errorf("prune JAX cache %s: %w", dir, err)
+	}
+	defer unlock()
+	res.Locked = held
+
+	d, err := Scan(ctx, dir)
+	if err != nil {
+		return res, err
+	}
+	res.Before = d.Stats().TotalBytes
+	res.After = res.Before
+	busy := openForWrite(dir)
+	t0 := now()
+
+	var units []unit
+	for _, p := range d.OrphanAtimes {
+		if info, err := os.Lstat(p); err == nil {
+			units = append(units, unit{paths: []string{p}, size: info.Size(), lastUse: info.ModTime(), modTime: info.ModTime(), garbage: true, what: "orphaned atime file"})
+		}
+	}
+	for _, e := range d.Entries {
+		u := unit{paths: []string{e.Path}, size: e.Size + e.AtimeSize, lastUse: e.LastUse, modTime: e.ModTime, what: "JAX entry " + e.Key}
+		if e.AtimeSize > 0 || e.HasAtime {
+			u.paths = append(u.paths, e.Path[:len(e.Path)-len(CacheSuffix)]+AtimeSuffix)
+		}
+		units = append(units, u)
+	}
+	for _, f := range d.Subcaches {
+		units = append(units, unit{paths: []string{f.Path}, size: f.Size, lastUse: f.LastUse, modTime: f.ModTime, garbage: f.Temp, what: "XLA " + f.Subcache + " file"})
+	}
+	// Garbage first, then least recently used first.
+	sort.SliceStable(units, func(i, j int) bool {
+		if units[i].garbage != units[j].garbage {
+			return units[i].garbage
+		}
+		return units[i].lastUse.Before(units[j].lastUse)
+	})
+
+	for _, u := range units {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		over := po.MaxSize > 0 && res.After+po.OtherBytes > po.MaxSize
+		if !u.garbage && !over {
+			continue
+		}
+		if reason := inFlight(u, busy, t0, grace); reason != "" {
+			res.Kept = append(res.Kept, Kept{u.paths[0], reason})
+			continue
+		}
+		if po.DryRun {
+			res.Removed = append(res.Removed, u.paths...)
+			res.RemovedBytes += u.size
+			res.After -= u.size
+			continue
+		}
+		removed, err := removeUnit(u)
+		res.Removed = append(res.Removed, removed...)
+		if err != nil {
+			logger.Warn("xlacache: prune could not remove a JAX cache file", "file", u.paths[0], "err", err)
+			res.Kept = append(res.Kept, Kept{u.paths[0], err.Error()})
+			continue
+		}
+		res.RemovedBytes += u.size
+		res.After -= u.size
+	}
+	return res, nil
+}
+
+// inFlight says why a unit must not be removed now, or "".
+func inFlight(u unit, busy map[string]bool, now time.Time, grace time.Duration) string {
+	for _, p := range u.paths {
+		if busy[p] {
+			return "open for writing by a running process"
+		}
+	}
+	// Only the data file's age matters: JAX rewrites an entry's atime
+	// file on every read, and losing that 8-byte file mid-write is
+	// harmless (JAX recreates it).
+	if info, err := os.Lstat(u.paths[0]); err == nil && now.Sub(info.ModTime()) < grace {
+		return fmt.Sprintf("modified %v ago, within the %v grace period (may be being written)", now.Sub(info.ModTime()).Round(time.Second), grace)
+	}
+	if !u.modTime.IsZero() {
+		if info, err := os.Lstat(u.paths[0]); err == nil && !info.ModTime().Equal(u.modTime) {
+			return "modified since the scan"
+		}
+	}
+	return ""
+}
+
+// removeUnit removes a unit's files, the data file first so that a JAX
+// reader never finds an entry without its content. A file already gone
+// is not an error.
+func removeUnit(u unit) ([]string, error) {
+	var removed []string
+	for _, p := range u.paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, err
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
+}

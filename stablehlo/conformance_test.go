@@ -1,0 +1,182 @@
+package stablehlo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// conformanceDir locates the JAX-generated StableHLO test programs:
+// $XLACACHE_CONFORMANCE_DIR, else ../shared/conformance/stablehlo-testdata
+// relative to the module root (the directory holding go.mod).
+func conformanceDir(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("XLACACHE_CONFORMANCE_DIR"); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("module root (go.mod) not found above the test directory")
+		}
+		dir = parent
+	}
+	d := filepath.Join(dir, "..", "shared", "conformance", "stablehlo-testdata")
+	if _, err := os.Stat(d); err != nil {
+		t.Fatalf("conformance programs not found at %s (set XLACACHE_CONFORMANCE_DIR): %v", d, err)
+	}
+	return d
+}
+
+// TestConformanceInterp runs every conformance program through the
+// reference interpreter; all must pass.
+func TestConformanceInterp(t *testing.T) {
+	dir := conformanceDir(t)
+	var out bytes.Buffer
+	passed, failed, skipped, err := RunConformance(context.Background(), dir, InterpRunner, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := ConformanceFiles(dir)
+	if failed != 0 || skipped != 0 || passed != len(files) || passed < 128 {
+		t.Fatalf("passed %d, failed %d, skipped %d of %d files:\n%s", passed, failed, skipped, len(files), out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if got, want := lines[len(lines)-1], "128 passed, 0 failed"; len(files) == 128 && got != want {
+		t.Fatalf("summary line %q, want %q", got, want)
+	}
+}
+
+// TestConformanceInlinedMatches checks that Inline preserves behaviour:
+// the flattened module evaluates (assertions included) like the original.
+func TestConformanceInlinedMatches(t *testing.T) {
+	dir := conformanceDir(t)
+	files, err := ConformanceFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Parse(src, filepath.Base(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		flat, err := Inline(m)
+		if err != nil {
+			t.Fatalf("%s: inline: %v", f, err)
+		}
+		if len(flat.Funcs) != 1 {
+			t.Fatalf("%s: inlined module has %d functions", f, len(flat.Funcs))
+		}
+		walkOps(flat.Funcs[0].Body, func(op *Op) {
+			if op.Name == "call" {
+				t.Fatalf("%s: call left after Inline", f)
+			}
+		})
+		want, err := Eval(m, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Eval(flat, "", nil)
+		if err != nil {
+			t.Fatalf("%s: inlined eval: %v", f, err)
+		}
+		for i := range want {
+			if !got[i].Equal(want[i]) {
+				t.Fatalf("%s: result %d differs after Inline", f, i)
+			}
+		}
+	}
+}
+
+// TestConformanceDetectsFailures corrupts expected values and unsupported
+// ops in copies of programs and checks the runner's per-file lines and
+// summary.
+func TestConformanceDetectsFailures(t *testing.T) {
+	src := conformanceDir(t)
+	tmp := t.TempDir()
+	copyWith := func(name, newName, old, repl string) {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if old != "" {
+			if !strings.Contains(s, old) {
+				t.Fatalf("%s does not contain %q", name, old)
+			}
+			s = strings.Replace(s, old, repl, 1)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, newName), []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyWith("add_any_int32_2_int32_2.mlir", "a_ok.mlir", "", "")
+	// The expected tensor of reduce_sum is the last constant in the file;
+	// change its first value.
+	b, _ := os.ReadFile(filepath.Join(src, "reduce_sum_float32_2_3.mlir"))
+	i := strings.LastIndex(string(b), "dense<[0.841330051")
+	if i < 0 {
+		t.Fatal("reduce_sum expected constant not found")
+	}
+	bad := string(b[:i]) + "dense<[0.851330051" + string(b[i+len("dense<[0.841330051"):])
+	if err := os.WriteFile(filepath.Join(tmp, "b_wrong.mlir"), []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	copyWith("abs_float32_20_20.mlir", "c_unsupported.mlir", "stablehlo.abs", "stablehlo.cosine_squared")
+	copyWith("abs_float32_20_20.mlir", "d_truncated.mlir", "return %2 : tensor<20x20xf32>\n  }", "return %2 : tensor<20x20xf32>\n")
+
+	var out bytes.Buffer
+	passed, failed, skipped, err := RunConformance(context.Background(), tmp, InterpRunner, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if passed != 1 || failed != 2 || skipped != 1 {
+		t.Fatalf("passed %d failed %d skipped %d:\n%s", passed, failed, skipped, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{
+		"pass a_ok.mlir\n",
+		"fail b_wrong.mlir: b_wrong.mlir:",
+		"check.expect_close failed at index [0]",
+		"unsupported c_unsupported.mlir: c_unsupported.mlir:10:10: unknown op stablehlo.cosine_squared",
+		"fail d_truncated.mlir: ",
+		"1 passed, 2 failed, 1 skipped\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestRunOneUnsupportedFromBackend(t *testing.T) {
+	dir := conformanceDir(t)
+	r := RunOne(context.Background(), filepath.Join(dir, "abs_float32_20_20.mlir"), func(ctx context.Context, m *Module) error {
+		return errors.Join(errors.New("cpu backend: op abs not implemented"), ErrUnsupported)
+	})
+	if r.Status != "unsupported" {
+		t.Fatalf("status %q", r.Status)
+	}
+	r = RunOne(context.Background(), filepath.Join(dir, "abs_float32_20_20.mlir"), func(ctx context.Context, m *Module) error {
+		var p []int
+		_ = p[3] // a crashing backend
+		return nil
+	})
+	if r.Status != "fail" || !strings.Contains(r.Detail, "panic") {
+		t.Fatalf("crashing backend: %+v", r)
+	}
+}

@@ -1,0 +1,63 @@
+// Package stablehlo is a StableHLO front end in plain Go: it parses MLIR
+// text (the pretty form JAX prints and the generic form GoMLX's builder
+// writes), verifies types and shapes, prints a canonical form for cache
+// keys, and evaluates programs with a reference interpreter.
+//
+// # IR
+//
+// Parse returns a *Module holding *Func values. A Func has Args (the entry
+// block arguments), ResultTypes and a Body *Block. A Block is a flat list
+// of *Op; its last op is always named "return". Region-carrying ops
+// (reduce) hold their bodies in Op.Regions, each a *Block whose Args are
+// scalar tensors. Regions are isolated from above: a body only uses its
+// own block arguments and values it defines.
+//
+// Every SSA value is a *Value with a static TensorType (element DType and
+// Shape; rank 0 is a scalar), an ID unique within its function (dense in
+// [0, Func.NumValues), nested regions included), and its defining Op (nil
+// for block arguments) with the result Index.
+//
+// Op.Name is the op name without the "stablehlo." prefix ("add",
+// "dot_general", "broadcast_in_dim"); chlo ops keep their dialect
+// ("chlo.top_k", "chlo.erf_inv"); func.call is "call"; func.return and
+// stablehlo.return are both "return". SupportedOps lists the full set.
+//
+// Op.Attrs carries typed attributes; only the fields of the op's kind are
+// set:
+//
+//	constant          Constant (*Tensor, the literal)
+//	iota              Dimension
+//	compare           ComparisonDirection ("EQ".."LT"), CompareType ("FLOAT",
+//	                  "TOTALORDER", "SIGNED", "UNSIGNED" or "" = by element type)
+//	broadcast_in_dim  BroadcastDims (operand dim i -> result dim BroadcastDims[i])
+//	transpose         Permutation (result dim i = operand dim Permutation[i])
+//	slice             StartIndices, LimitIndices, Strides
+//	pad               EdgePaddingLow, EdgePaddingHigh (may be negative), InteriorPadding
+//	concatenate       Dimension
+//	dot_general       Dot{LhsBatch, RhsBatch, LhsContracting, RhsContracting}, Precision;
+//	                  result dims = batch dims, lhs free dims, rhs free dims (in order)
+//	reduce            ReduceDims; Operands = inputs[0..N) then inits[0..N);
+//	                  Regions[0].Args = (acc_0..acc_N-1, elem_0..elem_N-1)
+//	custom_call       Callee (call_target_name, e.g. "check.expect_close"),
+//	                  HasSideEffect, MinULP/MaxULP/Tolerance for the checks
+//	call              Callee (function name without '@')
+//	chlo.top_k        K; results (values, i32 indices) along the last dimension
+//
+// Other attributes are kept as canonical text in Attrs.Other: they count
+// for the canonical form but are otherwise ignored.
+//
+// # Tensors
+//
+// A *Tensor is a host buffer: Data is the raw little-endian row-major
+// contents (i1 = one byte 0/1), exactly what generated C kernels read and
+// write. NewTensor allocates 8-byte-aligned buffers so the typed views
+// (Float32s, Int32s, Bools, ...) reinterpret without copying.
+//
+// # Backends
+//
+// Inline returns a copy of a module whose main function has every call
+// inlined, so a backend sees one flat function plus reduce bodies. Eval is
+// the reference interpreter; check.expect_* custom calls evaluate as
+// assertions. RunConformance runs a directory of test programs through any
+// backend's run function.
+package stablehlo

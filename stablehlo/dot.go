@@ -1,0 +1,258 @@
+package stablehlo
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// evalDot evaluates dot_general by relaying the operands to
+// lhs[batch, m, k] and rhs[batch, k, n] and running a typed i-k-j matrix
+// multiply (unit-stride inner loop over the output row).
+func evalDot(l, r *Tensor, rt TensorType, d DotDims) (*Tensor, error) {
+	if l.Type.DType != rt.DType {
+		l = evalConvert(l, rt.DType)
+	}
+	if r.Type.DType != rt.DType {
+		r = evalConvert(r, rt.DType)
+	}
+	free := func(t TensorType, used ...[]int64) []int64 {
+		u := make([]bool, t.Rank())
+		for _, ls := range used {
+			for _, x := range ls {
+				u[x] = true
+			}
+		}
+		var out []int64
+		for i, x := range u {
+			if !x {
+				out = append(out, int64(i))
+			}
+		}
+		return out
+	}
+	prod := func(t TensorType, dims []int64) int64 {
+		p := int64(1)
+		for _, x := range dims {
+			p *= t.Shape[x]
+		}
+		return p
+	}
+	lf := free(l.Type, d.LhsBatch, d.LhsContracting)
+	rf := free(r.Type, d.RhsBatch, d.RhsContracting)
+	lp := append(append(append([]int64{}, d.LhsBatch...), lf...), d.LhsContracting...)
+	rp := append(append(append([]int64{}, d.RhsBatch...), d.RhsContracting...), rf...)
+	lt := transposeTensor(l, lp)
+	rtt := transposeTensor(r, rp)
+	B := prod(l.Type, d.LhsBatch)
+	M := prod(l.Type, lf)
+	K := prod(l.Type, d.LhsContracting)
+	N := prod(r.Type, rf)
+	out := NewTensor(rt)
+	switch rt.DType {
+	case F32:
+		matmul(lt.Float32s(), rtt.Float32s(), out.Float32s(), B, M, K, N)
+	case F64:
+		matmul(lt.Float64s(), rtt.Float64s(), out.Float64s(), B, M, K, N)
+	case I8:
+		matmul(lt.Int8s(), rtt.Int8s(), out.Int8s(), B, M, K, N)
+	case I16:
+		matmul(lt.Int16s(), rtt.Int16s(), out.Int16s(), B, M, K, N)
+	case I32:
+		matmul(lt.Int32s(), rtt.Int32s(), out.Int32s(), B, M, K, N)
+	case I64:
+		matmul(lt.Int64s(), rtt.Int64s(), out.Int64s(), B, M, K, N)
+	case UI8:
+		matmul(lt.Uint8s(), rtt.Uint8s(), out.Uint8s(), B, M, K, N)
+	case UI16:
+		matmul(lt.Uint16s(), rtt.Uint16s(), out.Uint16s(), B, M, K, N)
+	case UI32:
+		matmul(lt.Uint32s(), rtt.Uint32s(), out.Uint32s(), B, M, K, N)
+	case UI64:
+		matmul(lt.Uint64s(), rtt.Uint64s(), out.Uint64s(), B, M, K, N)
+	default:
+		return nil, fmt.Errorf("dot_general does not support %s", rt.DType)
+	}
+	return out, nil
+}
+
+func matmul[T numberT](a, b, o []T, B, M, K, N int64) {
+	for bi := int64(0); bi < B; bi++ {
+		ab := a[bi*M*K : (bi+1)*M*K]
+		bb := b[bi*K*N : (bi+1)*K*N]
+		ob := o[bi*M*N : (bi+1)*M*N]
+		for m := int64(0); m < M; m++ {
+			orow := ob[m*N : (m+1)*N]
+			arow := ab[m*K : (m+1)*K]
+			// No skipping of zero lhs elements: 0*Inf and 0*NaN must
+			// still produce NaN.
+			for k, av := range arow {
+				brow := bb[int64(k)*N : (int64(k)+1)*N]
+				brow = brow[:len(orow)]
+				for j, bv := range brow {
+					orow[j] += av * bv
+				}
+			}
+		}
+	}
+}
+
+// Check semantics follow the StableHLO reference interpreter
+// (openxla/stablehlo, stablehlo/reference/Api.cpp and
+// stablehlo/tests/CheckOps.cpp):
+//   - check.expect_eq: elementwise ==, so NaN never matches and +0 == -0.
+//   - check.expect_close: ULP difference within [min_ulp_difference,
+//     max_ulp_difference], defaults 0 and 3 (Api.cpp calls
+//     evalExpectCloseOp(lhs, rhs, 0, 3)). The ULP difference is 0 for
+//     bitwise-equal values and for two NaNs, |bits(|f|) - bits(|g|)| for
+//     finite values of the same sign, bits(|f|) + bits(|g|) for opposite
+//     signs, and "infinite" otherwise.
+//   - check.expect_almost_eq: areApproximatelyEqual with tolerance 0.001
+//     (Api.cpp passes APFloat(0.001)): equal values match, two NaNs match,
+//     a non-finite or zero value only matches when the other is zero too,
+//     signs must agree, then |f-g| <= tolerance.
+const (
+	defaultMinULP    = 0
+	defaultMaxULP    = 3
+	defaultTolerance = 0.001
+)
+
+// ULPDifference is the reference interpreter's ULP distance between two
+// float32 values (see the comment above); exported for backends' tests.
+func ULPDifference32(f, g float32) uint64 {
+	if math.Float32bits(f) == math.Float32bits(g) {
+		return 0
+	}
+	fi, gi := !math.IsInf(float64(f), 0) && f == f, !math.IsInf(float64(g), 0) && g == g
+	if fi && gi {
+		a := uint64(math.Float32bits(f) &^ (1 << 31))
+		b := uint64(math.Float32bits(g) &^ (1 << 31))
+		if math.Signbit(float64(f)) != math.Signbit(float64(g)) {
+			return a + b
+		}
+		if a > b {
+			return a - b
+		}
+		return b - a
+	}
+	if f != f && g != g {
+		return 0
+	}
+	return math.MaxUint64
+}
+
+// ULPDifference64 is ULPDifference32 for float64 values.
+func ULPDifference64(f, g float64) uint64 {
+	if math.Float64bits(f) == math.Float64bits(g) {
+		return 0
+	}
+	fi, gi := !math.IsInf(f, 0) && f == f, !math.IsInf(g, 0) && g == g
+	if fi && gi {
+		a := math.Float64bits(f) &^ (1 << 63)
+		b := math.Float64bits(g) &^ (1 << 63)
+		if math.Signbit(f) != math.Signbit(g) {
+			if a > math.MaxUint64-b {
+				return math.MaxUint64
+			}
+			return a + b
+		}
+		if a > b {
+			return a - b
+		}
+		return b - a
+	}
+	if f != f && g != g {
+		return 0
+	}
+	return math.MaxUint64
+}
+
+// AlmostEqual is the reference interpreter's areApproximatelyEqual.
+func AlmostEqual(f, g, tol float64) bool {
+	if f == g {
+		return true
+	}
+	if f != f || g != g {
+		return f != f && g != g
+	}
+	finiteNonZero := func(x float64) bool { return x != 0 && !math.IsInf(x, 0) }
+	if !finiteNonZero(f) || !finiteNonZero(g) {
+		if f != 0 && g != 0 {
+			return false
+		}
+	}
+	if math.Signbit(f) != math.Signbit(g) {
+		return false
+	}
+	return math.Abs(f-g) <= tol
+}
+
+// evalCheck evaluates a check.expect_* custom call on (actual, expected).
+func evalCheck(op *Op, got, want *Tensor) *CheckError {
+	a := &op.Attrs
+	n := got.Type.NumElements()
+	fail := func(i int64, detail string) *CheckError {
+		return &CheckError{Target: a.Callee, Pos: op.Pos, Index: unravel(i, got.Type.Shape),
+			Got: formatScalar(got, i), Want: formatScalar(want, i), Detail: detail}
+	}
+	switch a.Callee {
+	case "check.expect_eq":
+		eq, err := evalCompare("EQ", "", got, want)
+		if err != nil {
+			return &CheckError{Target: a.Callee, Pos: op.Pos, Detail: err.Error()}
+		}
+		for i := int64(0); i < n; i++ {
+			if eq.Data[i] == 0 {
+				return fail(i, "values differ")
+			}
+		}
+	case "check.expect_close":
+		lo, hi := uint64(defaultMinULP), uint64(defaultMaxULP)
+		if a.MinULP != nil {
+			lo = uint64(*a.MinULP)
+		}
+		if a.MaxULP != nil {
+			hi = uint64(*a.MaxULP)
+		}
+		for i := int64(0); i < n; i++ {
+			var d uint64
+			if got.Type.DType == F32 {
+				d = ULPDifference32(got.Float32s()[i], want.Float32s()[i])
+			} else {
+				d = ULPDifference64(got.Float64s()[i], want.Float64s()[i])
+			}
+			if d < lo || d > hi {
+				ds := strconv.FormatUint(d, 10)
+				if d == math.MaxUint64 {
+					ds = "inf"
+				}
+				return fail(i, fmt.Sprintf("ULP difference %s outside [%d, %d]", ds, lo, hi))
+			}
+		}
+	case "check.expect_almost_eq":
+		tol := defaultTolerance
+		if a.Tolerance != nil {
+			tol = *a.Tolerance
+		}
+		for i := int64(0); i < n; i++ {
+			f, g := got.Float64At(i), want.Float64At(i)
+			if !AlmostEqual(f, g, tol) {
+				return fail(i, fmt.Sprintf("|difference| %g > tolerance %g or signs differ", math.Abs(f-g), tol))
+			}
+		}
+	default:
+		return &CheckError{Target: a.Callee, Pos: op.Pos, Detail: "unsupported check"}
+	}
+	return nil
+}
+
+func unravel(i int64, shape []int64) []int64 {
+	idx := make([]int64, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			idx[d] = i % shape[d]
+			i /= shape[d]
+		}
+	}
+	return idx
+}

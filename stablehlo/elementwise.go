@@ -1,0 +1,880 @@
+package stablehlo
+
+import (
+	"fmt"
+	"math"
+)
+
+type floatT interface{ ~float32 | ~float64 }
+
+type signedT interface {
+	~int8 | ~int16 | ~int32 | ~int64
+}
+
+type unsignedT interface {
+	~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+type intT interface{ signedT | unsignedT }
+
+type numberT interface{ intT | floatT }
+
+// floatFn applies f elementwise, computing in float64 so float32 results
+// are rounded once from a more precise value.
+func floatFn[T floatT](f func(float64) float64, x, o []T) {
+	for i, v := range x {
+		o[i] = T(f(float64(v)))
+	}
+}
+
+// evalUnary evaluates elementwise unary ops (stablehlo and chlo).
+func evalUnary(name string, x *Tensor) (*Tensor, error) {
+	out := NewTensor(x.Type)
+	dt := x.Type.DType
+	if dt.IsFloat() {
+		f, ok := unaryFloatFuncs[name]
+		if !ok {
+			return nil, fmt.Errorf("%s does not support %s", name, dt)
+		}
+		if dt == F32 {
+			xs, os := x.Float32s(), out.Float32s()
+			switch name { // exact in float32, skip the float64 round trip
+			case "negate":
+				for i, v := range xs {
+					os[i] = -v
+				}
+				return out, nil
+			case "abs":
+				for i, v := range xs {
+					os[i] = float32(math.Abs(float64(v)))
+				}
+				return out, nil
+			case "chlo.sinh":
+				for i, v := range xs {
+					os[i] = sinh32(v)
+				}
+				return out, nil
+			case "chlo.cosh":
+				for i, v := range xs {
+					os[i] = cosh32(v)
+				}
+				return out, nil
+			}
+			floatFn(f, xs, os)
+		} else {
+			floatFn(f, x.Float64s(), out.Float64s())
+		}
+		return out, nil
+	}
+	var err error
+	switch dt {
+	case I1:
+		return nil, fmt.Errorf("%s does not support i1", name)
+	case I8:
+		err = unaryInt(name, x.Int8s(), out.Int8s())
+	case I16:
+		err = unaryInt(name, x.Int16s(), out.Int16s())
+	case I32:
+		err = unaryInt(name, x.Int32s(), out.Int32s())
+	case I64:
+		err = unaryInt(name, x.Int64s(), out.Int64s())
+	case UI8:
+		err = unaryInt(name, x.Uint8s(), out.Uint8s())
+	case UI16:
+		err = unaryInt(name, x.Uint16s(), out.Uint16s())
+	case UI32:
+		err = unaryInt(name, x.Uint32s(), out.Uint32s())
+	case UI64:
+		err = unaryInt(name, x.Uint64s(), out.Uint64s())
+	}
+	return out, err
+}
+
+func unaryInt[T intT](name string, x, o []T) error {
+	var zero T
+	switch name {
+	case "negate":
+		for i, v := range x {
+			o[i] = zero - v
+		}
+	case "abs":
+		for i, v := range x {
+			if v < zero {
+				o[i] = zero - v
+			} else {
+				o[i] = v
+			}
+		}
+	case "sign":
+		for i, v := range x {
+			switch {
+			case v > zero:
+				o[i] = 1
+			case v < zero:
+				o[i] = zero - 1
+			default:
+				o[i] = 0
+			}
+		}
+	default:
+		return fmt.Errorf("%s does not support integer operands", name)
+	}
+	return nil
+}
+
+func evalNot(x *Tensor) *Tensor {
+	out := NewTensor(x.Type)
+	if x.Type.DType == I1 {
+		for i, v := range x.Data {
+			out.Data[i] = v ^ 1
+		}
+		return out
+	}
+	for i, v := range x.Data {
+		out.Data[i] = ^v
+	}
+	return out
+}
+
+func sign(v float64) float64 {
+	switch {
+	case v != v:
+		return v
+	case v > 0:
+		return 1
+	case v < 0:
+		return -1
+	}
+	return v // keeps the sign of zero
+}
+
+var unaryFloatFuncs = map[string]func(float64) float64{
+	"negate":                func(v float64) float64 { return -v },
+	"abs":                   math.Abs,
+	"sign":                  sign,
+	"floor":                 math.Floor,
+	"ceil":                  math.Ceil,
+	"round_nearest_even":    math.RoundToEven,
+	"round_nearest_afz":     math.Round,
+	"exponential":           math.Exp,
+	"exponential_minus_one": math.Expm1,
+	"log":                   math.Log,
+	"log_plus_one":          math.Log1p,
+	"logistic":              logistic,
+	"tanh":                  math.Tanh,
+	"sqrt":                  math.Sqrt,
+	"rsqrt":                 func(v float64) float64 { return 1 / math.Sqrt(v) },
+	"cbrt":                  math.Cbrt,
+	"cosine":                math.Cos,
+	"sine":                  math.Sin,
+	"chlo.acos":             math.Acos,
+	"chlo.acosh":            math.Acosh,
+	"chlo.asin":             math.Asin,
+	"chlo.asinh":            math.Asinh,
+	"chlo.atan":             math.Atan,
+	"chlo.atanh":            math.Atanh,
+	"chlo.cosh":             math.Cosh,
+	"chlo.sinh":             math.Sinh,
+	"chlo.tan":              math.Tan,
+	"chlo.digamma":          digamma,
+	"chlo.erf":              math.Erf,
+	"chlo.erf_inv":          math.Erfinv,
+	"chlo.erfc":             math.Erfc,
+	"chlo.lgamma":           lgamma,
+}
+
+func logistic(v float64) float64 {
+	if v >= 0 {
+		return 1 / (1 + math.Exp(-v))
+	}
+	e := math.Exp(v)
+	return e / (1 + e)
+}
+
+func lgamma(v float64) float64 {
+	r, _ := math.Lgamma(v)
+	return r
+}
+
+// digamma is ψ(x): reflection for x < 0.5, recurrence up to x >= 6, then
+// the asymptotic series. Poles (non-positive integers) give NaN as in
+// XLA's implementation.
+func digamma(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, -1) {
+		return math.NaN()
+	}
+	if math.IsInf(x, 1) {
+		return x
+	}
+	if x <= 0 && x == math.Floor(x) {
+		return math.NaN()
+	}
+	if x < 0.5 {
+		return digamma(1-x) - math.Pi/math.Tan(math.Pi*x)
+	}
+	r := 0.0
+	for x < 6 {
+		r -= 1 / x
+		x++
+	}
+	f := 1 / (x * x)
+	t := f * (-1.0/12 + f*(1.0/120+f*(-1.0/252+f*(1.0/240+f*(-1.0/132+f*(691.0/32760+f*(-1.0/12)))))))
+	return r + math.Log(x) - 0.5/x + t
+}
+
+// evalBinary evaluates elementwise binary ops.
+func evalBinary(name string, a, b *Tensor) (*Tensor, error) {
+	out := NewTensor(a.Type)
+	var err error
+	switch a.Type.DType {
+	case F32:
+		err = binFloat(name, a.Float32s(), b.Float32s(), out.Float32s())
+	case F64:
+		err = binFloat(name, a.Float64s(), b.Float64s(), out.Float64s())
+	case I1:
+		err = binBool(name, a.Data, b.Data, out.Data)
+	case I8:
+		err = binInt(name, a.Int8s(), b.Int8s(), out.Int8s())
+	case I16:
+		err = binInt(name, a.Int16s(), b.Int16s(), out.Int16s())
+	case I32:
+		err = binInt(name, a.Int32s(), b.Int32s(), out.Int32s())
+	case I64:
+		err = binInt(name, a.Int64s(), b.Int64s(), out.Int64s())
+	case UI8:
+		err = binInt(name, a.Uint8s(), b.Uint8s(), out.Uint8s())
+	case UI16:
+		err = binInt(name, a.Uint16s(), b.Uint16s(), out.Uint16s())
+	case UI32:
+		err = binInt(name, a.Uint32s(), b.Uint32s(), out.Uint32s())
+	case UI64:
+		err = binInt(name, a.Uint64s(), b.Uint64s(), out.Uint64s())
+	default:
+		err = fmt.Errorf("unsupported element type %s", a.Type.DType)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fmax/fmin follow StableHLO: NaN propagates, and +0 > -0.
+func fmax[T floatT](x, y T) T {
+	switch {
+	case x != x:
+		return x
+	case y != y:
+		return y
+	case x > y:
+		return x
+	case y > x:
+		return y
+	case math.Signbit(float64(x)):
+		return y
+	}
+	return x
+}
+
+func fmin[T floatT](x, y T) T {
+	switch {
+	case x != x:
+		return x
+	case y != y:
+		return y
+	case x < y:
+		return x
+	case y < x:
+		return y
+	case math.Signbit(float64(x)):
+		return x
+	}
+	return y
+}
+
+func binFloat[T floatT](name string, a, b, o []T) error {
+	switch name {
+	case "add":
+		for i := range a {
+			o[i] = a[i] + b[i]
+		}
+	case "subtract":
+		for i := range a {
+			o[i] = a[i] - b[i]
+		}
+	case "multiply":
+		for i := range a {
+			o[i] = a[i] * b[i]
+		}
+	case "divide":
+		for i := range a {
+			o[i] = a[i] / b[i]
+		}
+	case "remainder":
+		for i := range a {
+			o[i] = T(math.Mod(float64(a[i]), float64(b[i])))
+		}
+	case "power":
+		for i := range a {
+			o[i] = T(math.Pow(float64(a[i]), float64(b[i])))
+		}
+	case "maximum":
+		for i := range a {
+			o[i] = fmax(a[i], b[i])
+		}
+	case "minimum":
+		for i := range a {
+			o[i] = fmin(a[i], b[i])
+		}
+	case "atan2":
+		for i := range a {
+			o[i] = T(math.Atan2(float64(a[i]), float64(b[i])))
+		}
+	case "chlo.next_after":
+		switch os := any(o).(type) {
+		case []float32:
+			as, bs := any(a).([]float32), any(b).([]float32)
+			for i := range os {
+				os[i] = math.Nextafter32(as[i], bs[i])
+			}
+		case []float64:
+			as, bs := any(a).([]float64), any(b).([]float64)
+			for i := range os {
+				os[i] = math.Nextafter(as[i], bs[i])
+			}
+		}
+	default:
+		return fmt.Errorf("%s does not support floating-point operands", name)
+	}
+	return nil
+}
+
+// binInt implements integer arithmetic with XLA's semantics for the cases
+// Go would panic on or leaves open: x/0 = -1 (all bits set), x%0 = x,
+// MIN/-1 = MIN, MIN%-1 = 0 (Go already wraps these two).
+func binInt[T intT](name string, a, b, o []T) error {
+	var zero T
+	allOnes := ^zero
+	switch name {
+	case "add":
+		for i := range a {
+			o[i] = a[i] + b[i]
+		}
+	case "subtract":
+		for i := range a {
+			o[i] = a[i] - b[i]
+		}
+	case "multiply":
+		for i := range a {
+			o[i] = a[i] * b[i]
+		}
+	case "divide":
+		for i := range a {
+			if b[i] == 0 {
+				o[i] = allOnes
+			} else {
+				o[i] = a[i] / b[i]
+			}
+		}
+	case "remainder":
+		for i := range a {
+			if b[i] == 0 {
+				o[i] = a[i]
+			} else {
+				o[i] = a[i] % b[i]
+			}
+		}
+	case "power":
+		for i := range a {
+			o[i] = ipow(a[i], b[i])
+		}
+	case "maximum":
+		for i := range a {
+			o[i] = max(a[i], b[i])
+		}
+	case "minimum":
+		for i := range a {
+			o[i] = min(a[i], b[i])
+		}
+	case "and":
+		for i := range a {
+			o[i] = a[i] & b[i]
+		}
+	case "or":
+		for i := range a {
+			o[i] = a[i] | b[i]
+		}
+	case "xor":
+		for i := range a {
+			o[i] = a[i] ^ b[i]
+		}
+	default:
+		return fmt.Errorf("%s does not support integer operands", name)
+	}
+	return nil
+}
+
+// ipow is integer exponentiation by squaring with XLA's rule for negative
+// exponents: 1 for base 1, ±1 for base -1, else 0.
+func ipow[T intT](x, e T) T {
+	var zero T
+	one := zero + 1
+	if e < zero {
+		switch {
+		case x == one:
+			return one
+		case x == zero-one:
+			if e%2 == 0 {
+				return one
+			}
+			return x
+		}
+		return zero
+	}
+	r := one
+	for e > zero {
+		if e&1 == 1 {
+			r *= x
+		}
+		x *= x
+		e >>= 1
+	}
+	return r
+}
+
+func binBool(name string, a, b, o []uint8) error {
+	switch name {
+	case "and", "multiply", "minimum":
+		for i := range a {
+			o[i] = a[i] & b[i]
+		}
+	case "or", "add", "maximum":
+		for i := range a {
+			o[i] = a[i] | b[i]
+		}
+	case "xor":
+		for i := range a {
+			o[i] = a[i] ^ b[i]
+		}
+	default:
+		return fmt.Errorf("%s does not support i1 operands", name)
+	}
+	return nil
+}
+
+// evalCompare implements compare; the comparison type only changes the
+// float ordering (TOTALORDER) since signedness follows the element type.
+func evalCompare(dir, ctype string, a, b *Tensor) (*Tensor, error) {
+	out := NewTensor(TensorType{DType: I1, Shape: a.Type.Shape})
+	o := out.Data
+	switch a.Type.DType {
+	case F32:
+		if ctype == "TOTALORDER" {
+			cmpSlices(dir, totalKeys32(a.Float32s()), totalKeys32(b.Float32s()), o)
+		} else {
+			cmpSlices(dir, a.Float32s(), b.Float32s(), o)
+		}
+	case F64:
+		if ctype == "TOTALORDER" {
+			cmpSlices(dir, totalKeys64(a.Float64s()), totalKeys64(b.Float64s()), o)
+		} else {
+			cmpSlices(dir, a.Float64s(), b.Float64s(), o)
+		}
+	case I1, UI8:
+		cmpSlices(dir, a.Data, b.Data, o)
+	case I8:
+		cmpSlices(dir, a.Int8s(), b.Int8s(), o)
+	case I16:
+		cmpSlices(dir, a.Int16s(), b.Int16s(), o)
+	case I32:
+		cmpSlices(dir, a.Int32s(), b.Int32s(), o)
+	case I64:
+		cmpSlices(dir, a.Int64s(), b.Int64s(), o)
+	case UI16:
+		cmpSlices(dir, a.Uint16s(), b.Uint16s(), o)
+	case UI32:
+		cmpSlices(dir, a.Uint32s(), b.Uint32s(), o)
+	case UI64:
+		cmpSlices(dir, a.Uint64s(), b.Uint64s(), o)
+	default:
+		return nil, fmt.Errorf("unsupported element type %s", a.Type.DType)
+	}
+	return out, nil
+}
+
+// totalKeys maps floats to integers whose order is IEEE totalOrder
+// (-NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN).
+func totalKeys32(x []float32) []int32 {
+	out := make([]int32, len(x))
+	for i, v := range x {
+		b := int32(math.Float32bits(v))
+		if b < 0 {
+			b ^= math.MaxInt32
+		}
+		out[i] = b
+	}
+	return out
+}
+
+func totalKeys64(x []float64) []int64 {
+	out := make([]int64, len(x))
+	for i, v := range x {
+		b := int64(math.Float64bits(v))
+		if b < 0 {
+			b ^= math.MaxInt64
+		}
+		out[i] = b
+	}
+	return out
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func cmpSlices[T numberT](dir string, a, b []T, o []uint8) {
+	switch dir {
+	case "EQ":
+		for i := range a {
+			o[i] = b2u(a[i] == b[i])
+		}
+	case "NE":
+		for i := range a {
+			o[i] = b2u(a[i] != b[i])
+		}
+	case "LT":
+		for i := range a {
+			o[i] = b2u(a[i] < b[i])
+		}
+	case "LE":
+		for i := range a {
+			o[i] = b2u(a[i] <= b[i])
+		}
+	case "GT":
+		for i := range a {
+			o[i] = b2u(a[i] > b[i])
+		}
+	case "GE":
+		for i := range a {
+			o[i] = b2u(a[i] >= b[i])
+		}
+	}
+}
+
+func evalSelect(p, t, f *Tensor) *Tensor {
+	out := NewTensor(t.Type)
+	es := int64(t.Type.DType.Size())
+	n := t.Type.NumElements()
+	if p.Type.Rank() == 0 && n > 0 {
+		if p.Data[0] != 0 {
+			copy(out.Data, t.Data)
+		} else {
+			copy(out.Data, f.Data)
+		}
+		return out
+	}
+	for i := int64(0); i < n; i++ {
+		src := f.Data
+		if p.Data[i] != 0 {
+			src = t.Data
+		}
+		copy(out.Data[i*es:(i+1)*es], src[i*es:(i+1)*es])
+	}
+	return out
+}
+
+func evalClamp(lo, x, hi *Tensor) (*Tensor, error) {
+	out := NewTensor(x.Type)
+	var err error
+	switch x.Type.DType {
+	case F32:
+		clampSlices(lo.Float32s(), x.Float32s(), hi.Float32s(), out.Float32s(), fmax[float32], fmin[float32])
+	case F64:
+		clampSlices(lo.Float64s(), x.Float64s(), hi.Float64s(), out.Float64s(), fmax[float64], fmin[float64])
+	case I1, UI8:
+		clampSlices(lo.Data, x.Data, hi.Data, out.Data, imax[uint8], imin[uint8])
+	case I8:
+		clampSlices(lo.Int8s(), x.Int8s(), hi.Int8s(), out.Int8s(), imax[int8], imin[int8])
+	case I16:
+		clampSlices(lo.Int16s(), x.Int16s(), hi.Int16s(), out.Int16s(), imax[int16], imin[int16])
+	case I32:
+		clampSlices(lo.Int32s(), x.Int32s(), hi.Int32s(), out.Int32s(), imax[int32], imin[int32])
+	case I64:
+		clampSlices(lo.Int64s(), x.Int64s(), hi.Int64s(), out.Int64s(), imax[int64], imin[int64])
+	case UI16:
+		clampSlices(lo.Uint16s(), x.Uint16s(), hi.Uint16s(), out.Uint16s(), imax[uint16], imin[uint16])
+	case UI32:
+		clampSlices(lo.Uint32s(), x.Uint32s(), hi.Uint32s(), out.Uint32s(), imax[uint32], imin[uint32])
+	case UI64:
+		clampSlices(lo.Uint64s(), x.Uint64s(), hi.Uint64s(), out.Uint64s(), imax[uint64], imin[uint64])
+	default:
+		err = fmt.Errorf("unsupported element type %s", x.Type.DType)
+	}
+	return out, err
+}
+
+func imax[T intT](a, b T) T { return max(a, b) }
+func imin[T intT](a, b T) T { return min(a, b) }
+
+// clampSlices computes min(max(x, lo), hi) with scalar bounds broadcast.
+func clampSlices[T any](lo, x, hi, o []T, mx, mn func(T, T) T) {
+	for i := range x {
+		l, h := lo[0], hi[0]
+		if len(lo) > 1 {
+			l = lo[i]
+		}
+		if len(hi) > 1 {
+			h = hi[i]
+		}
+		o[i] = mn(mx(x[i], l), h)
+	}
+}
+
+// evalConvert converts element types. Float to integer truncates toward
+// zero and saturates, NaN becomes 0 (XLA's CPU behaviour); anything to i1
+// is x != 0.
+func evalConvert(x *Tensor, to DType) *Tensor {
+	out := NewTensor(TensorType{DType: to, Shape: x.Type.Shape})
+	n := x.Type.NumElements()
+	from := x.Type.DType
+	switch {
+	case from == to:
+		copy(out.Data, x.Data)
+	case from == F32 && to == F64:
+		xs, os := x.Float32s(), out.Float64s()
+		for i, v := range xs {
+			os[i] = float64(v)
+		}
+	case from == F64 && to == F32:
+		xs, os := x.Float64s(), out.Float32s()
+		for i, v := range xs {
+			os[i] = float32(v)
+		}
+	case from == I32 && to == F32:
+		xs, os := x.Int32s(), out.Float32s()
+		for i, v := range xs {
+			os[i] = float32(v)
+		}
+	case to == I1:
+		for i := int64(0); i < n; i++ {
+			if from.IsFloat() {
+				out.Data[i] = b2u(x.Float64At(i) != 0)
+			} else {
+				out.Data[i] = b2u(x.Int64At(i) != 0)
+			}
+		}
+	case from.IsFloat() && to.IsFloat():
+		for i := int64(0); i < n; i++ {
+			out.setFloat(i, x.Float64At(i))
+		}
+	case from.IsFloat():
+		lo, hi := intRange(to)
+		for i := int64(0); i < n; i++ {
+			v := math.Trunc(x.Float64At(i))
+			switch {
+			case v != v:
+				out.setInt(i, 0)
+			case to == UI64 && v >= 18446744073709551615.0:
+				out.setInt(i, -1)
+			case to == UI64 && v >= 9223372036854775808.0:
+				out.setInt(i, int64(uint64(v)))
+			case v <= float64(lo):
+				out.setInt(i, lo)
+			case v >= float64(hi):
+				out.setInt(i, hi)
+			default:
+				out.setInt(i, int64(v))
+			}
+		}
+	case to.IsFloat():
+		for i := int64(0); i < n; i++ {
+			if from == UI64 {
+				out.setFloat(i, float64(uint64(x.Int64At(i))))
+			} else {
+				out.setFloat(i, float64(x.Int64At(i)))
+			}
+		}
+	default:
+		for i := int64(0); i < n; i++ {
+			out.setInt(i, x.Int64At(i))
+		}
+	}
+	return out
+}
+
+// intRange is the representable range of an integer type, clipped to
+// int64 (ui64's upper half is handled by the caller).
+func intRange(d DType) (int64, int64) {
+	switch d {
+	case I8:
+		return math.MinInt8, math.MaxInt8
+	case I16:
+		return math.MinInt16, math.MaxInt16
+	case I32:
+		return math.MinInt32, math.MaxInt32
+	case I64:
+		return math.MinInt64, math.MaxInt64
+	case UI8:
+		return 0, math.MaxUint8
+	case UI16:
+		return 0, math.MaxUint16
+	case UI32:
+		return 0, math.MaxUint32
+	case UI64:
+		return 0, math.MaxInt64
+	}
+	return 0, 1
+}
+
+// reduceFast reduces x (outer x inner, row-major) along inner with a
+// single associative op, folding from init in index order.
+func reduceFast(name string, x, init, out *Tensor, outer, inner int64) error {
+	switch x.Type.DType {
+	case F32:
+		return reduceFloat(name, x.Float32s(), init.Float32s()[0], out.Float32s(), outer, inner)
+	case F64:
+		return reduceFloat(name, x.Float64s(), init.Float64s()[0], out.Float64s(), outer, inner)
+	case I1:
+		return reduceBool(name, x.Data, init.Data[0], out.Data, outer, inner)
+	case I8:
+		return reduceInt(name, x.Int8s(), init.Int8s()[0], out.Int8s(), outer, inner)
+	case I16:
+		return reduceInt(name, x.Int16s(), init.Int16s()[0], out.Int16s(), outer, inner)
+	case I32:
+		return reduceInt(name, x.Int32s(), init.Int32s()[0], out.Int32s(), outer, inner)
+	case I64:
+		return reduceInt(name, x.Int64s(), init.Int64s()[0], out.Int64s(), outer, inner)
+	case UI8:
+		return reduceInt(name, x.Uint8s(), init.Uint8s()[0], out.Uint8s(), outer, inner)
+	case UI16:
+		return reduceInt(name, x.Uint16s(), init.Uint16s()[0], out.Uint16s(), outer, inner)
+	case UI32:
+		return reduceInt(name, x.Uint32s(), init.Uint32s()[0], out.Uint32s(), outer, inner)
+	case UI64:
+		return reduceInt(name, x.Uint64s(), init.Uint64s()[0], out.Uint64s(), outer, inner)
+	}
+	return fmt.Errorf("no fast reduce")
+}
+
+func reduceFloat[T floatT](name string, x []T, init T, o []T, outer, inner int64) error {
+	for r := int64(0); r < outer; r++ {
+		acc := init
+		row := x[r*inner : (r+1)*inner]
+		switch name {
+		case "add":
+			for _, v := range row {
+				acc += v
+			}
+		case "multiply":
+			for _, v := range row {
+				acc *= v
+			}
+		case "maximum":
+			for _, v := range row {
+				acc = fmax(acc, v)
+			}
+		case "minimum":
+			for _, v := range row {
+				acc = fmin(acc, v)
+			}
+		default:
+			return fmt.Errorf("no fast reduce")
+		}
+		o[r] = acc
+	}
+	return nil
+}
+
+func reduceInt[T intT](name string, x []T, init T, o []T, outer, inner int64) error {
+	for r := int64(0); r < outer; r++ {
+		acc := init
+		row := x[r*inner : (r+1)*inner]
+		switch name {
+		case "add":
+			for _, v := range row {
+				acc += v
+			}
+		case "multiply":
+			for _, v := range row {
+				acc *= v
+			}
+		case "maximum":
+			for _, v := range row {
+				acc = max(acc, v)
+			}
+		case "minimum":
+			for _, v := range row {
+				acc = min(acc, v)
+			}
+		case "and":
+			for _, v := range row {
+				acc &= v
+			}
+		case "or":
+			for _, v := range row {
+				acc |= v
+			}
+		case "xor":
+			for _, v := range row {
+				acc ^= v
+			}
+		default:
+			return fmt.Errorf("no fast reduce")
+		}
+		o[r] = acc
+	}
+	return nil
+}
+
+func reduceBool(name string, x []uint8, init uint8, o []uint8, outer, inner int64) error {
+	for r := int64(0); r < outer; r++ {
+		acc := init
+		row := x[r*inner : (r+1)*inner]
+		switch name {
+		case "and", "multiply", "minimum":
+			for _, v := range row {
+				acc &= v
+			}
+		case "or", "add", "maximum":
+			for _, v := range row {
+				acc |= v
+			}
+		case "xor":
+			for _, v := range row {
+				acc ^= v
+			}
+		default:
+			return fmt.Errorf("no fast reduce")
+		}
+		o[r] = acc
+	}
+	return nil
+}
+
+// exp32 is a correctly rounded float32 exponential.
+func exp32(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+// logHalf32 is log(1/2) rounded to float32, as the chlo decomposition
+// materialises it.
+var logHalf32 = float32(math.Log(0.5))
+
+// cosh32 follows the chlo-legalize-to-stablehlo decomposition that XLA
+// uses for f32 (e^(x+log ½) + e^(-x+log ½), evaluated in float32), so
+// results match JAX's to the ULP rather than being more accurate than
+// the programs' expected values.
+func cosh32(x float32) float32 {
+	return exp32(x+logHalf32) + exp32(-x+logHalf32)
+}
+
+// sinh32 follows the same decomposition: for |x| >= 1
+// e^(x+log ½) - e^(-x+log ½); for small |x| the expm1-based form
+// (expm1(x) + expm1(x)/(expm1(x)+1)) / 2.
+func sinh32(x float32) float32 {
+	if float32(math.Abs(float64(x))) >= 1 {
+		return exp32(x+logHalf32) - exp32(-x+logHalf32)
+	}
+	e := float32(math.Expm1(float64(x)))
+	return 0.5 * (e + e/(e+1))
+}

@@ -1,0 +1,37 @@
+package stablehlo
+
+import (
+	"testing"
+)
+
+// FuzzParse feeds arbitrary text to the parser: it must never panic or
+// hang, and whatever it accepts must print to canonical text that parses
+// back to the same canonical text.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(addProgram))
+	f.Add([]byte(canonPretty))
+	f.Add([]byte(canonGeneric))
+	saved := maxConstantBytes
+	maxConstantBytes = 1 << 12
+	defer func() { maxConstantBytes = saved }()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Parse(data, "fuzz.mlir")
+		if err != nil {
+			if m != nil {
+				t.Fatal("module returned with an error")
+			}
+			return
+		}
+		c := Canonical(m)
+		m2, err := Parse(c, "canonical.mlir")
+		if err != nil {
+			t.Fatalf("canonical text does not parse: %v\n%s", err, c)
+		}
+		if string(Canonical(m2)) != string(c) {
+			t.Fatalf("canonical form not stable:\n%s\nvs\n%s", c, Canonical(m2))
+		}
+		if _, err := Parse([]byte(Print(m)), "printed.mlir"); err != nil {
+			t.Fatalf("printed text does not parse: %v\n%s", err, Print(m))
+		}
+	})
+}

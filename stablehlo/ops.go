@@ -1,0 +1,107 @@
+package stablehlo
+
+// opClass groups ops that share parsing, shape rules and evaluation.
+type opClass int
+
+const (
+	classUnary   opClass = iota + 1 // elementwise, one operand, same type
+	classBinary                     // elementwise, two operands, same type
+	classLogical                    // and/or/xor/not: integer or i1 only
+	classOther                      // op-specific
+)
+
+// opInfo describes a supported op. floatOnly ops reject integer element
+// types in the verifier.
+type opInfo struct {
+	class     opClass
+	floatOnly bool
+	intOnly   bool // integer or i1 only
+}
+
+// opTable is the supported op set; anything else is rejected by the parser
+// with "unknown op".
+var opTable = map[string]opInfo{
+	// Elementwise unary.
+	"negate":                {class: classUnary},
+	"abs":                   {class: classUnary},
+	"sign":                  {class: classUnary},
+	"floor":                 {class: classUnary, floatOnly: true},
+	"ceil":                  {class: classUnary, floatOnly: true},
+	"round_nearest_even":    {class: classUnary, floatOnly: true},
+	"round_nearest_afz":     {class: classUnary, floatOnly: true},
+	"exponential":           {class: classUnary, floatOnly: true},
+	"exponential_minus_one": {class: classUnary, floatOnly: true},
+	"log":                   {class: classUnary, floatOnly: true},
+	"log_plus_one":          {class: classUnary, floatOnly: true},
+	"logistic":              {class: classUnary, floatOnly: true},
+	"tanh":                  {class: classUnary, floatOnly: true},
+	"sqrt":                  {class: classUnary, floatOnly: true},
+	"rsqrt":                 {class: classUnary, floatOnly: true},
+	"cbrt":                  {class: classUnary, floatOnly: true},
+	"cosine":                {class: classUnary, floatOnly: true},
+	"sine":                  {class: classUnary, floatOnly: true},
+	"not":                   {class: classLogical, intOnly: true},
+	// chlo unary (float only).
+	"chlo.acos":    {class: classUnary, floatOnly: true},
+	"chlo.acosh":   {class: classUnary, floatOnly: true},
+	"chlo.asin":    {class: classUnary, floatOnly: true},
+	"chlo.asinh":   {class: classUnary, floatOnly: true},
+	"chlo.atan":    {class: classUnary, floatOnly: true},
+	"chlo.atanh":   {class: classUnary, floatOnly: true},
+	"chlo.cosh":    {class: classUnary, floatOnly: true},
+	"chlo.sinh":    {class: classUnary, floatOnly: true},
+	"chlo.tan":     {class: classUnary, floatOnly: true},
+	"chlo.digamma": {class: classUnary, floatOnly: true},
+	"chlo.erf":     {class: classUnary, floatOnly: true},
+	"chlo.erf_inv": {class: classUnary, floatOnly: true},
+	"chlo.erfc":    {class: classUnary, floatOnly: true},
+	"chlo.lgamma":  {class: classUnary, floatOnly: true},
+	// Elementwise binary.
+	"add":             {class: classBinary},
+	"subtract":        {class: classBinary},
+	"multiply":        {class: classBinary},
+	"divide":          {class: classBinary},
+	"remainder":       {class: classBinary},
+	"power":           {class: classBinary},
+	"maximum":         {class: classBinary},
+	"minimum":         {class: classBinary},
+	"atan2":           {class: classBinary, floatOnly: true},
+	"and":             {class: classLogical, intOnly: true},
+	"or":              {class: classLogical, intOnly: true},
+	"xor":             {class: classLogical, intOnly: true},
+	"chlo.next_after": {class: classBinary, floatOnly: true},
+	// Everything else.
+	"constant":         {class: classOther},
+	"iota":             {class: classOther},
+	"compare":          {class: classOther},
+	"select":           {class: classOther},
+	"clamp":            {class: classOther},
+	"convert":          {class: classOther},
+	"broadcast_in_dim": {class: classOther},
+	"reshape":          {class: classOther},
+	"transpose":        {class: classOther},
+	"slice":            {class: classOther},
+	"concatenate":      {class: classOther},
+	"pad":              {class: classOther},
+	"dot_general":      {class: classOther},
+	"reduce":           {class: classOther},
+	"custom_call":      {class: classOther},
+	"call":             {class: classOther},
+	"return":           {class: classOther},
+	"chlo.top_k":       {class: classOther},
+}
+
+func knownOp(name string) bool {
+	_, ok := opTable[name]
+	return ok
+}
+
+// SupportedOps lists the IR names of every op the front end accepts.
+func SupportedOps() []string {
+	out := make([]string, 0, len(opTable))
+	for k := range opTable {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}

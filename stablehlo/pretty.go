@@ -1,0 +1,776 @@
+package stablehlo
+
+import (
+	"slices"
+	"sort"
+	"strings"
+)
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+// parsePrettyOp parses an op in the custom (pretty) assembly format that
+// stablehlo-opt and JAX print. The current token is the op name.
+func (p *parser) parsePrettyOp() (*Op, []TensorType, error) {
+	nameTok := p.tok
+	name := canonicalOpName(nameTok.text)
+	if nameTok.text == "func.func" || nameTok.text == "module" {
+		return nil, nil, p.errorf(nameTok.pos, "unexpected %s: the enclosing block is missing its closing '}'", nameTok.text)
+	}
+	if !knownOp(name) || (!strings.HasPrefix(nameTok.text, "stablehlo.") && !strings.HasPrefix(nameTok.text, "chlo.") &&
+		!strings.HasPrefix(nameTok.text, "func.") && nameTok.text != "call" && nameTok.text != "return") {
+		if !strings.Contains(nameTok.text, ".") {
+			// Not a dialect op name at all: malformed text.
+			return nil, nil, p.errorf(nameTok.pos, "unknown op %s", nameTok.text)
+		}
+		return nil, nil, p.unsupportedf(nameTok.pos, "unknown op %s", nameTok.text)
+	}
+	op := &Op{Name: name}
+	if err := p.advance(); err != nil {
+		return nil, nil, err
+	}
+	switch name {
+	case "constant":
+		return p.prettyConstant(op)
+	case "iota":
+		if err := p.expectIdent("dim"); err != nil {
+			return nil, nil, err
+		}
+		if err := p.expect("="); err != nil {
+			return nil, nil, err
+		}
+		n, err := p.parseIntTok()
+		if err != nil {
+			return nil, nil, err
+		}
+		op.Attrs.Dimension = n
+		return p.prettyTail(op, nameTok)
+	case "compare":
+		return p.prettyCompare(op, nameTok)
+	case "slice":
+		return p.prettySlice(op, nameTok)
+	case "reduce":
+		return p.prettyReduce(op, nameTok)
+	case "custom_call", "call":
+		return p.prettyCall(op, nameTok)
+	case "return":
+		return p.prettyReturn(op, nameTok)
+	case "chlo.top_k":
+		return p.prettyTopK(op, nameTok)
+	}
+	// Operand list followed by op-specific keyword attributes.
+	operands, err := p.parseOperandsUntilKeyword()
+	if err != nil {
+		return nil, nil, err
+	}
+	op.Operands = operands
+	for p.tok.is(",") {
+		if err := p.advance(); err != nil {
+			return nil, nil, err
+		}
+		if err := p.prettyKeyword(op); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p.prettyTail(op, nameTok)
+}
+
+// parseOperandsUntilKeyword parses a comma-separated list of operands and
+// stops (leaving the comma as the current token) when a comma is followed
+// by something other than an operand.
+func (p *parser) parseOperandsUntilKeyword() ([]*Value, error) {
+	var out []*Value
+	for p.tok.kind == tValue {
+		v, err := p.lookup(p.tok)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		if !p.tok.is(",") {
+			break
+		}
+		// Peek: is the next token an operand?
+		save := *p.lx
+		saveTok := p.tok
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		if p.tok.kind != tValue {
+			*p.lx = save
+			p.tok = saveTok
+			break
+		}
+	}
+	return out, nil
+}
+
+func (p *parser) parseIntTok() (int64, error) {
+	if p.tok.kind != tInt {
+		return 0, p.errorf(p.tok.pos, "expected integer, found %s", p.tok.describe())
+	}
+	n, err := parseIntLit(p.tok.text)
+	if err != nil {
+		return 0, p.errorf(p.tok.pos, "bad integer %q", p.tok.text)
+	}
+	return n, p.advance()
+}
+
+// parseIntList parses "[1, 2, 3]".
+func (p *parser) parseIntList() ([]int64, error) {
+	if err := p.expect("["); err != nil {
+		return nil, err
+	}
+	out := []int64{}
+	for !p.tok.is("]") {
+		if len(out) > 0 {
+			if err := p.expect(","); err != nil {
+				return nil, err
+			}
+		}
+		n, err := p.parseIntTok()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, p.advance()
+}
+
+// prettyKeyword parses one "name = value" keyword attribute of the pretty
+// form (dims = [..], dim = 1, low = [..], contracting_dims = [..] x [..]).
+func (p *parser) prettyKeyword(op *Op) error {
+	kw := p.tok
+	if kw.kind != tIdent {
+		return p.errorf(kw.pos, "expected attribute keyword, found %s", kw.describe())
+	}
+	if err := p.advance(); err != nil {
+		return err
+	}
+	if err := p.expect("="); err != nil {
+		return err
+	}
+	var err error
+	switch op.Name + "/" + kw.text {
+	case "broadcast_in_dim/dims":
+		op.Attrs.BroadcastDims, err = p.parseIntList()
+	case "transpose/dims":
+		op.Attrs.Permutation, err = p.parseIntList()
+	case "concatenate/dim":
+		op.Attrs.Dimension, err = p.parseIntTok()
+	case "pad/low":
+		op.Attrs.EdgePaddingLow, err = p.parseIntList()
+	case "pad/high":
+		op.Attrs.EdgePaddingHigh, err = p.parseIntList()
+	case "pad/interior":
+		op.Attrs.InteriorPadding, err = p.parseIntList()
+	case "dot_general/batching_dims", "dot_general/contracting_dims":
+		var l, r []int64
+		if l, err = p.parseIntList(); err != nil {
+			return err
+		}
+		if err = p.expectIdent("x"); err != nil {
+			return err
+		}
+		if r, err = p.parseIntList(); err != nil {
+			return err
+		}
+		if kw.text == "batching_dims" {
+			op.Attrs.Dot.LhsBatch, op.Attrs.Dot.RhsBatch = l, r
+		} else {
+			op.Attrs.Dot.LhsContracting, op.Attrs.Dot.RhsContracting = l, r
+		}
+	case "dot_general/precision":
+		if err = p.expect("["); err != nil {
+			return err
+		}
+		op.Attrs.Precision = []string{}
+		for !p.tok.is("]") {
+			if len(op.Attrs.Precision) > 0 {
+				if err = p.expect(","); err != nil {
+					return err
+				}
+			}
+			if p.tok.kind != tIdent {
+				return p.errorf(p.tok.pos, "expected precision, found %s", p.tok.describe())
+			}
+			op.Attrs.Precision = append(op.Attrs.Precision, p.tok.text)
+			if err = p.advance(); err != nil {
+				return err
+			}
+		}
+		err = p.advance()
+	default:
+		// Any other keyword is kept verbatim (e.g. dot_general algorithm).
+		v, verr := p.parseAttrValue()
+		if verr != nil {
+			return verr
+		}
+		if op.Attrs.Other == nil {
+			op.Attrs.Other = map[string]string{}
+		}
+		op.Attrs.Other[kw.text] = v.text
+	}
+	return err
+}
+
+// prettyTail parses the optional attribute dictionary and the type
+// signature, checks operand types and returns the result types.
+func (p *parser) prettyTail(op *Op, nameTok token) (*Op, []TensorType, error) {
+	if p.tok.is("{") {
+		fields, err := p.parseAttrDict()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := p.applyAttrs(op, fields); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := p.expect(":"); err != nil {
+		return nil, nil, err
+	}
+	ins, outs, err := p.parseSignature(op)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.checkOperandTypes(nameTok.pos, nameTok.text, op.Operands, ins); err != nil {
+		return nil, nil, err
+	}
+	return op, outs, nil
+}
+
+// parseSignature parses the pretty type signature: a function type, the
+// chlo "T, T -> T" form, or the abbreviated forms "T" (all operands and
+// the result share T) and "Tpred, T" (select).
+func (p *parser) parseSignature(op *Op) (ins, outs []TensorType, err error) {
+	if p.tok.is("(") {
+		return p.parseFuncType()
+	}
+	types, err := p.parseTypeList()
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.tok.is("->") {
+		if err := p.advance(); err != nil {
+			return nil, nil, err
+		}
+		outs, err := p.parseResultTypes()
+		return types, outs, err
+	}
+	n := len(op.Operands)
+	switch {
+	case len(types) == 1:
+		ins = make([]TensorType, n)
+		for i := range ins {
+			ins[i] = types[0]
+		}
+		return ins, []TensorType{types[0]}, nil
+	case len(types) == 2 && op.Name == "select" && n == 3:
+		return []TensorType{types[0], types[1], types[1]}, []TensorType{types[1]}, nil
+	}
+	return nil, nil, p.errorf(p.tok.pos, "cannot interpret type signature of %s", op.Name)
+}
+
+func (p *parser) prettyConstant(op *Op) (*Op, []TensorType, error) {
+	var fields []attrField
+	if p.tok.is("{") {
+		f, err := p.parseAttrDict()
+		if err != nil {
+			return nil, nil, err
+		}
+		fields = f
+	}
+	if !p.isIdent("dense") {
+		return nil, nil, p.errorf(p.tok.pos, "expected dense<...> constant, found %s", p.tok.describe())
+	}
+	t, err := p.parseDenseAttr()
+	if err != nil {
+		return nil, nil, err
+	}
+	op.Attrs.Constant = t
+	if err := p.applyAttrs(op, fields); err != nil {
+		return nil, nil, err
+	}
+	return op, []TensorType{t.Type}, nil
+}
+
+func (p *parser) prettyCompare(op *Op, nameTok token) (*Op, []TensorType, error) {
+	if p.tok.kind != tIdent {
+		return nil, nil, p.errorf(p.tok.pos, "expected comparison direction, found %s", p.tok.describe())
+	}
+	op.Attrs.ComparisonDirection = p.tok.text
+	if err := p.advance(); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expect(","); err != nil {
+		return nil, nil, err
+	}
+	operands, err := p.parseOperandsUntilKeyword()
+	if err != nil {
+		return nil, nil, err
+	}
+	op.Operands = operands
+	if p.tok.is(",") {
+		if err := p.advance(); err != nil {
+			return nil, nil, err
+		}
+		if p.tok.kind != tIdent {
+			return nil, nil, p.errorf(p.tok.pos, "expected comparison type, found %s", p.tok.describe())
+		}
+		op.Attrs.CompareType = p.tok.text
+		if err := p.advance(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p.prettyTail(op, nameTok)
+}
+
+// prettySlice parses "%x [0:10, 2:3:1, ...]".
+func (p *parser) prettySlice(op *Op, nameTok token) (*Op, []TensorType, error) {
+	operands, err := p.parseOperandsUntilKeyword()
+	if err != nil {
+		return nil, nil, err
+	}
+	op.Operands = operands
+	if p.tok.is(",") {
+		// Older keyword form: starts/limits/strides lists are not printed
+		// by current tools; fall through to the generic keyword parser.
+		return nil, nil, p.unsupportedf(p.tok.pos, "unsupported slice syntax")
+	}
+	if err := p.expect("["); err != nil {
+		return nil, nil, err
+	}
+	a := &op.Attrs
+	a.StartIndices, a.LimitIndices, a.Strides = []int64{}, []int64{}, []int64{}
+	for !p.tok.is("]") {
+		if len(a.StartIndices) > 0 {
+			if err := p.expect(","); err != nil {
+				return nil, nil, err
+			}
+		}
+		s, err := p.parseIntTok()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := p.expect(":"); err != nil {
+			return nil, nil, err
+		}
+		l, err := p.parseIntTok()
+		if err != nil {
+			return nil, nil, err
+		}
+		st := int64(1)
+		if p.tok.is(":") {
+			if err := p.advance(); err != nil {
+				return nil, nil, err
+			}
+			if st, err = p.parseIntTok(); err != nil {
+				return nil, nil, err
+			}
+		}
+		a.StartIndices = append(a.StartIndices, s)
+		a.LimitIndices = append(a.LimitIndices, l)
+		a.Strides = append(a.Strides, st)
+	}
+	if err := p.advance(); err != nil {
+		return nil, nil, err
+	}
+	return p.prettyTail(op, nameTok)
+}
+
+// prettyReduce parses both pretty reduce forms:
+//
+//	stablehlo.reduce(%a init: %b) applies stablehlo.add across dimensions = [0] : (...) -> ...
+//	stablehlo.reduce(%a init: %b), (%c init: %d) across dimensions = [0] : (...) -> (...)
+//	  reducer(%x: T, %y: T) (%x2: T, %y2: T) { ... stablehlo.return ... }
+func (p *parser) prettyReduce(op *Op, nameTok token) (*Op, []TensorType, error) {
+	var inputs, inits []*Value
+	for {
+		if err := p.expect("("); err != nil {
+			return nil, nil, err
+		}
+		if p.tok.kind != tValue {
+			return nil, nil, p.errorf(p.tok.pos, "expected reduce operand, found %s", p.tok.describe())
+		}
+		in, err := p.lookup(p.tok)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := p.advance(); err != nil {
+			return nil, nil, err
+		}
+		if err := p.expectIdent("init"); err != nil {
+			return nil, nil, err
+		}
+		if err := p.expect(":"); err != nil {
+			return nil, nil, err
+		}
+		if p.tok.kind != tValue {
+			return nil, nil, p.errorf(p.tok.pos, "expected reduce init value, found %s", p.tok.describe())
+		}
+		init, err := p.lookup(p.tok)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := p.advance(); err != nil {
+			return nil, nil, err
+		}
+		if err := p.expect(")"); err != nil {
+			return nil, nil, err
+		}
+		inputs = append(inputs, in)
+		inits = append(inits, init)
+		if !p.tok.is(",") {
+			break
+		}
+		if err := p.advance(); err != nil {
+			return nil, nil, err
+		}
+	}
+	op.Operands = append(append([]*Value{}, inputs...), inits...)
+	var applyTok *token
+	if p.isIdent("applies") {
+		if err := p.advance(); err != nil {
+			return nil, nil, err
+		}
+		t := p.tok
+		if t.kind != tIdent {
+			return nil, nil, p.errorf(t.pos, "expected op name after applies, found %s", t.describe())
+		}
+		applyTok = &t
+		if err := p.advance(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := p.expectIdent("across"); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expectIdent("dimensions"); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expect("="); err != nil {
+		return nil, nil, err
+	}
+	dims, err := p.parseIntList()
+	if err != nil {
+		return nil, nil, err
+	}
+	op.Attrs.ReduceDims = dims
+	if p.tok.is("{") {
+		fields, err := p.parseAttrDict()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := p.applyAttrs(op, fields); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := p.expect(":"); err != nil {
+		return nil, nil, err
+	}
+	ins, outs, err := p.parseFuncType()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.checkOperandTypes(nameTok.pos, nameTok.text, op.Operands, ins); err != nil {
+		return nil, nil, err
+	}
+	n := len(inputs)
+	if applyTok != nil {
+		body, err := p.appliesBody(*applyTok, inits)
+		if err != nil {
+			return nil, nil, err
+		}
+		op.Regions = []*Block{body}
+		return op, outs, nil
+	}
+	// reducer(%lhs_i: T, %rhs_i: T) per input, then a body block.
+	if err := p.skipLoc(); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expectIdent("reducer"); err != nil {
+		return nil, nil, err
+	}
+	p.scopes = append(p.scopes, map[string]*Value{})
+	defer func() { p.scopes = p.scopes[:len(p.scopes)-1] }()
+	lhs := make([]*Value, 0, n)
+	rhs := make([]*Value, 0, n)
+	for p.tok.is("(") {
+		args, err := p.parseBlockArgs()
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(args) != 2 {
+			return nil, nil, p.errorf(p.tok.pos, "reducer argument group must have 2 arguments, has %d", len(args))
+		}
+		lhs = append(lhs, args[0])
+		rhs = append(rhs, args[1])
+	}
+	if len(lhs) != n {
+		return nil, nil, p.errorf(p.tok.pos, "reducer has %d argument groups for %d inputs", len(lhs), n)
+	}
+	b := &Block{Args: append(lhs, rhs...)}
+	for i, a := range b.Args {
+		a.Index = i
+	}
+	if err := p.parseBlockBody(b); err != nil {
+		return nil, nil, err
+	}
+	op.Regions = []*Block{b}
+	return op, outs, nil
+}
+
+// appliesBody builds the region for the "applies stablehlo.add" short
+// form: block args (acc, elem) of the init element types and one op.
+func (p *parser) appliesBody(t token, inits []*Value) (*Block, error) {
+	name := canonicalOpName(t.text)
+	info, ok := opTable[name]
+	if !ok || (info.class != classBinary && !(info.class == classLogical && name != "not")) || len(inits) != 1 {
+		return nil, p.unsupportedf(t.pos, "unsupported reduce body op %s", t.text)
+	}
+	ty := TensorType{DType: inits[0].Type.DType, Shape: []int64{}}
+	a := &Value{Type: ty, ID: p.nextID, Index: 0, Name: "lhs"}
+	b := &Value{Type: ty, ID: p.nextID + 1, Index: 1, Name: "rhs"}
+	r := &Value{Type: ty, ID: p.nextID + 2, Name: "acc"}
+	p.nextID += 3
+	body := &Op{Name: name, Operands: []*Value{a, b}, Results: []*Value{r}, Pos: t.pos}
+	r.Def = body
+	ret := &Op{Name: "return", Operands: []*Value{r}, Pos: t.pos}
+	return &Block{Args: []*Value{a, b}, Ops: []*Op{body, ret}}, nil
+}
+
+// prettyCall parses "@target(%a, %b) {attrs} : functype" for call and
+// custom_call.
+func (p *parser) prettyCall(op *Op, nameTok token) (*Op, []TensorType, error) {
+	if p.tok.kind != tSymbol {
+		return nil, nil, p.errorf(p.tok.pos, "expected @callee, found %s", p.tok.describe())
+	}
+	op.Attrs.Callee = p.tok.text
+	if err := p.advance(); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expect("("); err != nil {
+		return nil, nil, err
+	}
+	operands, err := p.parseOperandList(")")
+	if err != nil {
+		return nil, nil, err
+	}
+	op.Operands = operands
+	if err := p.advance(); err != nil {
+		return nil, nil, err
+	}
+	if p.tok.is("{") {
+		fields, err := p.parseAttrDict()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := p.applyAttrs(op, fields); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := p.expect(":"); err != nil {
+		return nil, nil, err
+	}
+	ins, outs, err := p.parseFuncType()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.checkOperandTypes(nameTok.pos, nameTok.text, op.Operands, ins); err != nil {
+		return nil, nil, err
+	}
+	return op, outs, nil
+}
+
+// prettyReturn parses "return %a, %b : T, T" (or a bare "return").
+func (p *parser) prettyReturn(op *Op, nameTok token) (*Op, []TensorType, error) {
+	operands, err := p.parseOperandsUntilKeyword()
+	if err != nil {
+		return nil, nil, err
+	}
+	op.Operands = operands
+	if len(operands) == 0 {
+		return op, nil, nil
+	}
+	if err := p.expect(":"); err != nil {
+		return nil, nil, err
+	}
+	types, err := p.parseTypeList()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.checkOperandTypes(nameTok.pos, nameTok.text, operands, types); err != nil {
+		return nil, nil, err
+	}
+	return op, nil, nil
+}
+
+// prettyTopK parses "chlo.top_k(%x, k = 2) : T -> (T, T)".
+func (p *parser) prettyTopK(op *Op, nameTok token) (*Op, []TensorType, error) {
+	if err := p.expect("("); err != nil {
+		return nil, nil, err
+	}
+	operands, err := p.parseOperandsUntilKeyword()
+	if err != nil {
+		return nil, nil, err
+	}
+	op.Operands = operands
+	if err := p.expect(","); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expectIdent("k"); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expect("="); err != nil {
+		return nil, nil, err
+	}
+	if op.Attrs.K, err = p.parseIntTok(); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expect(")"); err != nil {
+		return nil, nil, err
+	}
+	return p.prettyTail(op, nameTok)
+}
+
+// applyAttrs interprets attribute dictionaries (generic-form attributes
+// and pretty-form extra dictionaries) into the typed Attrs fields.
+func (p *parser) applyAttrs(op *Op, fields []attrField) error {
+	a := &op.Attrs
+	ints := func(f attrField) ([]int64, error) {
+		v, ok := f.val.asInts()
+		if !ok {
+			return nil, p.errorf(f.val.pos, "attribute %s of %s must be a list of integers, got %s", f.name, op.Name, f.val.text)
+		}
+		return slices.Clone(v), nil
+	}
+	one := func(f attrField) (int64, error) {
+		if f.val.kind != aInt {
+			return 0, p.errorf(f.val.pos, "attribute %s of %s must be an integer, got %s", f.name, op.Name, f.val.text)
+		}
+		return f.val.i, nil
+	}
+	var err error
+	for _, f := range fields {
+		switch op.Name + "/" + f.name {
+		case "constant/value":
+			if f.val.kind != aDense {
+				return p.errorf(f.val.pos, "constant value must be a dense literal")
+			}
+			a.Constant = f.val.tensor
+		case "iota/iota_dimension":
+			a.Dimension, err = one(f)
+		case "concatenate/dimension":
+			a.Dimension, err = one(f)
+		case "broadcast_in_dim/broadcast_dimensions":
+			a.BroadcastDims, err = ints(f)
+		case "transpose/permutation":
+			a.Permutation, err = ints(f)
+		case "slice/start_indices":
+			a.StartIndices, err = ints(f)
+		case "slice/limit_indices":
+			a.LimitIndices, err = ints(f)
+		case "slice/strides":
+			a.Strides, err = ints(f)
+		case "pad/edge_padding_low":
+			a.EdgePaddingLow, err = ints(f)
+		case "pad/edge_padding_high":
+			a.EdgePaddingHigh, err = ints(f)
+		case "pad/interior_padding":
+			a.InteriorPadding, err = ints(f)
+		case "reduce/dimensions":
+			a.ReduceDims, err = ints(f)
+		case "chlo.top_k/k":
+			a.K, err = one(f)
+		case "compare/comparison_direction":
+			if f.val.kind != aEnum {
+				return p.errorf(f.val.pos, "comparison_direction must be #stablehlo<comparison_direction X>")
+			}
+			a.ComparisonDirection = f.val.s
+		case "compare/compare_type":
+			if f.val.kind != aEnum {
+				return p.errorf(f.val.pos, "compare_type must be #stablehlo<comparison_type X>")
+			}
+			a.CompareType = f.val.s
+		case "dot_general/dot_dimension_numbers":
+			if f.val.kind != aStruct {
+				return p.errorf(f.val.pos, "dot_dimension_numbers must be #stablehlo.dot<...>")
+			}
+			for _, sf := range f.val.fields {
+				v, ok := sf.val.asInts()
+				if !ok {
+					return p.errorf(sf.val.pos, "dot dimension %s must be a list of integers", sf.name)
+				}
+				switch sf.name {
+				case "lhs_batching_dimensions":
+					a.Dot.LhsBatch = slices.Clone(v)
+				case "rhs_batching_dimensions":
+					a.Dot.RhsBatch = slices.Clone(v)
+				case "lhs_contracting_dimensions":
+					a.Dot.LhsContracting = slices.Clone(v)
+				case "rhs_contracting_dimensions":
+					a.Dot.RhsContracting = slices.Clone(v)
+				default:
+					return p.errorf(sf.val.pos, "unknown dot dimension field %s", sf.name)
+				}
+			}
+		case "dot_general/precision_config":
+			if f.val.kind != aList {
+				return p.errorf(f.val.pos, "precision_config must be a list")
+			}
+			a.Precision = []string{}
+			for _, e := range f.val.list {
+				if e.kind != aEnum {
+					return p.errorf(e.pos, "precision_config entries must be #stablehlo<precision X>")
+				}
+				a.Precision = append(a.Precision, e.s)
+			}
+		case "custom_call/call_target_name":
+			if f.val.kind != aString {
+				return p.errorf(f.val.pos, "call_target_name must be a string")
+			}
+			a.Callee = f.val.s
+		case "call/callee":
+			if f.val.kind != aSymbol {
+				return p.errorf(f.val.pos, "callee must be a symbol")
+			}
+			a.Callee = f.val.s
+		case "custom_call/has_side_effect":
+			if f.val.kind != aBool {
+				return p.errorf(f.val.pos, "has_side_effect must be a boolean")
+			}
+			a.HasSideEffect = f.val.b
+		case "custom_call/min_ulp_difference", "custom_call/max_ulp_difference":
+			n, e := one(f)
+			if e != nil {
+				return e
+			}
+			if f.name == "min_ulp_difference" {
+				a.MinULP = &n
+			} else {
+				a.MaxULP = &n
+			}
+		case "custom_call/tolerance":
+			var tol float64
+			switch f.val.kind {
+			case aFloat:
+				tol = f.val.f
+			case aInt:
+				tol = float64(f.val.i)
+			default:
+				return p.errorf(f.val.pos, "tolerance must be a number")
+			}
+			a.Tolerance = &tol
+		default:
+			if a.Other == nil {
+				a.Other = map[string]string{}
+			}
+			a.Other[f.name] = f.val.text
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package xla
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/xlacache/xlacache/config"
+)
+
+// Target says which kind of program a launch environment is for.
+type Target string
+
+const (
+	// TargetAll serves JAX programs and Go programs that call Prepare. It
+	// leaves XLA_FLAGS alone, because JAX hashes XLA_FLAGS into its cache
+	// key and sets these options itself.
+	TargetAll Target = "all"
+	// TargetJAX serves JAX programs only.
+	TargetJAX Target = "jax"
+	// TargetGo serves Go programs (go-xla, GoMLX), including ones that do
+	// not call Prepare: the cache flags go into XLA_FLAGS.
+	TargetGo Target = "go"
+)
+
+// ParseTarget reads a --target value.
+func ParseTarget(s string) (Target, error) {
+	switch t := Target(strings.ToLower(strings.TrimSpace(s))); t {
+	case TargetAll, TargetJAX, TargetGo:
+		return t, nil
+	case "gomlx", "go-xla":
+		return TargetGo, nil
+	}
+	return "", fmt.Errorf("unknown target %q (use all, jax or go)", s)
+}
+
+// JAX's configuration variables (jax/_src/config.py reads each option
+// from the upper-cased option name).
+const (
+	EnvJAXCacheDir       = "JAX_COMPILATION_CACHE_DIR"
+	EnvJAXXLACaches      = "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"
+	EnvJAXMinCompileTime = "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"
+	EnvJAXMinEntrySize   = "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"
+	EnvJAXMaxSize        = "JAX_COMPILATION_CACHE_MAX_SIZE"
+)
+
+// EnvVar is one variable of a launch environment. Comment explains it for
+// humans; shells get only Name and Value.
+type EnvVar struct {
+	Name    string `json:"name"`
+	Value   string `json:"value"`
+	Comment string `json:"comment,omitempty"`
+}
+
+// Launch is the environment that turns xlacache and XLA's caches on for a
+// program launched from a shell.
+type Launch struct {
+	Vars []EnvVar `json:"vars"`
+	// Skipped are XLA flags left out, with the reason.
+	Skipped []Skip `json:"skipped,omitempty"`
+	// Conflicts are cache flags the user already set in XLA_FLAGS.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Support says what is known about the target XLA (TargetGo only).
+	Support string `json:"support,omitempty"`
+}
+
+// JAXXLACachesValue spells a subcache selection the way JAX's
+// jax_persistent_cache_enable_xla_caches takes it: "all", "none", or the
+// XLA option name of the one subcache.
+func JAXXLACachesValue(subs []config.Subcache) string {
+	has := map[config.Subcache]bool{}
+	for _, s := range subs {
+		has[s] = true
+	}
+	switch {
+	case has[config.SubcacheAutotune] && has[config.SubcacheKernels]:
+		return "all"
+	case has[config.SubcacheAutotune]:
+		return string(config.SubcacheAutotune)
+	case has[config.SubcacheKernels]:
+		return string(config.SubcacheKernels)
+	}
+	return "none"
+}
+
+// LaunchEnv returns the environment for a process with opts (its process
+// index and role already set) and the target program kind. existingFlags
+// is the XLA_FLAGS the launched program would otherwise see; for TargetGo
+// it is merged, never overridden. sup is what is known about the target
+// XLA (only TargetGo uses it; JAX gates its own options by jaxlib
+// version).
+func LaunchEnv(opts config.Options, target Target, sup Support, existingFlags string) (Launch, error) {
+	var l Launch
+	if !opts.Enabled() {
+		return l, fmt.Errorf("no cache directory: set %s or pass --dir", config.EnvDir)
+	}
+	subNames := make([]string, 0, len(opts.Subcaches))
+	for _, s := range opts.Subcaches {
+		subNames = append(subNames, s.Alias())
+	}
+	subVal := strings.Join(subNames, ",")
+	if subVal == "" {
+		subVal = "none"
+	}
+	role := "reader"
+	if opts.Writer() {
+		role = "writer"
+	}
+	l.Vars = append(l.Vars,
+		EnvVar{config.EnvDir, opts.Dir, "xlacache's directory"},
+		EnvVar{config.EnvEnableXLA, subVal, "XLA subcaches to turn on"},
+		EnvVar{config.EnvProcessIndex, strconv.Itoa(opts.ProcessIndex), "this process is a " + role},
+		EnvVar{config.EnvRole, opts.Role.String(), ""},
+		EnvVar{config.EnvMinCompileTime, strconv.FormatFloat(opts.MinCompileTime.Seconds(), 'g', -1, 64), ""},
+		EnvVar{config.EnvMinEntrySize, strconv.FormatInt(opts.MinEntrySize, 10), ""},
+	)
+	if opts.MaxSize > 0 {
+		l.Vars = append(l.Vars, EnvVar{config.EnvMaxSize, strconv.FormatInt(opts.MaxSize, 10), ""})
+	}
+	if target == TargetAll || target == TargetJAX {
+		jaxSubs := opts.Subcaches
+		if !opts.Writer() && opts.HasSubcache(config.SubcacheKernels) {
+			// XLA's kernel cache has no read-only mode; JAX would let every
+			// process append to the shared file.
+			jaxSubs = nil
+			if opts.HasSubcache(config.SubcacheAutotune) {
+				jaxSubs = []config.Subcache{config.SubcacheAutotune}
+			}
+			l.Skipped = append(l.Skipped, Skip{FlagKernelCacheFile, "reader process: XLA's kernel cache has no read-only mode"})
+		}
+		l.Vars = append(l.Vars,
+			EnvVar{EnvJAXCacheDir, opts.Dir, "JAX's executable cache, beside xlacache's; JAX puts XLA's subcaches at the same paths"},
+			EnvVar{EnvJAXXLACaches, JAXXLACachesValue(jaxSubs), "JAX sets the XLA cache options itself (jaxlib >= 0.4.36), UPDATE on jax.process_index() 0, READ elsewhere"},
+			EnvVar{EnvJAXMinCompileTime, strconv.FormatFloat(opts.MinCompileTime.Seconds(), 'g', -1, 64), ""},
+			EnvVar{EnvJAXMinEntrySize, strconv.FormatInt(opts.MinEntrySize, 10), ""},
+		)
+		if opts.MaxSize > 0 {
+			l.Vars = append(l.Vars, EnvVar{EnvJAXMaxSize, strconv.FormatInt(opts.MaxSize, 10), "JAX then evicts its own entries and takes its .lockfile, which xlacache prune honours"})
+		}
+	}
+	if target == TargetGo {
+		l.Support = sup.String()
+		flags, skips := CacheFlags(opts, sup)
+		l.Skipped = append(l.Skipped, skips...)
+		merged, err := MergeFlags(existingFlags, flags)
+		if err != nil {
+			return l, fmt.Errorf("merge with %s: %w", EnvXLAFlags, err)
+		}
+		l.Conflicts = merged.Conflicts
+		if merged.Value != "" {
+			l.Vars = append(l.Vars, EnvVar{EnvXLAFlags, merged.Value, "XLA's cache flags in front of the existing XLA_FLAGS, which win on conflict"})
+		}
+	}
+	return l, nil
+}
+
+// Shells FormatLaunch can write for.
+const (
+	ShellBash = "bash"
+	ShellFish = "fish"
+	ShellJSON = "json"
+)
+
+// FormatLaunch renders l for eval by a shell ("bash" also serves sh, zsh
+// and ksh), or as JSON. Values are quoted so that any byte string,
+// including paths with spaces and quotes, comes back unchanged.
+func FormatLaunch(l Launch, shell string, header []string) (string, error) {
+	var b strings.Builder
+	switch strings.ToLower(shell) {
+	case ShellBash, "sh", "zsh":
+		for _, h := range header {
+			b.WriteString(commentLine(h))
+		}
+		for _, s := range l.Skipped {
+			b.WriteString(commentLine("not set: --" + s.Flag + ": " + s.Reason))
+		}
+		for _, c := range l.Conflicts {
+			b.WriteString(commentLine("XLA_FLAGS already sets --" + c.User.Name + "=" + c.User.Value + "; kept (xlacache wanted " + c.Want.Value + ")"))
+		}
+		for _, v := range l.Vars {
+			if v.Comment != "" {
+				b.WriteString(commentLine(v.Comment))
+			}
+			b.WriteString("export " + v.Name + "=" + shQuote(v.Value) + "\n")
+		}
+	case ShellFish:
+		for _, h := range header {
+			b.WriteString(commentLine(h))
+		}
+		for _, s := range l.Skipped {
+			b.WriteString(commentLine("not set: --" + s.Flag + ": " + s.Reason))
+		}
+		for _, v := range l.Vars {
+			if v.Comment != "" {
+				b.WriteString(commentLine(v.Comment))
+			}
+			b.WriteString("set -gx " + v.Name + " " + fishQuote(v.Value) + ";\n")
+		}
+	case ShellJSON:
+		out := struct {
+			Env map[string]string `json:"env"`
+			Launch
+		}{Env: map[string]string{}, Launch: l}
+		for _, v := range l.Vars {
+			out.Env[v.Name] = v.Value
+		}
+		js, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return "", fmt.Errorf("encode launch environment: %w", err)
+		}
+		b.Write(js)
+		b.WriteByte('\n')
+	default:
+		return "", fmt.Errorf("unknown shell %q (use bash, fish or json)", shell)
+	}
+	return b.String(), nil
+}
+
+// commentLine makes a shell comment of s, one line per line of s, so a
+// value with a newline cannot end the comment and run as a command.
+func commentLine(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		b.WriteString("# " + line + "\n")
+	}
+	return b.String()
+}
+
+// shQuote quotes s for POSIX shells: single quotes keep every byte
+// literally, and an embedded single quote is closed, escaped and reopened.
+func shQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// fishQuote quotes s for fish, where single quotes keep every byte except
+// that \' and \\ are escapes.
+func fishQuote(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	s = strings.ReplaceAll(s, `'`, `\'`)
+	return "'" + s + "'"
+}

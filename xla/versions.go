@@ -1,0 +1,282 @@
+package xla
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Version is a release number of the XLA build a program loads. XLA has no
+// release numbers of its own: its builds ship inside jaxlib and the PJRT
+// plugin wheels (jax-cuda12-pjrt, jax-cuda13-pjrt), which share jaxlib's
+// version, so that is the number used here.
+type Version struct {
+	Major, Minor, Patch int
+}
+
+// String formats v as "0.4.36".
+func (v Version) String() string {
+	return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
+}
+
+// Less reports whether v is an earlier release than o.
+func (v Version) Less(o Version) bool {
+	if v.Major != o.Major {
+		return v.Major < o.Major
+	}
+	if v.Minor != o.Minor {
+		return v.Minor < o.Minor
+	}
+	return v.Patch < o.Patch
+}
+
+// ParseVersion reads a release number as people write it: "0.4.36",
+// "v0.4.36", "jaxlib-0.4.36", "jaxlib==0.4.36", "0.5" (patch 0), or with a
+// local or pre-release suffix ("0.4.36.dev20241201", "0.5.0+cuda12") which
+// is ignored.
+func ParseVersion(s string) (Version, error) {
+	in := s
+	s = strings.TrimSpace(s)
+	for _, p := range []string{"jaxlib==", "jaxlib-", "jaxlib", "jax==", "jax-", "xla-", "v"} {
+		if strings.HasPrefix(strings.ToLower(s), p) {
+			s = s[len(p):]
+			break
+		}
+	}
+	if i := strings.IndexAny(s, "+-"); i >= 0 {
+		s = s[:i]
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return Version{}, fmt.Errorf("version %q: want MAJOR.MINOR[.PATCH], such as 0.4.36", in)
+	}
+	var nums [3]int
+	for i := 0; i < 3 && i < len(parts); i++ {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil || n < 0 {
+			if i == 2 {
+				break // "0.4.36rc1"-style or "dev" parts after the minor: keep patch 0
+			}
+			return Version{}, fmt.Errorf("version %q: part %d (%q) is not a number", in, i+1, parts[i])
+		}
+		nums[i] = n
+	}
+	return Version{nums[0], nums[1], nums[2]}, nil
+}
+
+// FlagInfo describes one XLA flag xlacache may set.
+type FlagInfo struct {
+	// Name is the flag (and DebugOptions field) name.
+	Name string
+	// Field is its DebugOptions field number.
+	Field int
+	// FirstRelease is the first jaxlib / PJRT plugin release known to
+	// accept the flag.
+	FirstRelease Version
+	// Evidence says how FirstRelease was established.
+	Evidence string
+}
+
+// jaxGate is the release from which JAX itself sets all of these options
+// (jax/_src/compiler.py: "jaxlib_version > (0, 4, 35)"). The kernel-cache
+// and autotune-directory options entered XLA some months earlier, but no
+// release number for them could be verified from the sources, so they are
+// gated at the release JAX relies on: a later bound only ever leaves a
+// cache off, while an earlier wrong bound would abort the process.
+var jaxGate = Version{0, 4, 36}
+
+// Flags is the table of flags xlacache sets, with the first release that
+// knows each. The gating logic (Support) uses it when a release number is
+// all that is known about the XLA a program loads.
+var Flags = []FlagInfo{
+	{FlagKernelCacheFile, 306, jaxGate, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options)"},
+	{FlagAutotuneCacheDir, 310, jaxGate, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options)"},
+	{FlagAutotuneCacheMode, 324, jaxGate, "JAX sets it only for jaxlib > 0.4.35; JAX's cache_key_test sets it only for jaxlib > 0.4.35"},
+	{FlagLLVMModuleParallelism, 268, jaxGate, "older than the kernel cache; gated with it because it is only set together with it"},
+}
+
+// DefaultVersion is assumed when nothing else is known about the XLA a
+// program will load: no plugin file to probe and no version stated. It is
+// the first release for which JAX itself turns these caches on, i.e. the
+// assumption JAX makes. Every PJRT plugin that go-xla v0.1.4 installs is
+// much newer (its CUDA installer fetches the latest jax-cuda12/13-pjrt, and
+// its CPU plugin is built against PJRT C API 0.83); an older XLA must be
+// declared with --jaxlib-version or probed with --xla-plugin.
+var DefaultVersion = jaxGate
+
+// SupportSource says how a Support was established.
+type SupportSource string
+
+const (
+	// SourcePlugin: the plugin binary was probed for the flag names.
+	SourcePlugin SupportSource = "plugin"
+	// SourceVersion: the user stated the release number.
+	SourceVersion SupportSource = "version"
+	// SourceDefault: nothing was known; DefaultVersion was assumed.
+	SourceDefault SupportSource = "default"
+)
+
+// Support is the set of xlacache's flags that the target XLA accepts.
+type Support struct {
+	// Source says how the set was established.
+	Source SupportSource
+	// Detail names the plugin path or the version used.
+	Detail string
+	known  map[string]bool
+}
+
+// Knows reports whether the target XLA accepts flag name.
+func (s Support) Knows(name string) bool { return s.known[name] }
+
+// Known lists the flags the target accepts, sorted.
+func (s Support) Known() []string {
+	out := make([]string, 0, len(s.known))
+	for n, ok := range s.known {
+		if ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// String describes the support for logs and `xlacache env` comments.
+func (s Support) String() string {
+	return fmt.Sprintf("%s %s: knows %s", s.Source, s.Detail, strings.Join(s.Known(), ", "))
+}
+
+// SupportForVersion returns the flags release v accepts, per the Flags
+// table.
+func SupportForVersion(v Version, source SupportSource) Support {
+	s := Support{Source: source, Detail: "jaxlib " + v.String(), known: map[string]bool{}}
+	for _, f := range Flags {
+		s.known[f.Name] = !v.Less(f.FirstRelease)
+	}
+	return s
+}
+
+// ErrNotXLA is returned (wrapped) by ProbePlugin when a file carries no
+// XLA flag table at all: it is not an XLA-based plugin (for example a
+// PJRT plugin for another compiler), so no XLA flag may be set for it.
+var ErrNotXLA = errors.New("no XLA flag table found")
+
+// probeAnchor is a flag every XLA build has had for years; finding it
+// proves the file contains XLA's flag table.
+const probeAnchor = "xla_dump_to"
+
+// ProbePlugin reads a PJRT plugin file (without loading it) and reports
+// which of xlacache's flags its XLA knows. XLA registers every flag with
+// its name as a NUL-terminated string literal (tsl::Flag("name", ...) in
+// debug_options_flags.cc), so a build that knows a flag contains its name
+// followed by a NUL byte, and one that does not know it cannot contain it
+// that way: protobuf descriptors, the other place names appear, store them
+// length-prefixed and followed by a field tag, not a NUL. Reading the file
+// needs no dlopen, runs no plugin code and cannot trigger XLA's flag
+// parsing, so it is safe before anything is loaded.
+func ProbePlugin(ctx context.Context, path string) (Support, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Support{}, fmt.Errorf("probe XLA plugin: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Support{}, fmt.Errorf("probe XLA plugin %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return Support{}, fmt.Errorf("probe XLA plugin %s: not a regular file", path)
+	}
+	names := []string{probeAnchor}
+	for _, fl := range Flags {
+		names = append(names, fl.Name)
+	}
+	found, err := scanLiterals(ctx, f, names)
+	if err != nil {
+		return Support{}, fmt.Errorf("probe XLA plugin %s: %w", path, err)
+	}
+	if !found[probeAnchor] {
+		return Support{}, fmt.Errorf("probe XLA plugin %s: %w", path, ErrNotXLA)
+	}
+	s := Support{Source: SourcePlugin, Detail: path, known: map[string]bool{}}
+	for _, fl := range Flags {
+		s.known[fl.Name] = found[fl.Name]
+	}
+	return s, nil
+}
+
+// scanLiterals reports which names occur in r as C string literals: the
+// name, preceded by a byte that cannot be part of an identifier (or the
+// start of the file) and followed by NUL. It reads in blocks, keeping an
+// overlap so a literal that straddles two blocks is still found, and
+// checks ctx between blocks (plugins run to hundreds of megabytes).
+func scanLiterals(ctx context.Context, r io.Reader, names []string) (map[string]bool, error) {
+	const block = 4 << 20
+	maxLen := 0
+	for _, n := range names {
+		maxLen = max(maxLen, len(n))
+	}
+	overlap := maxLen + 2
+	found := make(map[string]bool, len(names))
+	buf := make([]byte, 0, block+overlap)
+	first := true
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		start := len(buf)
+		buf = buf[:start+block]
+		n, err := io.ReadFull(r, buf[start:])
+		buf = buf[:start+n]
+		for _, name := range names {
+			if !found[name] && containsLiteral(buf, name, first) {
+				found[name] = true
+			}
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return found, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == len(names) {
+			return found, nil
+		}
+		// Keep the tail so a literal across the boundary is seen whole.
+		keep := min(overlap, len(buf))
+		copy(buf, buf[len(buf)-keep:])
+		buf = buf[:keep]
+		first = false
+	}
+}
+
+// containsLiteral reports whether buf holds name as a C string literal.
+// atFileStart says buf[0] is the first byte of the file, where a literal
+// needs no preceding byte.
+func containsLiteral(buf []byte, name string, atFileStart bool) bool {
+	needle := []byte(name)
+	off := 0
+	for {
+		i := bytes.Index(buf[off:], needle)
+		if i < 0 {
+			return false
+		}
+		i += off
+		end := i + len(needle)
+		okBefore := (i == 0 && atFileStart) || (i > 0 && !isIdentByte(buf[i-1]))
+		okAfter := end < len(buf) && buf[end] == 0
+		if okBefore && okAfter {
+			return true
+		}
+		off = i + 1
+	}
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
