@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -679,5 +681,32 @@ func TestDirectoryRemovedMidRun(t *testing.T) {
 	compileOK(t, c2, b, Program{Name: "f", Text: []byte("1")})
 	if c2.Dir() != "" || !strings.Contains(logs.String(), "compiling without a cache") {
 		t.Errorf("dir %q logs %q", c2.Dir(), logs.String())
+	}
+}
+
+// TestConcurrentGoroutines compiles from many goroutines at once on one
+// cache (run with -race): every result is right and the counters add up.
+func TestConcurrentGoroutines(t *testing.T) {
+	c := mustOpen(t, testOptions(t.TempDir()), nil)
+	b := &fakeBackend{useTier: config.SubcacheAutotune, size: 3000}
+	const workers, progs = 8, 10
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < progs; i++ {
+				compileOK(t, c, b, Program{Name: "f", Text: []byte(fmt.Sprint("prog", i))})
+				_ = c.Stats()
+			}
+		}()
+	}
+	wg.Wait()
+	st := c.Stats()
+	exe := st.Tiers[ExecutablesTier]
+	// Every call either loaded (a hit) or compiled; a miss may be
+	// followed by a hit once another goroutine published the entry.
+	if got := b.compiles.Load(); got+exe.Hits != workers*progs || got < progs || got > exe.Misses {
+		t.Errorf("%d compiles, executables tier %+v", got, exe)
 	}
 }

@@ -174,12 +174,12 @@ func (b *hostsBackend) Load(ctx context.Context, data []byte, env *Env) (Executa
 
 // hostsResult is what a child prints.
 type hostsResult struct {
-	Digest   string
-	Hit      bool
-	Source   string
-	Tiers    map[string]TierResult
-	Errors   map[string]int64
-	RawHits  int
+	Digest  string
+	Hit     bool
+	Source  string
+	Tiers   map[string]TierResult
+	Errors  map[string]int64
+	RawHits int
 }
 
 // TestHostsChild is the body of a child process; it does nothing in a

@@ -22,8 +22,8 @@ import (
 // reconcile scan, which rewrites it.
 const ledgerFile = "ledger"
 
-//
-// The file is opened for each update rather than held open: a descriptor
+// ledger is the size ledger. The file is opened for each update rather
+// than held open: a descriptor
 // open for writing would keep the filesystem from being remounted
 // read-only, and a ledger removed by `xlacache clear` is simply recreated.
 type ledger struct {

@@ -32,6 +32,8 @@ import (
 // Codec is the compression of an entry.
 type Codec string
 
+// The codecs JAX uses: zstd when the zstandard module is installed, else
+// zlib; CodecUnknown marks data that is neither.
 const (
 	CodecZstd    Codec = "zstd"
 	CodecZlib    Codec = "zlib"

@@ -25,6 +25,10 @@ func lockJAX(ctx context.Context, dir string, mode os.FileMode, create bool, tim
 		flags |= os.O_CREATE
 	}
 	f, err := os.OpenFile(p, flags|unix.O_NOFOLLOW, mode)
+	if errors.Is(err, os.ErrPermission) {
+		// Another user's lock file: flock works on a read-only descriptor.
+		f, err = os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	}
 	if errors.Is(err, os.ErrNotExist) && !create {
 		return func() {}, false, nil
 	}

@@ -53,7 +53,7 @@ const (
 	// DefaultPollMin and DefaultPollMax bound the waiter's backoff between
 	// two looks at the entry and the lease.
 	DefaultPollMin = 5 * time.Millisecond
-	DefaultPollMax = 250 * time.Millisecond
+	DefaultPollMax = 100 * time.Millisecond
 	// DefaultReaderGrace is how long a process that cannot claim waits when
 	// nobody holds a lease at all: long enough for a writer that started a
 	// moment later to claim, short enough that a lone reader is not stalled.

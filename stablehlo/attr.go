@@ -152,7 +152,7 @@ func (p *parser) parseAttrValue() (attrVal, error) {
 		if err := p.advance(); err != nil {
 			return attrVal{}, err
 		}
-		v := attrVal{kind: aString, s: t.text, text: strconv.Quote(t.text), pos: t.pos}
+		v := attrVal{kind: aString, s: t.text, text: mlirQuote(t.text), pos: t.pos}
 		if p.tok.is(":") { // typed string attrs are rare; keep the type in text
 			ty, err := p.parseTypeAfterColon()
 			if err != nil {
@@ -165,7 +165,7 @@ func (p *parser) parseAttrValue() (attrVal, error) {
 		if err := p.advance(); err != nil {
 			return attrVal{}, err
 		}
-		return attrVal{kind: aSymbol, s: t.text, text: "@" + t.text, pos: t.pos}, nil
+		return attrVal{kind: aSymbol, s: t.text, text: symbolText(t.text), pos: t.pos}, nil
 	case tPunct:
 		switch t.text {
 		case "[":
@@ -493,13 +493,13 @@ func tokenText(t token) string {
 	case tValue:
 		return "%" + t.text
 	case tSymbol:
-		return "@" + t.text
+		return symbolText(t.text)
 	case tCaret:
 		return "^" + t.text
 	case tHash:
 		return "#" + t.text
 	case tString:
-		return strconv.Quote(t.text)
+		return mlirQuote(t.text)
 	}
 	return t.text
 }
@@ -826,6 +826,16 @@ func formatDense(t *Tensor) string {
 	if splat {
 		return "dense<" + formatScalar(t, 0) + ">"
 	}
+	if t.Type.DType == I1 {
+		// MLIR's hex form for i1 is bit-packed in some versions; a
+		// nested list is unambiguous everywhere.
+		var b strings.Builder
+		b.WriteString("dense<")
+		i := int64(0)
+		formatNested(&b, t, 0, &i)
+		b.WriteString(">")
+		return b.String()
+	}
 	var b strings.Builder
 	b.WriteString("dense<\"0x")
 	const digits = "0123456789ABCDEF"
@@ -890,4 +900,22 @@ func ParseTensorLiteral(s string) (*Tensor, error) {
 		return nil, p.errorf(p.tok.pos, "unexpected %s after literal", p.tok.describe())
 	}
 	return t, nil
+}
+
+// formatNested writes the elements of t as nested lists starting at
+// dimension d; i is the running flat index.
+func formatNested(b *strings.Builder, t *Tensor, d int, i *int64) {
+	if d == t.Type.Rank() {
+		b.WriteString(formatScalar(t, *i))
+		*i++
+		return
+	}
+	b.WriteByte('[')
+	for k := int64(0); k < t.Type.Shape[d]; k++ {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		formatNested(b, t, d+1, i)
+	}
+	b.WriteByte(']')
 }

@@ -72,6 +72,7 @@ func TestCanonicalDifferentProgram(t *testing.T) {
 		"module attr":   {"mhlo.num_replicas = 1", "mhlo.num_replicas = 2"},
 		"visibility":    {"func.func public @main", "func.func private @main"},
 		"layout attr":   {`{jax.result_info = "out"}`, `{jax.result_info = "out", mhlo.layout_mode = "default"}`},
+		"func attr":     {`"out"}) {`, `"out"}) attributes {xla.flag = 1 : i32} {`},
 	}
 	for name, r := range diff {
 		src := strings.Replace(canonPretty, r[0], r[1], 1)

@@ -76,19 +76,36 @@ func evalDot(l, r *Tensor, rt TensorType, d DotDims) (*Tensor, error) {
 	return out, nil
 }
 
+// matmul computes o[b] = a[b] (M x K) · b[b] (K x N) for each batch. Each
+// output element accumulates over k in order (so results do not depend on
+// the blocking); four output rows share each loaded rhs row.
 func matmul[T numberT](a, b, o []T, B, M, K, N int64) {
 	for bi := int64(0); bi < B; bi++ {
 		ab := a[bi*M*K : (bi+1)*M*K]
 		bb := b[bi*K*N : (bi+1)*K*N]
 		ob := o[bi*M*N : (bi+1)*M*N]
-		for m := int64(0); m < M; m++ {
+		m := int64(0)
+		for ; m+4 <= M; m += 4 {
+			o0 := ob[m*N : (m+1)*N]
+			o1 := ob[(m+1)*N : (m+2)*N][:len(o0)]
+			o2 := ob[(m+2)*N : (m+3)*N][:len(o0)]
+			o3 := ob[(m+3)*N : (m+4)*N][:len(o0)]
+			for k := int64(0); k < K; k++ {
+				a0, a1, a2, a3 := ab[m*K+k], ab[(m+1)*K+k], ab[(m+2)*K+k], ab[(m+3)*K+k]
+				brow := bb[k*N : (k+1)*N][:len(o0)]
+				for j, bv := range brow {
+					o0[j] += a0 * bv
+					o1[j] += a1 * bv
+					o2[j] += a2 * bv
+					o3[j] += a3 * bv
+				}
+			}
+		}
+		for ; m < M; m++ {
 			orow := ob[m*N : (m+1)*N]
 			arow := ab[m*K : (m+1)*K]
-			// No skipping of zero lhs elements: 0*Inf and 0*NaN must
-			// still produce NaN.
 			for k, av := range arow {
-				brow := bb[int64(k)*N : (int64(k)+1)*N]
-				brow = brow[:len(orow)]
+				brow := bb[int64(k)*N : (int64(k)+1)*N][:len(orow)]
 				for j, bv := range brow {
 					orow[j] += av * bv
 				}
@@ -117,7 +134,7 @@ const (
 	defaultTolerance = 0.001
 )
 
-// ULPDifference is the reference interpreter's ULP distance between two
+// ULPDifference32 is the reference interpreter's ULP distance between two
 // float32 values (see the comment above); exported for backends' tests.
 func ULPDifference32(f, g float32) uint64 {
 	if math.Float32bits(f) == math.Float32bits(g) {

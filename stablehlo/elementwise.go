@@ -167,6 +167,7 @@ var unaryFloatFuncs = map[string]func(float64) float64{
 	"cbrt":                  math.Cbrt,
 	"cosine":                math.Cos,
 	"sine":                  math.Sin,
+	"tan":                   math.Tan,
 	"chlo.acos":             math.Acos,
 	"chlo.acosh":            math.Acosh,
 	"chlo.asin":             math.Asin,

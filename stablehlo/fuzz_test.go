@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"errors"
 	"testing"
 )
 
@@ -32,6 +33,47 @@ func FuzzParse(f *testing.F) {
 		}
 		if _, err := Parse([]byte(Print(m)), "printed.mlir"); err != nil {
 			t.Fatalf("printed text does not parse: %v\n%s", err, Print(m))
+		}
+	})
+}
+
+// FuzzEval parses and evaluates small programs: the interpreter must not
+// hit an internal error (a recovered panic) on any verified program.
+func FuzzEval(f *testing.F) {
+	f.Add([]byte(addProgram))
+	f.Add([]byte(canonPretty))
+	saved := maxConstantBytes
+	maxConstantBytes = 1 << 12
+	defer func() { maxConstantBytes = saved }()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Parse(data, "fuzz.mlir")
+		if err != nil {
+			return
+		}
+		small := true
+		for _, fn := range m.Funcs {
+			for _, a := range fn.Args {
+				small = small && a.Type.NumElements() <= 1<<12
+			}
+			walkOps(fn.Body, func(op *Op) {
+				for _, r := range op.Results {
+					small = small && r.Type.NumElements() <= 1<<12
+				}
+				for _, o := range op.Operands {
+					small = small && o.Type.NumElements() <= 1<<12
+				}
+			})
+		}
+		main := m.Main()
+		if !small || main == nil {
+			return
+		}
+		args := make([]*Tensor, len(main.Args))
+		for i, a := range main.Args {
+			args[i] = NewTensor(a.Type)
+		}
+		if _, err := Eval(m, main.Name, args); errors.Is(err, ErrInternal) {
+			t.Fatalf("%v\n%s", err, data)
 		}
 	})
 }

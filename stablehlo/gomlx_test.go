@@ -173,6 +173,7 @@ func TestGoMLXUnaryFloat(t *testing.T) {
 		{"rsqrt", gx.Rsqrt, func(x float64) float64 { return 1 / math.Sqrt(x) }, 0.1, 50},
 		{"cosine", gx.Cosine, math.Cos, -3, 3},
 		{"sine", gx.Sine, math.Sin, -3, 3},
+		{"tan", gx.Tan, math.Tan, -1.5, 1.5},
 		{"cbrt", gx.Cbrt, math.Cbrt, -8, 8},
 		{"round_nearest_even", gx.RoundNearestEven, math.RoundToEven, -5, 5},
 		{"round_nearest_afz", gx.RoundNearestAfz, math.Round, -5, 5},

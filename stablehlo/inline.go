@@ -22,6 +22,7 @@ func Inline(m *Module) (*Module, error) {
 		ResultTypes: slices.Clone(main.ResultTypes),
 		ArgAttrs:    slices.Clone(main.ArgAttrs),
 		ResultAttrs: slices.Clone(main.ResultAttrs),
+		Attrs:       main.Attrs,
 		Pos:         main.Pos,
 	}
 	vmap := map[*Value]*Value{}

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -17,6 +18,7 @@ type CheckError struct {
 	Detail string // e.g. "ULP difference 7 > 3"
 }
 
+// Error formats the failure as "file:line:col: target failed at index ...".
 func (e *CheckError) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s failed at index %v: got %s, want %s (%s)",
 		e.File, e.Pos.Line, e.Pos.Col, e.Target, e.Index, e.Got, e.Want, e.Detail)
@@ -31,8 +33,27 @@ func Eval(m *Module, fn string, args []*Tensor) ([]*Tensor, error) {
 	return EvalContext(context.Background(), m, fn, args)
 }
 
-// EvalContext is Eval with cancellation, checked between ops.
-func EvalContext(ctx context.Context, m *Module, fn string, args []*Tensor) ([]*Tensor, error) {
+// ErrInternal marks interpreter bugs caught at run time (a recovered
+// panic); it never stands for a problem with the program or its inputs.
+var ErrInternal = errors.New("internal interpreter error")
+
+// EvalContext is Eval with cancellation, checked between ops. The module
+// is verified first, so hand-built or transformed modules get the same
+// checks as parsed ones.
+func EvalContext(ctx context.Context, m *Module, fn string, args []*Tensor) (res []*Tensor, err error) {
+	if m == nil {
+		return nil, errors.New("eval: nil module")
+	}
+	defer func() {
+		// Defence in depth: a bug in a kernel must surface as an error
+		// for this program, never crash the caller (a cache, a server).
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("%s: %w: %v", m.File, ErrInternal, r)
+		}
+	}()
+	if err := Verify(m); err != nil {
+		return nil, err
+	}
 	var f *Func
 	if fn == "" {
 		f = m.Main()

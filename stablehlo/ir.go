@@ -219,8 +219,11 @@ type Func struct {
 	// dictionaries (canonical text by name), nil entries when absent.
 	ArgAttrs    []map[string]string
 	ResultAttrs []map[string]string
-	Body        *Block
-	Pos         Pos
+	// Attrs holds the function's own attributes ("attributes {...}"
+	// after the signature) as canonical text by name.
+	Attrs map[string]string
+	Body  *Block
+	Pos   Pos
 	// NumValues is one more than the largest Value.ID in the function
 	// (IDs are dense in [0, NumValues)), handy for slice-indexed
 	// environments in interpreters and code generators.

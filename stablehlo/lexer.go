@@ -313,3 +313,33 @@ func (e *lexError) Error() string { return e.pos.String() + ": " + e.msg }
 func errAt(pos Pos, format string, args ...any) error {
 	return &lexError{pos: pos, msg: fmt.Sprintf(format, args...)}
 }
+
+// mlirQuote writes s as an MLIR string literal: quotes and backslashes
+// are escaped, newlines and tabs use \n and \t, and other bytes outside
+// printable ASCII use MLIR's two-hex-digit escapes, so the result always
+// lexes back to s.
+func mlirQuote(s string) string {
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20 || c >= 0x7f:
+			b.WriteByte('\\')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&15])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

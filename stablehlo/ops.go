@@ -40,6 +40,7 @@ var opTable = map[string]opInfo{
 	"cbrt":                  {class: classUnary, floatOnly: true},
 	"cosine":                {class: classUnary, floatOnly: true},
 	"sine":                  {class: classUnary, floatOnly: true},
+	"tan":                   {class: classUnary, floatOnly: true},
 	"not":                   {class: classLogical, intOnly: true},
 	// chlo unary (float only).
 	"chlo.acos":    {class: classUnary, floatOnly: true},

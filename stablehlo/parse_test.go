@@ -109,7 +109,8 @@ func TestParseTensorLiteral(t *testing.T) {
 		{"dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>", `dense<"0x01000000020000000300000004000000"> : tensor<2x2xi32>`},
 		{"dense<1.5> : tensor<3xf32>", "dense<1.5e+00> : tensor<3xf32>"},
 		{"dense<0x7FC00000> : tensor<f32>", "dense<0x7FC00000> : tensor<f32>"},
-		{"dense<[true, false]> : tensor<2xi1>", `dense<"0x0100"> : tensor<2xi1>`},
+		{"dense<[[true, false]]> : tensor<1x2xi1>", `dense<[[true, false]]> : tensor<1x2xi1>`},
+		{`dense<"0x0100"> : tensor<2xi1>`, `dense<[true, false]> : tensor<2xi1>`},
 		{"dense<> : tensor<0xf32>", "dense<> : tensor<0xf32>"},
 		{"dense<255> : tensor<ui8>", "dense<255> : tensor<ui8>"},
 	}

@@ -74,6 +74,7 @@ func (p *parser) unsupportedf(pos Pos, format string, args ...any) error {
 	return &ParseError{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...), Unsupported: true}
 }
 
+// Error formats the error as "file:line:col: message".
 func (e *ParseError) Error() string {
 	if e.Pos.Line == 0 {
 		return fmt.Sprintf("%s: %s", e.File, e.Msg)
@@ -365,9 +366,11 @@ func (p *parser) parseFunc() (*Func, error) {
 		if err := p.advance(); err != nil {
 			return nil, err
 		}
-		if _, err := p.parseAttrDict(); err != nil {
+		fields, err := p.parseAttrDict()
+		if err != nil {
 			return nil, err
 		}
+		f.Attrs = fieldsToMap(fields)
 	}
 	f.Body.Args = f.Args
 	if err := p.parseBlockBody(f.Body); err != nil {

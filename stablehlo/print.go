@@ -56,7 +56,7 @@ func (p *printer) w(format string, args ...any) { fmt.Fprintf(&p.b, format, args
 func (p *printer) module(m *Module) {
 	p.w("module")
 	if !p.canonical && m.Name != "" {
-		p.w(" @%s", m.Name)
+		p.w(" %s", symbolText(m.Name))
 	}
 	if len(m.Attrs) > 0 {
 		p.w(" attributes %s", sortedDict(m.Attrs, nil))
@@ -80,7 +80,7 @@ func sortedDict(attrs map[string]string, skip map[string]bool) string {
 	for i, k := range keys {
 		name := k
 		if !isBareName(k) {
-			name = strconv.Quote(k)
+			name = mlirQuote(k)
 		}
 		parts[i] = name + " = " + attrs[k]
 	}
@@ -144,7 +144,7 @@ func (p *printer) fn(f *Func) {
 	if f.Public {
 		vis = "public"
 	}
-	p.w("  func.func %s @%s(", vis, f.Name)
+	p.w("  func.func %s %s(", vis, symbolText(f.Name))
 	for i, a := range f.Args {
 		if i > 0 {
 			p.w(", ")
@@ -164,7 +164,11 @@ func (p *printer) fn(f *Func) {
 			p.w("%s", p.attrsOf(f.ResultAttrs[i]))
 		}
 	}
-	p.w(") {\n")
+	p.w(")")
+	if len(f.Attrs) > 0 {
+		p.w(" attributes %s", sortedDict(f.Attrs, nil))
+	}
+	p.w(" {\n")
 	p.block(f.Body, "    ", true)
 	p.w("  }\n")
 }
@@ -329,7 +333,7 @@ func opAttrText(op *Op, canonical bool) []string {
 			m["precision_config"] = "[" + strings.Join(parts, ", ") + "]"
 		}
 	case "custom_call":
-		m["call_target_name"] = strconv.Quote(a.Callee)
+		m["call_target_name"] = mlirQuote(a.Callee)
 		if a.HasSideEffect {
 			m["has_side_effect"] = "true"
 		}
@@ -343,7 +347,7 @@ func opAttrText(op *Op, canonical bool) []string {
 			m["tolerance"] = strconv.FormatFloat(*a.Tolerance, 'e', -1, 64) + " : f64"
 		}
 	case "call":
-		m["callee"] = "@" + a.Callee
+		m["callee"] = symbolText(a.Callee)
 	case "chlo.top_k":
 		m["k"] = strconv.FormatInt(a.K, 10) + " : i64"
 	}
@@ -356,9 +360,18 @@ func opAttrText(op *Op, canonical bool) []string {
 	for i, k := range keys {
 		name := k
 		if !isBareName(k) {
-			name = strconv.Quote(k)
+			name = mlirQuote(k)
 		}
 		out[i] = name + " = " + m[k]
 	}
 	return out
+}
+
+// symbolText renders a symbol reference, quoting names that are not bare
+// identifiers (@"my func").
+func symbolText(name string) string {
+	if isBareName(name) {
+		return "@" + name
+	}
+	return "@" + mlirQuote(name)
 }

@@ -162,13 +162,9 @@ func Prepare(ctx context.Context, opts config.Options, po PrepareOptions) (*Prep
 	if len(p.Flags) == 0 {
 		return p, nil
 	}
-	base := existing
-	if t := strings.TrimLeft(existing, whitespace); t != "" && t[0] != '-' {
-		content, err := ReadFlagsFile(strings.TrimSpace(existing))
-		if err != nil {
-			return p, fmt.Errorf("xla: %w", err)
-		}
-		base = content
+	base, err := InlineFlags(existing)
+	if err != nil {
+		return p, fmt.Errorf("xla: %w", err)
 	}
 	merged, err := MergeFlags(base, p.Flags)
 	if err != nil {
@@ -237,6 +233,16 @@ func ResolveSupport(ctx context.Context, plugin, pluginName, version string, loo
 // maxFlagsFile bounds what ReadFlagsFile reads; XLA flag files are a few
 // lines, and anything bigger is not one.
 const maxFlagsFile = 1 << 20
+
+// InlineFlags returns an XLA_FLAGS value as flags: the value itself, or,
+// when it names a file (XLA's other syntax: a value that does not start
+// with '-'), the file's content.
+func InlineFlags(value string) (string, error) {
+	if t := strings.TrimLeft(value, whitespace); t != "" && t[0] != '-' {
+		return ReadFlagsFile(strings.TrimSpace(value))
+	}
+	return value, nil
+}
 
 // ReadFlagsFile reads a file of XLA flags, as XLA does when XLA_FLAGS
 // holds a file name rather than flags.

@@ -176,7 +176,8 @@ const probeAnchor = "xla_dump_to"
 // debug_options_flags.cc), so a build that knows a flag contains its name
 // followed by a NUL byte, and one that does not know it cannot contain it
 // that way: protobuf descriptors, the other place names appear, store them
-// length-prefixed and followed by a field tag, not a NUL. Reading the file
+// length-prefixed and followed by a field tag, not a NUL, and qualified
+// names ("xla.DebugOptions.<field>") are told apart by the dot before. Reading the file
 // needs no dlopen, runs no plugin code and cannot trigger XLA's flag
 // parsing, so it is safe before anything is loaded.
 func ProbePlugin(ctx context.Context, path string) (Support, error) {
@@ -212,14 +213,28 @@ func ProbePlugin(ctx context.Context, path string) (Support, error) {
 
 // scanLiterals reports which names occur in r as C string literals: the
 // name, preceded by a byte that cannot be part of an identifier (or the
-// start of the file) and followed by NUL. It reads in blocks, keeping an
-// overlap so a literal that straddles two blocks is still found, and
-// checks ctx between blocks (plugins run to hundreds of megabytes).
+// start of the file) and followed by NUL. All names share a prefix
+// ("xla_"), so one pass looks for the prefix and checks the string that
+// follows against the set. It reads in blocks, keeping an overlap so a
+// literal that straddles two blocks is still found, and checks ctx
+// between blocks (plugins run to hundreds of megabytes).
 func scanLiterals(ctx context.Context, r io.Reader, names []string) (map[string]bool, error) {
 	const block = 4 << 20
+	want := make(map[string]bool, len(names))
+	prefix := ""
 	maxLen := 0
-	for _, n := range names {
+	for i, n := range names {
+		want[n] = true
 		maxLen = max(maxLen, len(n))
+		if i == 0 {
+			prefix = n
+		}
+		for !strings.HasPrefix(n, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	if prefix == "" {
+		return nil, errors.New("scanLiterals: names share no prefix")
 	}
 	overlap := maxLen + 2
 	found := make(map[string]bool, len(names))
@@ -233,21 +248,16 @@ func scanLiterals(ctx context.Context, r io.Reader, names []string) (map[string]
 		buf = buf[:start+block]
 		n, err := io.ReadFull(r, buf[start:])
 		buf = buf[:start+n]
-		for _, name := range names {
-			if !found[name] && containsLiteral(buf, name, first) {
-				found[name] = true
-			}
-		}
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return found, nil
-		}
-		if err != nil {
+		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !eof {
 			return nil, err
 		}
-		if len(found) == len(names) {
+		findLiterals(buf, []byte(prefix), want, found, first, maxLen)
+		if eof || len(found) == len(names) {
 			return found, nil
 		}
-		// Keep the tail so a literal across the boundary is seen whole.
+		// Keep the tail so a literal across the boundary is seen whole; a
+		// literal wholly inside the kept tail is seen twice, harmlessly.
 		keep := min(overlap, len(buf))
 		copy(buf, buf[len(buf)-keep:])
 		buf = buf[:keep]
@@ -255,25 +265,32 @@ func scanLiterals(ctx context.Context, r io.Reader, names []string) (map[string]
 	}
 }
 
-// containsLiteral reports whether buf holds name as a C string literal.
-// atFileStart says buf[0] is the first byte of the file, where a literal
-// needs no preceding byte.
-func containsLiteral(buf []byte, name string, atFileStart bool) bool {
-	needle := []byte(name)
-	off := 0
-	for {
-		i := bytes.Index(buf[off:], needle)
+// findLiterals marks in found every wanted name that occurs in buf as a C
+// string literal. atFileStart says buf[0] is the file's first byte. A
+// literal cut by the end of buf is not seen here; the caller's overlap
+// shows it whole in the next block.
+func findLiterals(buf, prefix []byte, want, found map[string]bool, atFileStart bool, maxLen int) {
+	for off := 0; ; {
+		i := bytes.Index(buf[off:], prefix)
 		if i < 0 {
-			return false
+			return
 		}
 		i += off
-		end := i + len(needle)
-		okBefore := (i == 0 && atFileStart) || (i > 0 && !isIdentByte(buf[i-1]))
-		okAfter := end < len(buf) && buf[end] == 0
-		if okBefore && okAfter {
-			return true
-		}
 		off = i + 1
+		// Not inside an identifier, and not the field part of a qualified
+		// protobuf name ("xla.DebugOptions.<field>"), which generated
+		// parsers keep for UTF-8 error messages whether or not a flag of
+		// that name exists.
+		if !((i == 0 && atFileStart) || (i > 0 && !isIdentByte(buf[i-1]) && buf[i-1] != '.')) {
+			continue
+		}
+		end := bytes.IndexByte(buf[i:min(len(buf), i+maxLen+1)], 0)
+		if end < 0 {
+			continue // longer than any wanted name, or cut by the block end
+		}
+		if want[string(buf[i:i+end])] { // no allocation for a map lookup
+			found[string(buf[i:i+end])] = true
+		}
 	}
 }
 

@@ -88,8 +88,11 @@ func fakePlugin(t *testing.T, fillerBefore int, literals, descriptorOnly []strin
 		b.WriteString(s)
 		b.WriteByte(0x18)
 	}
-	// A longer identifier that merely contains a name must not count.
+	// A longer identifier that merely contains a name, or a qualified
+	// protobuf field name, must not count.
 	b.WriteString("\x00my_xla_gpu_kernel_cache_file_extra\x00")
+	b.WriteString("\x00xla.DebugOptions.xla_gpu_experimental_autotune_cache_mode\x00")
+	b.WriteString("\x00xla.DebugOptions.xla_gpu_kernel_cache_file\x00")
 	p := filepath.Join(t.TempDir(), "pjrt_c_api_fake_plugin.so")
 	if err := os.WriteFile(p, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
@@ -170,11 +173,20 @@ func FuzzParseVersion(f *testing.F) {
 	})
 }
 
-// BenchmarkProbePlugin reads a 64 MiB plugin-sized file; the reported
+// BenchmarkProbePlugin reads a 64 MiB plugin-like file (machine code with
+// an XLA string every 2 KiB, the flag names at the end); the reported
 // MB/s says how long a real plugin (a few hundred MB) takes to probe.
 func BenchmarkProbePlugin(b *testing.B) {
 	p := filepath.Join(b.TempDir(), "pjrt_c_api_big_plugin.so")
-	data := bytes.Repeat([]byte("\x00xla_gpu_some_other_flag\x00\x90\x90"), (64<<20)/28)
+	data := make([]byte, 0, 64<<20)
+	rng := uint32(1)
+	for len(data) < 64<<20 {
+		for range 2048 {
+			rng = rng*1664525 + 1013904223
+			data = append(data, byte(rng>>24))
+		}
+		data = append(data, "\x00xla_gpu_some_other_flag_name\x00"...)
+	}
 	data = append(data, "\x00xla_dump_to\x00xla_gpu_per_fusion_autotune_cache_dir\x00"...)
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		b.Fatal(err)

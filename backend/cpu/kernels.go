@@ -95,8 +95,34 @@ func newKernel(l *lowering, op *stablehlo.Op) (*kernel, error) {
 	for _, r := range op.Results {
 		types = append(types, r.Type.String())
 	}
-	k.desc = fmt.Sprintf("%s %s", op.Name, strings.Join(types, ","))
+	fused := fusedOps(l, op)
+	name := op.Name
+	if len(fused) > 1 {
+		name = "fusion(" + opSummary(fused) + ")"
+	}
+	k.desc = fmt.Sprintf("%s %s", name, strings.Join(types, ","))
 	return k, nil
+}
+
+// fusedOps lists op and every producer generated inline in its kernel.
+func fusedOps(l *lowering, op *stablehlo.Op) []*stablehlo.Op {
+	seen := map[*stablehlo.Op]bool{}
+	var out []*stablehlo.Op
+	var walk func(o *stablehlo.Op)
+	walk = func(o *stablehlo.Op) {
+		if seen[o] {
+			return
+		}
+		seen[o] = true
+		out = append(out, o)
+		for _, v := range o.Operands {
+			if v.Def != nil && !l.mat[v] {
+				walk(v.Def)
+			}
+		}
+	}
+	walk(op)
+	return out
 }
 
 // generate emits the kernel body for cfg. fixed, when non-nil, pins the

@@ -20,6 +20,9 @@ the first mismatch, unsupported with the reason) and a summary line
 "N passed, N failed" (plus ", N skipped"). Exits non-zero when any file fails.`,
 	Args: cobra.ExactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
+		// Arguments are valid by now; errors below are about the run,
+		// where repeating the usage text only hides the message.
+		cmd.SilenceUsage = true
 		backend, err := cmd.Flags().GetString("backend")
 		if err != nil {
 			return err
@@ -33,7 +36,6 @@ the first mismatch, unsupported with the reason) and a summary line
 			return err
 		}
 		if failed > 0 {
-			cmd.SilenceUsage = true
 			return fmt.Errorf("%d conformance program(s) failed", failed)
 		}
 		return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -80,9 +81,15 @@ func runDemo(cmd *cobra.Command, _ []string) error {
 	fmt.Fprintf(out, "xlacache demo: the MLP example (64x784 -> 512 -> 512 -> 10, tanh, softmax) on the cpu backend\n")
 	fmt.Fprintf(out, "fresh cache directory: %s\n\n", cacheDir)
 	var times [2]time.Duration
+	var reps [2]runReport
 	for i, label := range []string{"1st process (cold: empty cache)", "2nd process (warm: same cache)"} {
 		fmt.Fprintf(out, "== %s: xlacache run mlp.mlir\n", label)
-		c := exec.CommandContext(ctx, self, "run", prog, "--verbose")
+		repFile := filepath.Join(work, fmt.Sprintf("report%d.json", i))
+		cargs := []string{"run", prog, "--report-json", repFile}
+		if i == 0 {
+			cargs = append(cargs, "--verbose")
+		}
+		c := exec.CommandContext(ctx, self, cargs...)
 		env := []string{}
 		for _, kv := range os.Environ() {
 			if !strings.HasPrefix(kv, "XLACACHE_DIR=") && !strings.HasPrefix(kv, "XLACACHE_ROLE=") {
@@ -103,9 +110,21 @@ func runDemo(cmd *cobra.Command, _ []string) error {
 			return fmt.Errorf("demo: run %d failed: %w", i+1, err)
 		}
 		fmt.Fprintf(out, "   process wall time: %s\n\n", fmtDur(times[i]))
+		data, err := os.ReadFile(repFile)
+		if err == nil {
+			err = json.Unmarshal(data, &reps[i])
+		}
+		if err != nil || reps[i].Report == nil {
+			return fmt.Errorf("demo: reading the report of run %d: %v", i+1, err)
+		}
 	}
-	ratio := float64(times[0]) / float64(times[1])
-	fmt.Fprintf(out, "cold %s, warm %s: the warm start was %.0fx faster (whole processes, start-up included)\n", fmtDur(times[0]), fmtDur(times[1]), ratio)
+	if !reps[1].Report.Hit {
+		return fmt.Errorf("demo: the second run missed the executables tier; see its report above")
+	}
+	cold := reps[0].Report.CompileTime
+	warm := phaseTime(reps[1].Report, "key") + phaseTime(reps[1].Report, "lookup") + phaseTime(reps[1].Report, "load")
+	fmt.Fprintf(out, "compile %s cold vs key+lookup+load %s warm: %.0fx less time to a runnable program\n", fmtDur(cold), fmtDur(warm), float64(cold)/float64(warm))
+	fmt.Fprintf(out, "whole processes (start-up included): cold %s, warm %s, %.0fx\n", fmtDur(times[0]), fmtDur(times[1]), float64(times[0])/float64(times[1]))
 	if keep {
 		fmt.Fprintf(out, "kept %s\n", work)
 	}

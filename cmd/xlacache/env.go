@@ -104,7 +104,13 @@ func runEnv(cmd *cobra.Command, _ []string) error {
 			return usageError{err}
 		}
 	}
-	l, err := xla.LaunchEnv(opts, target, sup, os.Getenv(xla.EnvXLAFlags))
+	existing := os.Getenv(xla.EnvXLAFlags)
+	if target == xla.TargetGo {
+		if existing, err = xla.InlineFlags(existing); err != nil {
+			return err
+		}
+	}
+	l, err := xla.LaunchEnv(opts, target, sup, existing)
 	if err != nil {
 		return err
 	}

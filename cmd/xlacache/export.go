@@ -337,7 +337,7 @@ type importStats struct {
 }
 
 // maxMember bounds one member's size: no entry or raw file may exceed it.
-const maxMember = entry.MaxHeaderSize + 8<<30
+const maxMember = entry.MaxHeaderSize + 4<<30
 
 func importArchive(ctx context.Context, opts config.Options, r io.Reader) (importStats, error) {
 	var st importStats

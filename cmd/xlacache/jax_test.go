@@ -76,3 +76,40 @@ func TestJAXHandler(t *testing.T) {
 		}
 	}
 }
+
+// TestJAXDirThroughCLI drives stats, ls, verify, explain and prune on a JAX
+// cache directory through the command line.
+func TestJAXDirThroughCLI(t *testing.T) {
+	dir := jaxFixture(t)
+	t.Setenv("XLACACHE_DIR", "")
+	out, err := runCLI(t, "stats", "--dir", dir)
+	if err != nil || !strings.Contains(out, "2 entries") || !strings.Contains(out, "xla_gpu_per_fusion_autotune_cache_dir") {
+		t.Errorf("stats: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, "ls", "--dir", dir)
+	if err != nil || strings.Count(out, "\n") != 3 {
+		t.Errorf("ls: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, "verify", "--dir", dir)
+	if err == nil || exitCode(err, &bytes.Buffer{}) != exitFailure || !strings.Contains(out, "BAD jit_eval-") {
+		t.Errorf("verify: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, "explain", "--dir", dir, "jit_step-"+strings.Repeat("ef", 32))
+	if err != nil || !strings.HasPrefix(out, "miss") || !strings.Contains(out, "1 other entry") {
+		t.Errorf("explain: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, "prune", "--dir", dir, "--max-size", "1", "--dry-run")
+	if err != nil || !strings.Contains(out, "would remove") {
+		t.Errorf("prune --dry-run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "jit_step-"+strings.Repeat("ab", 32)+"-cache")); err != nil {
+		t.Errorf("dry run removed an entry: %v", err)
+	}
+	out, err = runCLI(t, "prune", "--dir", dir, "--max-size", "1")
+	if err != nil || !strings.Contains(out, "removed") {
+		t.Errorf("prune: %v\n%s", err, out)
+	}
+	if out, _ := runCLI(t, "stats", "--dir", dir); strings.Contains(out, "-cache") {
+		t.Errorf("entries left after prune:\n%s", out)
+	}
+}

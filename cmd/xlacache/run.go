@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,6 +51,8 @@ func init() {
 	f.String("backend", "cpu", "cpu (compile through the cache) or interp (reference interpreter)")
 	f.Bool("verbose", false, "list the kernels and their chosen configurations")
 	f.Uint64("seed", 1, "seed for --inputs random")
+	f.String("report-json", "", "also write the cache report as JSON to this file (used by demo)")
+	f.MarkHidden("report-json")
 	rootCmd.AddCommand(runCmd)
 }
 
@@ -65,6 +68,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 	backend, _ := cmd.Flags().GetString("backend")
 	verbose, _ := cmd.Flags().GetBool("verbose")
 	seed, _ := cmd.Flags().GetUint64("seed")
+	reportJSON, _ := cmd.Flags().GetString("report-json")
 	if backend != "cpu" && backend != "interp" {
 		return fmt.Errorf("--backend %q: want cpu or interp", backend)
 	}
@@ -135,10 +139,18 @@ func runRun(cmd *cobra.Command, args []string) error {
 		}
 		runTime := time.Since(start)
 		printReport(out, opts.Dir, rep, runTime)
+		if reportJSON != "" {
+			if err := writeReportJSON(reportJSON, rep, runTime); err != nil {
+				return err
+			}
+		}
 		if verbose {
 			for _, k := range ce.Kernels() {
 				how := "default"
 				switch {
+				case rep.Hit:
+					fmt.Fprintf(out, "kernel    %s  %-40s %s (from the stored executable)\n", k.Name, k.Desc, k.Config)
+					continue
 				case k.TuneHit:
 					how = "tuned (autotune tier hit)"
 				case k.Tuned:
@@ -216,6 +228,34 @@ func printReport(w io.Writer, dir string, rep *cache.Report, runTime time.Durati
 	}
 	parts = append(parts, "run "+fmtDur(runTime))
 	fmt.Fprintf(w, "phases    %s\n", strings.Join(parts, ", "))
+}
+
+// runReport is what --report-json writes.
+type runReport struct {
+	Report *cache.Report
+	Run    time.Duration
+}
+
+func writeReportJSON(path string, rep *cache.Report, run time.Duration) error {
+	data, err := json.Marshal(runReport{Report: rep, Run: run})
+	if err != nil {
+		return fmt.Errorf("encoding report: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
+
+// phaseTime sums the durations of the named phase.
+func phaseTime(rep *cache.Report, name string) time.Duration {
+	var d time.Duration
+	for _, p := range rep.Phases {
+		if p.Name == name {
+			d += p.Duration
+		}
+	}
+	return d
 }
 
 func fmtDur(d time.Duration) string {

@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -106,25 +107,22 @@ func newBackend(ctx context.Context, out io.Writer, opts config.Options, lookup 
 // ("xla:cuda"), else cuda, else cpu, else any installed one. It only
 // lists files; nothing is loaded.
 func pickPlugin(lookup func(string) (string, bool)) string {
+	avail := xlabackend.GetAvailablePlugins()
 	if v, ok := lookup(backends.ConfigEnvVar); ok {
 		name, cfg, _ := strings.Cut(v, ":")
 		if name != "xla" && name != "stablehlo" {
 			return "" // the user asked for another backend
 		}
-		if cfg != "" {
-			cfg, _, _ = strings.Cut(cfg, ",")
-			if _, found := xla.FindPlugin(cfg, lookup); found {
+		if cfg, _, _ = strings.Cut(cfg, ","); cfg != "" {
+			if slices.Contains(avail, cfg) {
 				return cfg
 			}
 			return ""
 		}
 	}
-	avail := xlabackend.GetAvailablePlugins()
 	for _, want := range []string{"cuda", "cpu"} {
-		for _, a := range avail {
-			if a == want {
-				return a
-			}
+		if slices.Contains(avail, want) {
+			return want
 		}
 	}
 	if len(avail) > 0 {

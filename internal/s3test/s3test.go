@@ -13,6 +13,8 @@ package s3test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,6 +26,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // Credentials of the server's root user; they only guard a loopback server
@@ -45,10 +50,11 @@ type Server struct {
 	// Root is the posix backend's directory: bucket directories live here.
 	Root string
 
-	bin  string
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	logs *syncBuffer
+	bin    string
+	marker string
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	logs   *syncBuffer
 }
 
 // Binary returns the versitygw path, or "" when it is not installed.
@@ -92,17 +98,45 @@ func Start(t testing.TB, buckets ...string) *Server {
 			t.Fatalf("s3test: creating bucket %q: %v", b, err)
 		}
 	}
-	s := &Server{Root: root, bin: bin}
+	// A marker bucket lets start tell its own server from another test
+	// package's server that won a race for the same port.
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	marker := "s3test-" + hex.EncodeToString(rnd[:])
+	if err := os.Mkdir(filepath.Join(root, marker), 0o700); err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	s := &Server{Root: root, bin: bin, marker: marker}
 	addr := PreferredAddr
 	if !portFree(addr) {
 		addr = freeAddr(t)
 	}
-	s.Addr = addr
-	if err := s.start(); err != nil {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		s.Addr = addr
+		if err = s.start(); err == nil {
+			break
+		}
+		addr = freeAddr(t)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// isOurs reports whether the server answering on addr serves our root,
+// by looking for the marker bucket with a signed request.
+func (s *Server) isOurs(ctx context.Context) bool {
+	c, err := minio.New(s.Addr, &minio.Options{Creds: credentials.NewStaticV4(AccessKey, SecretKey, ""), Region: Region, MaxRetries: 1})
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ok, err := c.BucketExists(ctx, s.marker)
+	return err == nil && ok
 }
 
 func portFree(addr string) bool {
@@ -163,16 +197,20 @@ func (s *Server) start() error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	if !s.isOurs(ctx) {
+		cmd.Process.Kill()
+		<-exited
+		return fmt.Errorf("s3test: another server answers on %s: %s", s.Addr, s.logs.String())
+	}
 	s.cmd = cmd
 	go func() {
-		// Reap the process when it stops; Stop waits on this via waitDone.
-		err := <-exited
+		// Reap the process when it stops.
+		<-exited
 		s.mu.Lock()
 		if s.cmd == cmd {
 			s.cmd = nil
 		}
 		s.mu.Unlock()
-		_ = err
 	}()
 	return nil
 }

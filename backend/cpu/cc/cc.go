@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -68,11 +69,57 @@ func Find(ctx context.Context) (*Compiler, error) {
 	if c, ok := findCache[name]; ok {
 		return c, nil
 	}
-	c, err := probe(ctx, name)
+	c, err := probeMemo(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	findCache[name] = c
+	return c, nil
+}
+
+// probeMemo avoids re-probing an unchanged compiler in every new process:
+// the probe runs the compiler three times, which would otherwise dominate
+// a warm start. The memo file is keyed by everything that identifies the
+// compiler binary (resolved path, size, modification time, inode) and lives
+// in the user's cache directory; any problem with it just means probing.
+func probeMemo(ctx context.Context, name string) (*Compiler, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil, fmt.Errorf("cc: C compiler %q not found (set %s to a working compiler): %w", name, EnvCC, err)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return probe(ctx, name)
+	}
+	real, _ = filepath.Abs(real)
+	st, err := os.Stat(real)
+	ucd, err2 := os.UserCacheDir()
+	if err != nil || err2 != nil {
+		return probe(ctx, name)
+	}
+	id := fmt.Sprintf("%s|%d|%d|%v|%s", real, st.Size(), st.ModTime().UnixNano(), inode(st), strings.Join(baseFlags, " "))
+	memo := filepath.Join(ucd, "xlacache", "ccprobe", Hash([]byte(id))[:32]+".json")
+	if data, err := os.ReadFile(memo); err == nil {
+		var c Compiler
+		if json.Unmarshal(data, &c) == nil && c.Path == real && c.Version != "" {
+			c.CPU = DetectCPU()
+			return &c, nil
+		}
+	}
+	c, err := probe(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if c.Path == real {
+		if data, err := json.Marshal(c); err == nil {
+			if os.MkdirAll(filepath.Dir(memo), 0o700) == nil {
+				tmp := fmt.Sprintf("%s.%d.tmp", memo, os.Getpid())
+				if os.WriteFile(tmp, data, 0o600) == nil {
+					os.Rename(tmp, memo)
+				}
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -194,8 +241,10 @@ func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Obje
 	if jobs < 1 {
 		jobs = 1
 	}
-	if jobs > len(srcs) {
-		jobs = len(srcs)
+	// Each invocation costs a driver process; a handful of small kernels
+	// compile faster in one than spread over several.
+	if max := (len(srcs) + 3) / 4; jobs > max {
+		jobs = max
 	}
 	dir, err := os.MkdirTemp("", "xlacache-cc-")
 	if err != nil {
@@ -220,7 +269,7 @@ func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Obje
 		wg.Add(1)
 		go func(j, lo, hi int) {
 			defer wg.Done()
-			args := append(append([]string(nil), c.Flags...), "-c")
+			args := append(append([]string(nil), c.Flags...), "-pipe", "-c")
 			args = append(args, files[lo:hi]...)
 			if _, err := c.run(ctx, dir, args...); err != nil {
 				names := make([]string, 0, hi-lo)

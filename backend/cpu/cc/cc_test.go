@@ -115,7 +115,7 @@ func TestUnloadableLibrary(t *testing.T) {
 func TestParseCPUInfo(t *testing.T) {
 	tests := []struct {
 		name, in, model string
-		features    []string
+		features        []string
 	}{
 		{"x86", "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: sse avx2 fma\n\nprocessor\t: 1\nmodel name\t: other\n", "AMD EPYC", []string{"avx2", "fma", "sse"}},
 		{"arm", "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n", "implementer 0x41 part 0xd0c", []string{"asimd", "fp"}},
@@ -129,4 +129,20 @@ func TestParseCPUInfo(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzParseCPUInfo(f *testing.F) {
+	f.Add([]byte("processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: sse avx2 fma\n\n"))
+	f.Add([]byte("Features\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		model, features := parseCPUInfo(data)
+		if strings.Contains(model, "\n") {
+			t.Fatalf("model spans lines: %q", model)
+		}
+		for i := 1; i < len(features); i++ {
+			if features[i-1] > features[i] {
+				t.Fatalf("features not sorted: %v", features)
+			}
+		}
+	})
 }

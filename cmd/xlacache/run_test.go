@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/npy"
+)
+
+const runTestProgram = `func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %1 = stablehlo.tanh %0 : tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}
+`
+
+func TestCLIRun(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "p.mlir")
+	if err := os.WriteFile(prog, []byte(runTestProgram), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{config.EnvDir: filepath.Join(dir, "cache"), config.EnvMinCompileTime: "0"}
+
+	out, code := runAdminCLI(t, env, "run", prog, "--output", filepath.Join(dir, "cpu.npz"), "--verbose")
+	if code != 0 || !strings.Contains(out, "executable miss") || !strings.Contains(out, "stored") || !strings.Contains(out, "kernel ") {
+		t.Fatalf("cold run: exit %d\n%s", code, out)
+	}
+	out, code = runAdminCLI(t, env, "run", prog)
+	if code != 0 || !strings.Contains(out, "executable hit") {
+		t.Fatalf("warm run: exit %d\n%s", code, out)
+	}
+	// The same inputs through the interpreter agree with the cpu backend.
+	out, code = runAdminCLI(t, env, "run", prog, "--backend", "interp", "--output", filepath.Join(dir, "interp.npz"))
+	if code != 0 {
+		t.Fatalf("interp run: exit %d\n%s", code, out)
+	}
+	a, err := npy.ReadNPZFile(filepath.Join(dir, "cpu.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := npy.ReadNPZFile(filepath.Join(dir, "interp.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != 1 || len(b) != 1 || a[0].Name != "out0" || len(a[0].Array.Data) != 48 {
+		t.Fatalf("unexpected outputs %+v %+v", a, b)
+	}
+
+	// --inputs from a directory of .npy files named after the arguments.
+	in := filepath.Join(dir, "in")
+	os.Mkdir(in, 0o700)
+	npy.WriteFile(filepath.Join(in, "x.npy"), &npy.Array{DType: npy.Float32, Shape: []int64{4, 8}, Data: make([]byte, 128)})
+	npy.WriteFile(filepath.Join(in, "w.npy"), &npy.Array{DType: npy.Float32, Shape: []int64{8, 3}, Data: make([]byte, 96)})
+	out, code = runAdminCLI(t, env, "run", prog, "--inputs", in)
+	if code != 0 || !strings.Contains(out, "sum=0") {
+		t.Fatalf("zero inputs: exit %d\n%s", code, out)
+	}
+	// A wrongly shaped input is an error naming the argument.
+	npy.WriteFile(filepath.Join(in, "w.npy"), &npy.Array{DType: npy.Float32, Shape: []int64{3, 8}, Data: make([]byte, 96)})
+	if _, code = runAdminCLI(t, env, "run", prog, "--inputs", in); code == 0 {
+		t.Fatal("wrong input shape accepted")
+	}
+	if _, code = runAdminCLI(t, env, "run", prog, "--backend", "gpu"); code == 0 {
+		t.Fatal("unknown backend accepted")
+	}
+}
