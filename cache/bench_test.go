@@ -14,54 +14,64 @@ import (
 	"github.com/xlacache/xlacache/entry"
 )
 
-// benchPayload is a 1 MiB payload that compresses about 2:1, like machine
-// code with tables.
-func benchPayload() []byte {
-	p := make([]byte, 1<<20)
+// benchPayload is a payload of n bytes that compresses about 2:1, like
+// machine code with tables.
+func benchPayload(n int) []byte {
+	p := make([]byte, n)
 	rand.Read(p[:len(p)/2])
 	return p
 }
 
+var benchSizes = []int{4 << 10, 1 << 20}
+
 // BenchmarkGet measures a verified cache hit (open, read, checksum,
 // decompress); compare with BenchmarkReadDecompress, the floor.
 func BenchmarkGet(b *testing.B) {
-	c := mustOpen(b, testOptions(b.TempDir()), nil)
-	tier := c.Tier(ExecutablesTier)
-	k := NewKey("bench", []KeyPart{{"p", []byte("x")}})
-	payload := benchPayload()
-	if err := tier.Put(context.Background(), k, payload, time.Second); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(payload)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, ok := tier.Get(context.Background(), k); !ok {
-			b.Fatal("miss")
-		}
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("size=%d", n), func(b *testing.B) {
+			c := mustOpen(b, testOptions(b.TempDir()), nil)
+			tier := c.Tier(ExecutablesTier)
+			k := NewKey("bench", []KeyPart{{"p", []byte("x")}})
+			payload := benchPayload(n)
+			if err := tier.Put(context.Background(), k, payload, time.Second); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(payload)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, ok := tier.Get(context.Background(), k); !ok {
+					b.Fatal("miss")
+				}
+			}
+		})
 	}
 }
 
-// BenchmarkReadDecompress reads and zstd-decompresses the same payload
+// BenchmarkReadDecompress reads and zstd-decompresses the same payloads
 // directly, with no header, checksum or bookkeeping.
 func BenchmarkReadDecompress(b *testing.B) {
-	payload := benchPayload()
-	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(false))
-	z := enc.EncodeAll(payload, nil)
-	p := filepath.Join(b.TempDir(), "raw.zst")
-	if err := os.WriteFile(p, z, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
-	b.SetBytes(int64(len(payload)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := dec.DecodeAll(data, make([]byte, 0, len(payload))); err != nil {
-			b.Fatal(err)
-		}
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("size=%d", n), func(b *testing.B) {
+			payload := benchPayload(n)
+			enc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(false))
+			z := enc.EncodeAll(payload, nil)
+			p := filepath.Join(b.TempDir(), "raw.zst")
+			if err := os.WriteFile(p, z, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+			b.SetBytes(int64(len(payload)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := dec.DecodeAll(data, make([]byte, 0, len(payload))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -154,7 +164,7 @@ func BenchmarkSha256sum100MB(b *testing.B) {
 
 // BenchmarkEncodeDecode1MiB measures the entry codec alone.
 func BenchmarkEncodeDecode1MiB(b *testing.B) {
-	payload := benchPayload()
+	payload := benchPayload(1 << 20)
 	h := entry.Header{Key: NewKey("b", nil).String()}
 	b.SetBytes(int64(len(payload)))
 	for i := 0; i < b.N; i++ {

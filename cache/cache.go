@@ -81,6 +81,8 @@ type Cache struct {
 type fsHooks struct {
 	// write writes an entry's bytes to its temporary file.
 	write func(f *os.File, b []byte) (int, error)
+	// createTemp creates an entry's temporary file.
+	createTemp func(dir, pattern string) (*os.File, error)
 }
 
 // Open opens (creating if needed) the cache directory named by opts.Dir.

@@ -710,3 +710,20 @@ func TestConcurrentGoroutines(t *testing.T) {
 		t.Errorf("%d compiles, executables tier %+v", got, exe)
 	}
 }
+
+func TestHandBuiltKeyCannotEscape(t *testing.T) {
+	dir := t.TempDir()
+	c := mustOpen(t, testOptions(dir), nil)
+	k := Key{Module: "../../../../tmp/evil", Digest: [32]byte{1}}
+	tier := c.Tier("cpu/kernels")
+	if err := tier.Put(context.Background(), k, []byte("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	p := tier.path(k)
+	if !strings.HasPrefix(p, filepath.Join(dir, "cpu", "kernels")+string(filepath.Separator)) || filepath.Base(p) != k.String() {
+		t.Errorf("entry path %s escapes its tier", p)
+	}
+	if got, ok := tier.Get(context.Background(), k); !ok || string(got) != "x" {
+		t.Error("hand-built key does not round-trip")
+	}
+}

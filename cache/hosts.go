@@ -137,26 +137,14 @@ func (o objectsAdapter) List(ctx context.Context, prefix string) ([]string, erro
 	return n, unmapErr(err)
 }
 
-// mirrors caches one Mirror per (store, directory) for stores that are not
-// a sharedAdapter, so per-process memory of merged parts survives between
-// compiles.
-var mirrors sync.Map // mirrorKey -> *s3store.Mirror
-
-type mirrorKey struct {
-	s   SharedStore
-	dir string
-}
-
+// mirrorFor returns the mirror of the raw subcaches for shared. Stores
+// other than s3store's (test doubles) get a fresh mirror per call: correct,
+// since merging the same kernel part twice changes nothing, just slower.
 func mirrorFor(shared SharedStore, opts config.Options) *s3store.Mirror {
 	if a, ok := shared.(*sharedAdapter); ok && a.mirror != nil {
 		return a.mirror
 	}
-	k := mirrorKey{shared, opts.Dir}
-	if m, ok := mirrors.Load(k); ok {
-		return m.(*s3store.Mirror)
-	}
-	m, _ := mirrors.LoadOrStore(k, newMirror(objectsAdapter{shared}, opts))
-	return m.(*s3store.Mirror)
+	return newMirror(objectsAdapter{shared}, opts)
 }
 
 // newFlight returns the single-flight coordinator for the cache directory,

@@ -30,6 +30,7 @@ import (
 
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/s3test"
+	"github.com/xlacache/xlacache/lease"
 	"github.com/xlacache/xlacache/s3store"
 )
 
@@ -128,7 +129,7 @@ func (b *hostsBackend) Compile(ctx context.Context, p Program, env *Env) (Execut
 			s := hostsWork(k, b.work)
 			sum = []byte(hex.EncodeToString(s[:]))
 			if err := env.Tier(config.SubcacheAutotune).Put(ctx, kkey, sum, 0); err != nil {
-				env.Logger().Warn("hosts: storing kernel", "err", err)
+				env.Logger().Debug("hosts: storing kernel", "err", err)
 			}
 		}
 		out = append(out, sum...)
@@ -650,8 +651,8 @@ func tamperUnder(t *testing.T, root string) {
 // program on one directory with one process: compiles per run and wall
 // time relative to a single process (goal: 1 compile, ≤ 1.3×).
 func BenchmarkHostsColdStart(b *testing.B) {
-	run := func(b *testing.B, n int) (time.Duration, int) {
-		dir, counter := b.TempDir(), b.TempDir()
+	run := func(b *testing.B, n int, dir string) (time.Duration, int) {
+		counter := b.TempDir()
 		var ch []hostsChild
 		for i := 0; i < n; i++ {
 			ch = append(ch, hostsChild{env: map[string]string{
@@ -663,16 +664,22 @@ func BenchmarkHostsColdStart(b *testing.B) {
 		runHosts(b, ch)
 		return time.Since(start), countCompiles(b, counter)
 	}
-	var one, eight time.Duration
+	var one, eight, warm time.Duration
 	var compiles int
 	for i := 0; i < b.N; i++ {
-		d1, _ := run(b, 1)
-		d8, c8 := run(b, 8)
+		d1, _ := run(b, 1, b.TempDir())
+		dir := b.TempDir()
+		d8, c8 := run(b, 8, dir)
+		// The same 8 processes on the now warm directory: what starting 8
+		// processes costs on this machine, without any compile or wait.
+		dw, _ := run(b, 8, dir)
 		one += d1
 		eight += d8
+		warm += dw
 		compiles += c8
 	}
 	b.ReportMetric(float64(eight)/float64(one), "wall-8/wall-1")
+	b.ReportMetric(float64(warm)/float64(one), "wall-8-warm/wall-1")
 	b.ReportMetric(float64(compiles)/float64(b.N), "compiles/8-procs")
 	b.ReportMetric(float64(one.Milliseconds())/float64(b.N), "ms/1-proc")
 }
@@ -720,4 +727,158 @@ func BenchmarkHostsSharedHit(b *testing.B) {
 	}
 	b.ReportMetric(float64(cold)/float64(hit), "cold/shared-hit")
 	b.ReportMetric(float64(hit.Microseconds())/float64(b.N), "µs/shared-hit")
+}
+
+func TestOpenSharedAndNewFlightOptions(t *testing.T) {
+	base := config.Defaults()
+	base.Dir = t.TempDir()
+	tests := []struct {
+		name    string
+		url     string
+		wantNil bool
+		wantErr string
+	}{
+		{"no shared tier", "", true, ""},
+		{"bad scheme", "gs://bucket/x", false, `scheme "gs"`},
+		{"credentials in URL", "s3://ak:sk@bucket/x", false, "credentials do not belong"},
+		{"valid, not contacted at open", "s3://bucket/x?endpoint=http://127.0.0.1:1", false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := base
+			o.SharedURL = tt.url
+			o.SigningKey = []byte("k")
+			s, err := openShared(context.Background(), o, slog.New(slog.DiscardHandler))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("openShared(%q) = %v, want %q", tt.url, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || (s == nil) != tt.wantNil {
+				t.Fatalf("openShared(%q) = %v, %v", tt.url, s, err)
+			}
+			if s != nil {
+				s.Close()
+			}
+		})
+	}
+	for _, tt := range []struct {
+		stale, pid string
+		want       time.Duration
+		wantNoPID  bool
+	}{
+		{"", "", 30 * time.Second, false},
+		{"1.5", "0", 1500 * time.Millisecond, true},
+		{"-3", "maybe", 30 * time.Second, false},
+		{"abc", "1", 30 * time.Second, false},
+	} {
+		t.Setenv(envLeaseStale, tt.stale)
+		t.Setenv(envLeasePIDCheck, tt.pid)
+		var logs syncBuf
+		f := newFlight(base, slog.New(slog.NewTextHandler(&logs, nil)))
+		m, ok := f.(*lease.Manager)
+		if !ok || m == nil {
+			t.Fatalf("newFlight returned %T", f)
+		}
+		if got := m.Options(); got.Stale != tt.want || got.NoPIDCheck != tt.wantNoPID || got.Wait != base.WaitTimeout || got.NoClaim {
+			t.Errorf("%s=%q %s=%q: lease options %+v", envLeaseStale, tt.stale, envLeasePIDCheck, tt.pid, got)
+		}
+		if (tt.stale == "-3" || tt.stale == "abc") && !strings.Contains(logs.String(), "ignoring invalid") {
+			t.Errorf("invalid %s=%q not reported", envLeaseStale, tt.stale)
+		}
+		if tt.pid == "maybe" && !strings.Contains(logs.String(), envLeasePIDCheck) {
+			t.Errorf("invalid %s=%q not reported", envLeasePIDCheck, tt.pid)
+		}
+	}
+	reader := base
+	reader.Role = config.RoleReader
+	if m := newFlight(reader, nil).(*lease.Manager); !m.Options().NoClaim {
+		t.Error("a reader's flight may claim leases")
+	}
+	if newFlight(config.Options{}, nil) != nil {
+		t.Error("a flight without a directory")
+	}
+}
+
+// memShared is a SharedStore test double with the cache's sentinels only.
+type memShared struct {
+	mu   sync.Mutex
+	objs map[string][]byte
+}
+
+func (m *memShared) Get(ctx context.Context, name string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.objs[name]
+	if !ok {
+		return nil, fmt.Errorf("get %s: %w", name, ErrNotExist)
+	}
+	return b, nil
+}
+
+func (m *memShared) PutIfAbsent(ctx context.Context, name string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.objs[name]; ok {
+		return fmt.Errorf("put %s: %w", name, ErrExist)
+	}
+	m.objs[name] = bytes.Clone(data)
+	return nil
+}
+
+func (m *memShared) List(ctx context.Context, prefix string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for k := range m.objs {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func (m *memShared) Close() error { return nil }
+
+// The raw-subcache sync works with any SharedStore, through the adapter
+// that maps the cache's sentinel errors to the mirror's.
+func TestSubcacheSyncWithAnySharedStore(t *testing.T) {
+	store := &memShared{objs: map[string][]byte{}}
+	mk := func(dir string, role config.Role) config.Options {
+		o := config.Defaults()
+		o.Dir = dir
+		o.Role = role
+		o.Subcaches = []config.Subcache{config.SubcacheAutotune, config.SubcacheKernels}
+		return o
+	}
+	a, b := mk(t.TempDir(), config.RoleWriter), mk(t.TempDir(), config.RoleReader)
+	os.MkdirAll(filepath.Join(a.Dir, s3store.AutotuneDir), 0o700)
+	os.WriteFile(filepath.Join(a.Dir, s3store.AutotuneDir, "k1.textproto"), []byte("t1"), 0o600)
+	os.WriteFile(filepath.Join(a.Dir, s3store.KernelFile), protoRecord(1, []byte("kern")), 0o600)
+	var logs syncBuf
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	pushSubcaches(context.Background(), store, a, logger)
+	pushSubcaches(context.Background(), store, a, logger) // ErrExist is not a failure
+	pushSubcaches(context.Background(), store, b, logger) // readers never push
+	if len(store.objs) != 2 {
+		t.Fatalf("store holds %d objects, want 2", len(store.objs))
+	}
+	pullSubcaches(context.Background(), store, b, logger)
+	if got, err := os.ReadFile(filepath.Join(b.Dir, s3store.AutotuneDir, "k1.textproto")); err != nil || string(got) != "t1" {
+		t.Fatalf("autotune file not pulled: %q %v", got, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(b.Dir, s3store.KernelFile)); !bytes.Equal(got, protoRecord(1, []byte("kern"))) {
+		t.Fatalf("kernel file not pulled: %x", got)
+	}
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Fatalf("warnings during a clean sync:\n%s", logs.String())
+	}
+	// A reader whose directory does not exist pulls nothing and creates
+	// nothing.
+	c := mk(filepath.Join(t.TempDir(), "absent"), config.RoleReader)
+	pullSubcaches(context.Background(), store, c, logger)
+	if _, err := os.Stat(c.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a reader created its cache directory")
+	}
 }

@@ -87,9 +87,26 @@ func writeField(h hash.Hash, s string) {
 	h.Write([]byte(s))
 }
 
-// String returns the key text "<module>-<64 hex>".
+// String returns the key text "<module>-<64 hex>". The module is
+// sanitized again here, so a Key built by hand with a hostile module name
+// still names a plain file inside its tier.
 func (k Key) String() string {
-	return k.Module + "-" + hex.EncodeToString(k.Digest[:])
+	return safeModule(k.Module) + "-" + hex.EncodeToString(k.Digest[:])
+}
+
+// safeModule returns m when it is already in sanitized form (no
+// allocation), else SanitizeModule(m).
+func safeModule(m string) string {
+	if m == "" || len(m) > MaxModuleLen || m[0] == '.' {
+		return SanitizeModule(m)
+	}
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return SanitizeModule(m)
+		}
+	}
+	return m
 }
 
 // IsZero reports whether k is the zero Key.

@@ -45,7 +45,8 @@ type counters struct {
 	errors map[string]int64
 	tiers  map[string]TierStats
 
-	flushed Stats // what has been persisted already (writers)
+	flushMu sync.Mutex
+	flushed Stats // what has been persisted already (writers); under flushMu
 }
 
 func (s *counters) init() {
@@ -135,14 +136,10 @@ func (c *Cache) flushStats() {
 	if c == nil || !c.writer || c.ledger == nil {
 		return
 	}
-	c.stats.mu.Lock()
-	defer c.stats.mu.Unlock()
-	cur := Stats{
-		Hits: c.stats.hits.Load(), Misses: c.stats.misses.Load(), SharedHits: c.stats.sharedHits.Load(),
-		BytesRead: c.stats.bytesRead.Load(), BytesWritten: c.stats.bytesWritten.Load(),
-		CompileTimeSaved: time.Duration(c.stats.saved.Load()),
-		Errors:           c.stats.errors, Tiers: c.stats.tiers,
-	}
+	// flushMu serializes flushes; the counters stay unlocked during I/O.
+	c.stats.flushMu.Lock()
+	defer c.stats.flushMu.Unlock()
+	cur := c.stats.snapshot()
 	delta := subStats(cur, c.stats.flushed)
 	if delta.Hits == 0 && delta.Misses == 0 && delta.BytesWritten == 0 && len(delta.Errors) == 0 {
 		return
@@ -166,7 +163,7 @@ func (c *Cache) flushStats() {
 		c.logOnce("stats-flush", "persisting cache statistics failed", "path", path, "err", err)
 		return
 	}
-	c.stats.flushed = addStats(Stats{}, cur)
+	c.stats.flushed = cur
 }
 
 // replaceFile atomically replaces path with data (temp file and rename).

@@ -283,7 +283,11 @@ func (c *Cache) writeFileAtomic(final string, data []byte) (bool, error) {
 	if err := os.MkdirAll(dir, c.opts.EffectiveDirMode()); err != nil {
 		return false, err
 	}
-	f, err := os.CreateTemp(dir, tmpPrefix+"*")
+	createTemp := c.hooks.createTemp
+	if createTemp == nil {
+		createTemp = os.CreateTemp
+	}
+	f, err := createTemp(dir, tmpPrefix+"*")
 	if err != nil {
 		return false, err
 	}

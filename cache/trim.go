@@ -253,5 +253,8 @@ func (c *Cache) Prune(ctx context.Context, maxSize int64, dryRun bool) (PruneRes
 	if !c.writer {
 		return PruneResult{}, fmt.Errorf("prune %s: this process is a reader (role %s, index %d)", c.dir, c.opts.Role, c.opts.ProcessIndex)
 	}
+	// A background trim of this process (started at Open) holds the trim
+	// lock; let it finish rather than report a busy lock.
+	c.waitBackground()
 	return c.trim(ctx, maxSize, maxSize, dryRun)
 }

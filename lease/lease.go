@@ -9,11 +9,10 @@
 // filesystems and on NFSv3+. The holder proves it is alive by refreshing the
 // file's modification time (a heartbeat); a lease whose heartbeat stops is
 // stale and may be taken over. A taker first claims a per-lease takeover
-// lock (O_EXCL again), re-checks that the lease is the stale one it
-// observed, renames it to a private name and checks once more before
-// removing it; it then claims with O_EXCL like everybody else. So two takers
-// cannot both win, and a live lease is never moved out from under a
-// claimant.
+// lock (O_EXCL again), re-checks that the lease is still the stale one it
+// observed, and atomically renames its own complete lease file over it. So
+// two takers cannot both win, and the lease never disappears during a
+// takeover (which waiters would read as "released without publishing").
 //
 // Staleness is judged without trusting clocks across hosts: a waiter notes
 // the lease's (token, mtime) and measures on its own monotonic clock how long
@@ -189,6 +188,9 @@ func New(opts Options) (*Manager, error) {
 		warnedLog: map[string]bool{},
 	}, nil
 }
+
+// Options returns the manager's options with defaults filled in.
+func (m *Manager) Options() Options { return m.opts }
 
 // localHostID identifies the pid namespace of this kernel boot, so that a
 // pid recorded in a lease can be checked with kill(pid, 0) only when it
@@ -472,13 +474,14 @@ func pidAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// takeOver removes the stale lease at path if it is still the one observed
-// (same token and mtime). Takers first claim a per-lease takeover lock with
-// O_EXCL, so at most one of them touches the lease at a time and nobody
-// ever moves a live lease while another process could claim in the gap;
-// the lease is then re-checked, moved to a private name, checked again and
-// removed. Whoever took over then claims like everybody else, with O_EXCL.
-func (m *Manager) takeOver(path string, stale Holder, obs observation) {
+// takeOver replaces the stale lease at path with a new lease held by this
+// process, if it is still the one observed (same token and mtime). Takers
+// first claim a per-lease takeover lock with O_EXCL, so at most one of them
+// acts at a time; the replacement is a rename of a complete lease file onto
+// the path, so the lease never disappears (waiters see a new holder, not a
+// release). It returns the new lease, or nil when another process got there
+// first.
+func (m *Manager) takeOver(path, name string, stale Holder, obs observation) *Lease {
 	lock := path + ".takeover"
 	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, m.opts.FileMode)
 	if err != nil {
@@ -489,27 +492,26 @@ func (m *Manager) takeOver(path string, stale Holder, obs observation) {
 				os.Remove(lock)
 			}
 		}
-		return
+		return nil
 	}
 	f.Close()
 	defer os.Remove(lock)
 	h, mtime, err := readLease(path)
 	if err != nil || h.Token != obs.token || !mtime.Equal(obs.mtime) {
-		return
+		return nil
 	}
-	private := path + "." + newToken() + ".stale"
-	if err := os.Rename(path, private); err != nil {
-		return
+	mine := Holder{Host: m.host, HostID: m.hostID, PID: os.Getpid(), Start: time.Now().UTC(), Token: newToken(), Name: name}
+	tmp := path + "." + mine.Token + ".new"
+	if err := m.create(tmp, mine); err != nil {
+		m.logOnce("takeover", "xlacache: cannot take over a stale lease", "lease", path, "err", err)
+		return nil
 	}
-	h, mtime, err = readLease(private)
-	if err == nil && (h.Token != obs.token || !mtime.Equal(obs.mtime)) {
-		// Its holder released and another process claimed between the
-		// check and the rename: put the new lease back.
-		m.restore(private, path)
-		return
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return nil
 	}
-	os.Remove(private)
 	m.log.Info("xlacache: took over a stale lease", "name", stale.Name, "holder_host", stale.Host, "holder_pid", stale.PID, "lease", path)
+	return m.startLease(path, mine)
 }
 
 // Acquire implements the single-flight protocol of cache.Flight: it returns
@@ -523,7 +525,22 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 	path := m.Path(name)
 	backoff := m.opts.PollMin
 	var obs observation
-	sawLease := false
+	// sawOther: a live lease of another process was seen. If it then
+	// disappears without the entry appearing, its holder finished without
+	// publishing (compile error, or below the storing thresholds): claiming
+	// in turn would only serialize the same unpublished compile, so this
+	// process compiles at once.
+	sawOther := false
+	// claimed hands over a lease this process now holds.
+	claimed := func(l *Lease) (func(), error) {
+		// The entry may have been published between ready() and the claim
+		// by a holder that has just released.
+		if ready() {
+			l.Release()
+			return nil, nil
+		}
+		return l.Release, nil
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -531,18 +548,21 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 		if ready() {
 			return nil, nil
 		}
+		if sawOther {
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				// Released: normally right after publishing, so look again.
+				if ready() {
+					return nil, nil
+				}
+				return noop, nil
+			}
+		}
 		claimErr := ErrNoClaim
 		if !m.claimDisabled() {
 			l, err := m.TryClaim(name)
 			switch {
 			case err == nil:
-				// The entry may have been published between ready() and the
-				// claim by a holder that has just released.
-				if ready() {
-					l.Release()
-					return nil, nil
-				}
-				return l.Release, nil
+				return claimed(l)
 			case errors.Is(err, ErrHeld), errors.Is(err, ErrNoClaim):
 				claimErr = err
 			default:
@@ -552,10 +572,11 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 		}
 		h, exists, stale := m.staleCheck(path, &obs)
 		if exists {
-			sawLease = true
 			if stale {
 				if !m.claimDisabled() {
-					m.takeOver(path, h, obs)
+					if l := m.takeOver(path, name, h, obs); l != nil {
+						return claimed(l)
+					}
 					obs = observation{}
 					backoff = m.opts.PollMin
 					continue
@@ -565,15 +586,15 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 				m.log.Info("xlacache: the process compiling this entry is gone; compiling here", "name", name, "holder_pid", h.PID)
 				return noop, nil
 			}
+			sawOther = true
 		}
 		waited := time.Since(start)
 		if m.opts.Wait < 0 || waited >= m.opts.Wait {
 			m.log.Warn("xlacache: waited too long for another process; compiling here", "name", name, "waited", waited.Round(time.Millisecond))
 			return noop, nil
 		}
-		if !exists && errors.Is(claimErr, ErrNoClaim) && (sawLease || waited >= m.readerGrace()) {
-			// Either the holder released (normally after publishing, so look
-			// once more) or nobody claimed within the grace period.
+		if !exists && errors.Is(claimErr, ErrNoClaim) && waited >= m.readerGrace() {
+			// Nobody claimed within the grace period.
 			if ready() {
 				return nil, nil
 			}

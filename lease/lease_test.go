@@ -234,7 +234,9 @@ func TestTakeoverRestoresLiveLease(t *testing.T) {
 	defer l.Release()
 	// A taker that observed an older, stale lease must not remove the
 	// live one that replaced it.
-	m.takeOver(m.Path("k"), Holder{Token: "old"}, observation{token: "old", mtime: time.Unix(1, 0)})
+	if got := m.takeOver(m.Path("k"), "k", Holder{Token: "old"}, observation{token: "old", mtime: time.Unix(1, 0)}); got != nil {
+		t.Fatal("took over a live lease")
+	}
 	h, _, err := readLease(m.Path("k"))
 	if err != nil || h.Token != l.holder.Token {
 		t.Fatalf("live lease removed by a stale takeover: %+v %v", h, err)
@@ -267,7 +269,11 @@ func TestConcurrentTakeoversOneWinner(t *testing.T) {
 					}
 					var obs observation
 					if h, exists, stale := ms[i].staleCheck(ms[i].Path(name), &obs); exists && stale {
-						ms[i].takeOver(ms[i].Path(name), h, obs)
+						if l := ms[i].takeOver(ms[i].Path(name), name, h, obs); l != nil {
+							winners.Add(1)
+							leases[i] = l
+							return
+						}
 					}
 				}
 			}(i)
@@ -381,6 +387,34 @@ func TestAcquire(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A holder that releases without publishing (its compile failed, or the
+// result was below the storing thresholds) must not hand the claim on: the
+// waiters compile at once instead of one after another.
+func TestAcquireHolderReleasedWithoutPublishing(t *testing.T) {
+	dir := t.TempDir()
+	holder := newManager(t, dir, nil)
+	l, err := holder.TryClaim("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, dir, nil)
+	polls := 0
+	release, err := m.Acquire(context.Background(), "k", func() bool {
+		polls++
+		if polls == 3 {
+			l.Release()
+		}
+		return false
+	})
+	if err != nil || release == nil {
+		t.Fatalf("Acquire: release nil=%v err=%v", release == nil, err)
+	}
+	if _, err := os.Stat(m.Path("k")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the waiter claimed a lease after the holder released without publishing")
+	}
+	release()
 }
 
 func TestAcquireReadOnlyDirWaitsWithoutClaiming(t *testing.T) {
@@ -660,5 +694,39 @@ func TestProcessKilledHolderTakenOver(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestHolderNoticesLostLease(t *testing.T) {
+	m := newManager(t, t.TempDir(), nil)
+	l, err := m.TryClaim("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another process took the lease over (its heartbeat looked stale).
+	other := Holder{Host: "elsewhere", PID: 1, Token: "successor", Name: "k"}
+	data, _ := json.Marshal(other)
+	if err := os.WriteFile(m.Path("k")+".x", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(m.Path("k")+".x", m.Path("k")); err != nil {
+		t.Fatal(err)
+	}
+	guard := time.Now().Add(20 * m.opts.Heartbeat)
+	for !l.Lost() {
+		if time.Now().After(guard) {
+			t.Fatal("the holder never noticed it lost the lease")
+		}
+		time.Sleep(m.opts.Heartbeat / 4)
+	}
+	st, _ := os.Stat(m.Path("k"))
+	l.Release()
+	// The successor's lease is untouched: not removed, not refreshed.
+	h, _, err := readLease(m.Path("k"))
+	if err != nil || h.Token != "successor" {
+		t.Fatalf("successor's lease changed: %+v %v", h, err)
+	}
+	if st2, _ := os.Stat(m.Path("k")); !st2.ModTime().Equal(st.ModTime()) {
+		t.Fatal("the lost holder kept refreshing the successor's lease")
 	}
 }

@@ -176,7 +176,42 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 		e.idleMu.Unlock()
 		cc.Free(arena)
 	}()
+	// Arguments and results are used in place where possible: kernels
+	// read argument buffers and write result buffers through pinned Go
+	// pointers instead of copying them through the arena. Kernels never
+	// write their inputs, so the caller's arguments are not modified.
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	direct := make([]unsafe.Pointer, len(e.plan.Buffers))
+	for i, b := range e.plan.Buffers {
+		if b.Arg < 0 {
+			continue
+		}
+		data := args[b.Arg].Data
+		if len(data) == 0 || uintptr(unsafe.Pointer(&data[0]))%uintptr(e.types[i].DType.Size()) != 0 {
+			continue // empty or misaligned: go through the arena
+		}
+		p := unsafe.Pointer(&data[0])
+		pin.Pin(p)
+		direct[i] = p
+	}
+	outs := make([]*stablehlo.Tensor, len(e.plan.Outputs))
+	written := make([]bool, len(outs))
+	for i, id := range e.plan.Outputs {
+		outs[i] = stablehlo.NewTensor(e.types[id])
+		b := e.plan.Buffers[id]
+		if b.Arg >= 0 || b.Const != nil || direct[id] != nil || len(outs[i].Data) == 0 {
+			continue
+		}
+		p := unsafe.Pointer(&outs[i].Data[0])
+		pin.Pin(p)
+		direct[id] = p
+		written[i] = true
+	}
 	ptr := func(id int) unsafe.Pointer {
+		if direct[id] != nil {
+			return direct[id]
+		}
 		if offs[id] < 0 {
 			return e.consts[id]
 		}
@@ -190,7 +225,7 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 		return unsafe.Slice((*byte)(ptr(id)), n)
 	}
 	for i, b := range e.plan.Buffers {
-		if b.Arg >= 0 {
+		if b.Arg >= 0 && direct[i] == nil {
 			copy(bytesOf(i), args[b.Arg].Data)
 		}
 	}
@@ -223,11 +258,10 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 			return nil, err
 		}
 	}
-	outs := make([]*stablehlo.Tensor, len(e.plan.Outputs))
 	for i, id := range e.plan.Outputs {
-		t := stablehlo.NewTensor(e.types[id])
-		copy(t.Data, bytesOf(id))
-		outs[i] = t
+		if !written[i] {
+			copy(outs[i].Data, bytesOf(id))
+		}
 	}
 	return outs, nil
 }

@@ -246,6 +246,11 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 				}
 			}
 		}
+	case op.Name == "chlo.top_k":
+		x := op.Operands[0].Type
+		if x.Rank() == 0 || op.Attrs.K < 0 || op.Attrs.K > x.Shape[x.Rank()-1] || len(op.Results) != 2 {
+			return l.errorf(op, "chlo.top_k with k=%d on %s", op.Attrs.K, x)
+		}
 	case rootOps[op.Name]:
 	default:
 		return l.errorf(op, "unsupported op %s", op.Name)

@@ -227,4 +227,3 @@ func buildTransformer() ([]byte, error) {
 	}
 	return bld.Build()
 }
-

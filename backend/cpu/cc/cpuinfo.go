@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -23,6 +24,9 @@ type CPUInfo struct {
 	Features []string
 	// Cores is the number of logical CPUs, which affects tuning results.
 	Cores int
+	// MHz is the clock /proc/cpuinfo reports (often the nominal clock in a
+	// VM). It is informational: not part of Key, since it varies.
+	MHz float64
 }
 
 var (
@@ -40,6 +44,7 @@ func DetectCPU() CPUInfo {
 		data, err := os.ReadFile("/proc/cpuinfo")
 		if err == nil {
 			cpuInfo.Model, cpuInfo.Features = parseCPUInfo(data)
+			cpuInfo.MHz = parseMHz(data)
 		}
 	})
 	return cpuInfo
@@ -80,6 +85,22 @@ func parseCPUInfo(data []byte) (model string, features []string) {
 		model = "implementer " + implementer + " part " + part
 	}
 	return model, features
+}
+
+// parseMHz returns the first "cpu MHz" value, or 0.
+func parseMHz(data []byte) float64 {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == "cpu MHz" {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil && f > 0 {
+				return f
+			}
+			return 0
+		}
+	}
+	return 0
 }
 
 // Key is the text form used in keys.
