@@ -67,16 +67,19 @@ func Scan(ctx context.Context, dir string) (Usage, error) {
 
 // EntryInfo describes one stored entry for `xlacache ls`.
 type EntryInfo struct {
-	Tier        string
-	Key         string
-	Path        string
-	Size        int64
-	RawSize     int64
+	// Tier is the tier name; Key the key text (the file name); Path the
+	// absolute file path.
+	Tier, Key, Path string
+	// Size is the file size; RawSize the payload size before compression.
+	Size, RawSize int64
+	// CompileTime is the compile time recorded by the writer.
 	CompileTime time.Duration
-	Created     time.Time
-	LastUsed    time.Time
-	Signed      bool
-	Codec       string
+	// Created is when the entry was written; LastUsed its modification
+	// time (refreshed by writer hits at most hourly).
+	Created, LastUsed time.Time
+	// Signed reports an HMAC signature; Codec is "zstd" or "raw".
+	Signed bool
+	Codec  string
 	// Err is set when the header cannot be parsed (the entry is damaged).
 	Err string `json:",omitempty"`
 }
@@ -124,6 +127,7 @@ func List(ctx context.Context, dir string) ([]EntryInfo, error) {
 
 // BadEntry is an entry that failed verification.
 type BadEntry struct {
+	// Tier, Path and Err say where the entry is and what is wrong with it.
 	Tier, Path, Err string
 	// Kind classifies the failure like Stats.Errors.
 	Kind string

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -127,7 +128,7 @@ func TestProcChild(t *testing.T) {
 	}
 }
 
-func childCmd(t *testing.T, mode, id, dir string, extra ...string) *exec.Cmd {
+func childCmd(t testing.TB, mode, id, dir string, extra ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestProcChild$", "-test.count=1")
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "XLACACHE_") {
@@ -141,7 +142,7 @@ func childCmd(t *testing.T, mode, id, dir string, extra ...string) *exec.Cmd {
 
 // checkAllEntries verifies every entry file in dir's executables tier: each
 // must decode, carry the key of its file name and the payload for it.
-func checkAllEntries(t *testing.T, dir string) int {
+func checkAllEntries(t testing.TB, dir string) int {
 	t.Helper()
 	files, _, err := scanFiles(context.Background(), dir)
 	if err != nil {
@@ -235,10 +236,38 @@ func TestKillDuringWrites(t *testing.T) {
 	if v := os.Getenv("XLACACHE_TEST_KILL_ROUNDS"); v != "" {
 		rounds, _ = strconv.Atoi(v)
 	}
-	const perRound = 10
 	dir := t.TempDir()
+	kills := killRounds(t, dir, rounds)
+	if kills != rounds*10 {
+		t.Fatalf("only %d of %d kills landed in a write loop", kills, rounds*10)
+	}
+	// A writer opened afterwards reads everything, stores, and its prune
+	// removes nothing that verifies wrongly.
+	o := testOptions(dir)
+	o.MaxSize = 8 << 20
+	c := mustOpen(t, o, nil)
+	k := procKey("after", 1)
+	if err := c.Tier(ExecutablesTier).Put(context.Background(), k, procPayload(k.String()), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prune(context.Background(), 8<<20, false); err != nil {
+		t.Fatal(err)
+	}
+	n := checkAllEntries(t, dir)
+	t.Logf("%d kills, %d entries survive", kills, n)
+	if n == 0 {
+		t.Error("no entry survived: the children never wrote")
+	}
+}
+
+// killRounds runs rounds of 10 concurrent writer processes, each killed
+// with SIGKILL at a random point of its write loop, checking every entry
+// after each round. It returns the number of kills that landed while the
+// child was in its write loop.
+func killRounds(t testing.TB, dir string, rounds int) int {
+	const perRound = 10
 	r := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
-	kills := 0
+	var kills atomic.Int64
 	for round := 0; round < rounds; round++ {
 		var wg sync.WaitGroup
 		for p := 0; p < perRound; p++ {
@@ -258,6 +287,7 @@ func TestKillDuringWrites(t *testing.T) {
 				line, _ := bufio.NewReader(stdout).ReadString('\n')
 				if strings.TrimSpace(line) == "READY" {
 					<-time.After(delay) // a random point in the write loop
+					kills.Add(1)
 				}
 				cmd.Process.Signal(syscall.SIGKILL)
 				err := cmd.Wait()
@@ -265,29 +295,17 @@ func TestKillDuringWrites(t *testing.T) {
 					t.Errorf("child %s did not die by SIGKILL: %v", id, err)
 				}
 			}()
-			kills++
 		}
 		wg.Wait()
 		checkAllEntries(t, dir)
 	}
-	if kills < 200 && rounds >= 20 {
-		t.Fatalf("only %d kills", kills)
-	}
-	// A writer opened afterwards reads everything, stores, and its prune
-	// removes nothing that verifies wrongly.
-	o := testOptions(dir)
-	o.MaxSize = 8 << 20
-	c := mustOpen(t, o, nil)
-	k := procKey("after", 1)
-	if err := c.Tier(ExecutablesTier).Put(context.Background(), k, procPayload(k.String()), time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Prune(context.Background(), 8<<20, false); err != nil {
-		t.Fatal(err)
-	}
-	n := checkAllEntries(t, dir)
-	t.Logf("%d kills, %d entries survive", kills, n)
-	if n == 0 {
-		t.Error("no entry survived: the children never wrote")
-	}
+	return int(kills.Load())
+}
+
+// BenchmarkKillTrials runs b.N more rounds of 10 SIGKILL trials (use
+// -benchtime 50x for 500 kills).
+func BenchmarkKillTrials(b *testing.B) {
+	dir := b.TempDir()
+	kills := killRounds(b, dir, b.N)
+	b.ReportMetric(float64(kills)/float64(b.N), "kills/op")
 }

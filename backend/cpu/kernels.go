@@ -95,7 +95,13 @@ func newKernel(l *lowering, op *stablehlo.Op) (*kernel, error) {
 	for _, r := range op.Results {
 		types = append(types, r.Type.String())
 	}
-	fused := fusedOps(l, op)
+	// Splat constants are literals in the code, not work worth listing.
+	var fused []*stablehlo.Op
+	for _, f := range fusedOps(l, op) {
+		if f.Name != "constant" {
+			fused = append(fused, f)
+		}
+	}
 	name := op.Name
 	if len(fused) > 1 {
 		name = "fusion(" + opSummary(fused) + ")"

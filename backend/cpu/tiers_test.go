@@ -90,3 +90,33 @@ func TestTiersSaveWork(t *testing.T) {
 		}
 	}
 }
+
+// TestSubcacheSelection checks that XLACACHE_ENABLE_XLA_CACHES (here: the
+// autotune subcache only) turns the kernel tier off for this backend.
+func TestSubcacheSelection(t *testing.T) {
+	dir := t.TempDir()
+	opts := config.Defaults()
+	opts.Dir, opts.MinCompileTime = dir, 0
+	opts.Subcaches, opts.SubcachesExplicit = []config.Subcache{config.SubcacheAutotune}, true
+	c, err := cache.Open(context.Background(), opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b := New()
+	b.TuneBudget = 100e6
+	exe, rep, err := cache.Compile(context.Background(), c, b, cache.Program{Name: "tiers", Text: []byte(tierProgram)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe.(*Executable).Close()
+	if r, ok := rep.Tiers["cpu/kernels"]; ok {
+		t.Errorf("kernel tier used although not selected: %+v", r)
+	}
+	if rep.Tiers["cpu/autotune"].Misses == 0 {
+		t.Errorf("autotune tier not used: %+v", rep.Tiers)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cpu", "kernels")); err == nil {
+		t.Error("cpu/kernels directory created")
+	}
+}

@@ -33,8 +33,9 @@ var runCmd = &cobra.Command{
 with the reference interpreter, --backend interp) and run it once.
 
 Inputs: --inputs random (default: deterministic random values, see --seed),
-an .npz archive (arrays matched to arguments by name, else by order), or a
-directory holding one <name>.npy (or arg<N>.npy) per argument.
+an .npz archive (arrays matched to arguments by name, else by order), a
+comma-separated list of .npy files in argument order, or a directory holding
+one <name>.npy (or arg<N>.npy) per argument.
 --output FILE.npz writes the results as out0, out1, ...
 
 Prints the cache key, which tiers hit or missed, the time of every phase
@@ -46,7 +47,7 @@ Prints the cache key, which tiers hit or missed, the time of every phase
 
 func init() {
 	f := runCmd.Flags()
-	f.String("inputs", "random", "argument values: random, FILE.npz, or a directory of .npy files")
+	f.String("inputs", "random", "argument values: random, FILE.npz, A.npy,B.npy,... (argument order), or a directory of <name>.npy files")
 	f.String("output", "", "write the results to this .npz file")
 	f.String("backend", "cpu", "cpu (compile through the cache) or interp (reference interpreter)")
 	f.Bool("verbose", false, "list the kernels and their chosen configurations")
@@ -313,7 +314,8 @@ func (p *progress) update(stage string, done, total int) {
 		}
 		p.stage = stage
 		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(stage),
-			progressbar.OptionClearOnFinish())
+			progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
+		p.bar.RenderBlank()
 	}
 	p.bar.Set(done)
 }
@@ -329,6 +331,24 @@ func (p *progress) finish() {
 func loadInputs(spec string, fn *stablehlo.Func, seed uint64) ([]*stablehlo.Tensor, error) {
 	if spec == "random" || spec == "" {
 		return randomInputs(fn, seed), nil
+	}
+	if strings.HasSuffix(spec, ".npy") {
+		// One .npy file per argument, comma-separated, in argument order.
+		files := strings.Split(spec, ",")
+		if len(files) != len(fn.Args) {
+			return nil, fmt.Errorf("--inputs: %d .npy files for %d arguments", len(files), len(fn.Args))
+		}
+		out := make([]*stablehlo.Tensor, len(files))
+		for i, f := range files {
+			arr, err := npy.ReadFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("--inputs: argument #%d: %w", i, err)
+			}
+			if out[i], err = fromArray(arr, fn.Args[i].Type); err != nil {
+				return nil, fmt.Errorf("--inputs %s: argument #%d (%s): %w", f, i, fn.Args[i].Name, err)
+			}
+		}
+		return out, nil
 	}
 	st, err := os.Stat(spec)
 	if err != nil {

@@ -59,6 +59,10 @@ func TestCLIRun(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "sum=0") {
 		t.Fatalf("zero inputs: exit %d\n%s", code, out)
 	}
+	out, code = runAdminCLI(t, env, "run", prog, "--inputs", filepath.Join(in, "x.npy")+","+filepath.Join(in, "w.npy"))
+	if code != 0 || !strings.Contains(out, "sum=0") {
+		t.Fatalf("npy list inputs: exit %d\n%s", code, out)
+	}
 	// A wrongly shaped input is an error naming the argument.
 	npy.WriteFile(filepath.Join(in, "w.npy"), &npy.Array{DType: npy.Float32, Shape: []int64{3, 8}, Data: make([]byte, 96)})
 	if _, code = runAdminCLI(t, env, "run", prog, "--inputs", in); code == 0 {

@@ -32,8 +32,9 @@ const EnvCC = "XLACACHE_CC"
 // integer overflow the two's-complement wrap StableHLO specifies;
 // -fno-math-errno lets sqrt and friends vectorize without changing results;
 // -ffast-math is deliberately absent because NaN and signed-zero semantics
-// are observable in StableHLO programs.
-var baseFlags = []string{"-std=gnu11", "-O3", "-fPIC", "-fwrapv", "-fno-math-errno", "-fno-semantic-interposition"}
+// are observable in StableHLO programs. An implicitly declared function
+// would silently return int, so it is an error.
+var baseFlags = []string{"-std=gnu11", "-O3", "-fPIC", "-fwrapv", "-fno-math-errno", "-fno-semantic-interposition", "-Werror=implicit-function-declaration"}
 
 // Compiler is a located and probed C compiler.
 type Compiler struct {
@@ -225,10 +226,12 @@ type CompileError struct {
 	Err     error
 }
 
+// Error names the kernels and carries the compiler's output.
 func (e *CompileError) Error() string {
 	return fmt.Sprintf("cc: compiling kernel(s) %s: %v", strings.Join(e.Kernels, ", "), e.Err)
 }
 
+// Unwrap returns the underlying process error.
 func (e *CompileError) Unwrap() error { return e.Err }
 
 // Compile compiles each source to an object file, several per compiler
