@@ -85,6 +85,8 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotExist, err)
 	case errors.Is(err, s3store.ErrExist):
 		return fmt.Errorf("%w: %w", ErrExist, err)
+	case errors.Is(err, s3store.ErrUnavailable):
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
 }

@@ -489,6 +489,10 @@ func TestHostsTwoHostsSharedBucket(t *testing.T) {
 		if n := strings.Count(s, "shared store failed"); n != 1 {
 			t.Errorf("host %c logged the outage %d times, want once:\n%s", 'A'+i, n, s)
 		}
+		// The outage is one clear line: no other warning follows from it.
+		if n := strings.Count(s, "level=WARN") + strings.Count(s, "level=ERROR"); n != 1 {
+			t.Errorf("host %c logged %d warnings for one outage, want 1:\n%s", 'A'+i, n, s)
+		}
 	}
 }
 

@@ -12,6 +12,12 @@ var ErrNotExist = errors.New("cache: object does not exist")
 // writer published the object first. First writer wins; it is not a failure.
 var ErrExist = errors.New("cache: object already exists")
 
+// ErrUnavailable is returned (wrapped) by a SharedStore that cannot be
+// reached or is being skipped after a recent failure. The store logs that
+// condition itself, once; the cache counts such errors without logging them
+// again, so an unreachable server costs one log line, not one per lookup.
+var ErrUnavailable = errors.New("cache: shared store unavailable")
+
 // SharedStore is a tier shared between hosts (an S3-compatible object store)
 // that sits behind the node-local directory. Object names are slash-separated
 // paths relative to the cache directory, such as "executables/<key>" or

@@ -192,7 +192,11 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 	name := t.objectName(key)
 	data, err := c.shared.Get(ctx, name)
 	if err != nil {
-		if !errors.Is(err, ErrNotExist) && ctx.Err() == nil {
+		switch {
+		case errors.Is(err, ErrNotExist) || ctx.Err() != nil:
+		case errors.Is(err, ErrUnavailable):
+			c.countError("shared") // the store logged it once already
+		default:
 			c.failure(t.name, "reading shared entry", name, err)
 			c.countError("shared")
 		}
@@ -253,7 +257,12 @@ func (t *Tier) Put(ctx context.Context, key Key, payload []byte, compileTime tim
 		}
 	}
 	if c.shared != nil {
-		if err := c.shared.PutIfAbsent(ctx, t.objectName(key), data); err != nil && !errors.Is(err, ErrExist) {
+		err := c.shared.PutIfAbsent(ctx, t.objectName(key), data)
+		switch {
+		case err == nil || errors.Is(err, ErrExist):
+		case errors.Is(err, ErrUnavailable):
+			c.countError("shared") // the store logged it once already
+		default:
 			c.countError("shared")
 			errs = append(errs, fmt.Errorf("tier %s: publishing %s to the shared tier: %w", t.name, key, err))
 		}
