@@ -596,7 +596,7 @@ func TestAdminListVerifyClear(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("user file"), 0o600)
 	ctx := context.Background()
 	u, err := Scan(ctx, dir)
-	if err != nil || u.Areas["executables"].Entries != 3 || u.Areas["fake/kernels"].Entries != 3 || u.Areas[string(config.SubcacheAutotune)].Entries != 1 || u.Areas["other"].Entries != 1 {
+	if err != nil || u.Areas["executables"].Entries != 3 || u.Areas["fake/kernels"].Entries != 3 || u.Areas[string(config.SubcacheAutotune)].Entries != 1 || u.Areas["other"].Entries != 0 {
 		t.Errorf("scan %+v %v", u, err)
 	}
 	ls, err := List(ctx, dir)
@@ -725,5 +725,49 @@ func TestHandBuiltKeyCannotEscape(t *testing.T) {
 	}
 	if got, ok := tier.Get(context.Background(), k); !ok || string(got) != "x" {
 		t.Error("hand-built key does not round-trip")
+	}
+}
+
+// A size bound must never cost the user a file xlacache does not own: a
+// stray file in the directory, or a JAX cache's entries sharing it.
+func TestPruneLeavesForeignFilesAlone(t *testing.T) {
+	dir := t.TempDir()
+	c := mustOpen(t, testOptions(dir), nil)
+	tier := c.Tier("executables")
+	for i := 0; i < 5; i++ {
+		tier.Put(context.Background(), NewKey("k", []KeyPart{{"i", []byte{byte(i)}}}), bytes.Repeat([]byte{byte(i)}, 1000), 0)
+	}
+	foreign := []string{
+		filepath.Join(dir, "mynotes.txt"),
+		filepath.Join(dir, "jit_f-0123abcd-cache"),
+		filepath.Join(dir, "other", "data.bin"),
+		filepath.Join(dir, "other", "autotune", "x"),
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	for _, p := range foreign {
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, bytes.Repeat([]byte("x"), 4000), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old) // older than every entry: first in LRU order if counted
+	}
+	res, err := c.Prune(context.Background(), 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Removed != 5 {
+		t.Errorf("prune removed %d files, want the 5 entries: %+v", res.Removed, res)
+	}
+	for _, p := range foreign {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("prune removed a file xlacache does not own: %s", p)
+		}
+	}
+	u, err := Scan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Bytes != 0 {
+		t.Errorf("scan counts %d bytes after pruning everything xlacache owns: %+v", u.Bytes, u.Areas)
 	}
 }

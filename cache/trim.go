@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/lease"
 )
 
@@ -193,10 +194,13 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 }
 
 // scanFiles lists every file under dir that counts toward the size bound:
-// entries of every tier, XLA's subcaches, quarantined files. The state
-// directory and the single-flight lease directory are left out (removing
-// a live lease would break single-flight); temporary files are returned separately when
-// stale (young ones belong to writes in progress).
+// entries of every tier, XLA's subcaches, quarantined files. Nothing else
+// is counted or ever evicted: not the state directory, not the
+// single-flight lease directory (removing a live lease would break
+// single-flight), and not files xlacache does not own — a user's file, or
+// the entries of a JAX cache sharing the directory, which JAX manages under
+// its own lock. Temporary files are returned separately when stale (young
+// ones belong to writes in progress).
 func scanFiles(ctx context.Context, dir string) ([]fileInfo, []string, error) {
 	var files []fileInfo
 	var temps []string
@@ -217,9 +221,12 @@ func scanFiles(ctx context.Context, dir string) ([]fileInfo, []string, error) {
 			if rel == StateDir || rel == lease.LocksDir {
 				return fs.SkipDir
 			}
+			if rel != "." && !strings.Contains(rel, "/") && !ownedTopDir(rel, p) {
+				return fs.SkipDir
+			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
+		if !d.Type().IsRegular() || areaOf(rel) == "other" {
 			return nil
 		}
 		info, err := d.Info()
@@ -257,4 +264,15 @@ func (c *Cache) Prune(ctx context.Context, maxSize int64, dryRun bool) (PruneRes
 	// lock; let it finish rather than report a busy lock.
 	c.waitBackground()
 	return c.trim(ctx, maxSize, maxSize, dryRun)
+}
+
+// ownedTopDir reports whether the top-level directory name (at path p)
+// holds files that xlacache manages: a tier, the quarantine, XLA's
+// autotune subcache, or a backend's tier directory.
+func ownedTopDir(name, p string) bool {
+	switch name {
+	case ExecutablesDir, QuarantineDir, string(config.SubcacheAutotune):
+		return true
+	}
+	return isBackendDir(p)
 }
