@@ -29,7 +29,17 @@ the first mismatch, unsupported with the reason) and a summary line
 		}
 		run, names := stablehlo.Runner(backend)
 		if run == nil {
-			return fmt.Errorf("--backend %q: unknown backend (available: %s)", backend, strings.Join(names, ", "))
+			return usagef("--backend %q: unknown backend (available: %s)", backend, strings.Join(names, ", "))
+		}
+		if backend == "cpu" {
+			// Through the configured cache, so reruns reuse tuned and
+			// compiled kernels like any other compile.
+			cpuRun, closeCache, err := cpuConformanceRunner(cmd)
+			if err != nil {
+				return err
+			}
+			defer closeCache()
+			run = cpuRun
 		}
 		_, failed, _, err := stablehlo.RunConformance(cmd.Context(), args[0], run, cmd.OutOrStdout())
 		if err != nil {
