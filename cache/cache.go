@@ -135,7 +135,13 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*Cache
 	} else if shared != nil {
 		c.shared = shared
 	}
-	if f := newFlight(c.opts, logger); f != nil && c.dir != "" {
+	flightOpts := c.opts
+	if !c.writer {
+		// Also a configured writer whose directory turned out unwritable:
+		// it must not try (and warn about) creating leases.
+		flightOpts.Role = config.RoleReader
+	}
+	if f := newFlight(flightOpts, logger); f != nil && c.dir != "" {
 		c.flight = f
 	}
 	if c.writer && c.ledger != nil {

@@ -199,18 +199,33 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 	if v, ok := get(EnvSharedURL); ok {
 		o.SharedURL = v
 	}
-	keyVal, keySet := get(EnvSigningKey)
+	// Unlike other options, a signing variable that is set but empty is an
+	// error rather than "unset": `XLACACHE_SIGNING_KEY=$KEY` with an empty
+	// $KEY must not silently make readers accept unsigned native code.
+	keyVal, keySet := lookup(EnvSigningKey)
+	if keySet {
+		o.Sources[EnvSigningKey] = SourceEnv
+	}
 	keyFile, fileSet := get(EnvSigningKeyFile)
 	switch {
 	case keySet && fileSet:
 		errs = append(errs, fmt.Errorf("%s and %s are both set: choose one", EnvSigningKey, EnvSigningKeyFile))
 	case keySet:
-		o.SigningKey = []byte(keyVal)
+		// An empty key would silently turn signing off, and readers would
+		// then load unsigned native code: refuse it.
+		if strings.TrimSpace(keyVal) == "" {
+			bad(EnvSigningKey, keyVal, errors.New("the signing key is empty; unset the variable to run unsigned"))
+		} else {
+			o.SigningKey = []byte(keyVal)
+		}
 	case fileSet:
 		b, err := os.ReadFile(keyFile)
-		if err != nil {
+		switch {
+		case err != nil:
 			bad(EnvSigningKeyFile, keyFile, fmt.Errorf("reading signing key: %w", err))
-		} else {
+		case strings.TrimSpace(string(b)) == "":
+			bad(EnvSigningKeyFile, keyFile, errors.New("the signing key file is empty; unset the variable to run unsigned"))
+		default:
 			// A trailing newline from `echo key > file` is not part of the key.
 			o.SigningKey = []byte(strings.TrimRight(string(b), "\r\n"))
 		}

@@ -149,6 +149,8 @@ func TestFromEnvErrors(t *testing.T) {
 		{map[string]string{EnvSharedURL: "bucket"}, []string{"SharedURL", `"bucket"`}},
 		{map[string]string{EnvSigningKey: "a", EnvSigningKeyFile: "/x"}, []string{"both set"}},
 		{map[string]string{EnvSigningKeyFile: "/nonexistent/key"}, []string{EnvSigningKeyFile, "/nonexistent/key"}},
+		{map[string]string{EnvSigningKey: " \n"}, []string{EnvSigningKey, "empty"}},
+		{map[string]string{EnvSigningKeyFile: os.DevNull}, []string{EnvSigningKeyFile, "empty"}},
 		{map[string]string{EnvRole: "boss", EnvMaxSize: "lots"}, []string{EnvRole, EnvMaxSize}},
 	}
 	for _, tc := range tests {

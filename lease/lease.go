@@ -56,7 +56,12 @@ const (
 	// DefaultReaderGrace is how long a process that cannot claim waits when
 	// nobody holds a lease at all: long enough for a writer that started a
 	// moment later to claim, short enough that a lone reader is not stalled.
-	DefaultReaderGrace = 2 * time.Second
+	DefaultReaderGrace = 500 * time.Millisecond
+	// fruitlessGraces is how many grace periods in a row may expire with
+	// nobody claiming before a process stops granting them: the writer is
+	// evidently not compiling what this process compiles (or compiles it
+	// below the storing thresholds), so waiting again only adds latency.
+	fruitlessGraces = 2
 )
 
 // LocksDir is the subdirectory of the cache directory that holds leases.
@@ -128,9 +133,12 @@ type Manager struct {
 	host   string
 	hostID string
 
-	mu        sync.Mutex
-	noClaim   bool // becomes true when the directory turns out unwritable
-	warnedRO  bool
+	mu       sync.Mutex
+	noClaim  bool // becomes true when the directory turns out unwritable
+	warnedRO bool
+	// fruitless counts grace periods in a row that expired with nobody
+	// claiming; see fruitlessGraces.
+	fruitless int
 	warnedLog map[string]bool
 }
 
@@ -586,6 +594,9 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 				m.log.Info("xlacache: the process compiling this entry is gone; compiling here", "name", name, "holder_pid", h.PID)
 				return noop, nil
 			}
+			if !sawOther {
+				m.graceOutcome(true) // another process is compiling what we need
+			}
 			sawOther = true
 		}
 		waited := time.Since(start)
@@ -596,8 +607,10 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 		if !exists && errors.Is(claimErr, ErrNoClaim) && waited >= m.readerGrace() {
 			// Nobody claimed within the grace period.
 			if ready() {
+				m.graceOutcome(true)
 				return nil, nil
 			}
+			m.graceOutcome(false)
 			return noop, nil
 		}
 		if err := sleepCtx(ctx, jitter(backoff)); err != nil {
@@ -610,10 +623,28 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 // readerGrace is how long a process that cannot claim waits for a lease
 // to appear.
 func (m *Manager) readerGrace() time.Duration {
+	m.mu.Lock()
+	giveUp := m.fruitless >= fruitlessGraces
+	m.mu.Unlock()
+	if giveUp {
+		return 0
+	}
 	if m.opts.WriterPresent != nil && !m.opts.WriterPresent() {
 		return m.opts.ReaderGrace / 4
 	}
 	return m.opts.ReaderGrace
+}
+
+// graceOutcome records whether a grace period ended with the entry
+// published by another process (useful) or with nobody claiming it.
+func (m *Manager) graceOutcome(useful bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if useful {
+		m.fruitless = 0
+	} else {
+		m.fruitless++
+	}
 }
 
 func (m *Manager) logOnce(kind, msg string, args ...any) {

@@ -730,3 +730,45 @@ func TestHolderNoticesLostLease(t *testing.T) {
 		t.Fatal("the lost holder kept refreshing the successor's lease")
 	}
 }
+
+// A reader stops waiting out grace periods once they keep expiring with
+// nobody claiming (the writer is not compiling what it compiles), and
+// starts again when it sees another process's lease.
+func TestReaderGraceAdapts(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, dir, func(o *Options) { o.NoClaim = true; o.ReaderGrace = 40 * time.Millisecond })
+	never := func() bool { return false }
+	for i := 0; i < fruitlessGraces; i++ {
+		if g := m.readerGrace(); g != 40*time.Millisecond {
+			t.Fatalf("grace before %d fruitless waits = %v, want 40ms", i, g)
+		}
+		release, err := m.Acquire(context.Background(), "nobody-compiles-this", never)
+		if err != nil || release == nil {
+			t.Fatalf("Acquire: release nil=%v, err=%v", release == nil, err)
+		}
+	}
+	if g := m.readerGrace(); g != 0 {
+		t.Fatalf("grace after %d fruitless waits = %v, want 0", fruitlessGraces, g)
+	}
+	// Another process compiles a key this reader needs: waiting is useful
+	// again.
+	other := newManager(t, dir, nil)
+	l, err := other.TryClaim("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var published atomic.Bool
+	go func() {
+		time.Sleep(50 * time.Millisecond) // stands in for the other process's compile
+		published.Store(true)
+		l.Release()
+	}()
+	release, err := m.Acquire(context.Background(), "k", published.Load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = release
+	if g := m.readerGrace(); g != 40*time.Millisecond {
+		t.Fatalf("grace after seeing a live lease = %v, want 40ms again", g)
+	}
+}
