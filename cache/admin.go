@@ -185,7 +185,7 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 }
 
 func verifyFile(p string, signingKey []byte) error {
-	data, err := os.ReadFile(p)
+	data, err := ReadEntryFile(p)
 	if err != nil {
 		return err
 	}
@@ -247,4 +247,24 @@ func isBackendDir(p string) bool {
 		}
 	}
 	return true
+}
+
+// ReadEntryFile reads the entry file at p without trusting its size: the
+// header is parsed from a bounded prefix and the file is read whole only
+// when the sizes it declares add up. Tools that copy entries (verify,
+// sync, export) use it so that a hostile file cannot exhaust memory.
+func ReadEntryFile(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file", entry.ErrForeign, p)
+	}
+	return readEntryFile(f, st.Size(), 0)
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -769,5 +770,46 @@ func TestPruneLeavesForeignFilesAlone(t *testing.T) {
 	}
 	if u.Bytes != 0 {
 		t.Errorf("scan counts %d bytes after pruning everything xlacache owns: %+v", u.Bytes, u.Areas)
+	}
+}
+
+// A huge file at an entry's path (here sparse, 8 GiB) is rejected from a
+// bounded prefix read; the cache never allocates its size.
+func TestHugeFileAtEntryPathIsNotRead(t *testing.T) {
+	dir := t.TempDir()
+	c := mustOpen(t, testOptions(dir), nil)
+	tier := c.Tier("executables")
+	key := NewKey("k", []KeyPart{{"p", []byte("x")}})
+	if err := tier.Put(context.Background(), key, []byte("payload"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p := tier.path(key)
+	good, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(p)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(good[:len(good)/2]) // a real header, then a hole
+	if err := f.Truncate(8 << 30); err != nil {
+		f.Close()
+		t.Skipf("filesystem cannot hold a sparse 8 GiB file: %v", err)
+	}
+	f.Close()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, ok := tier.Get(context.Background(), key); ok {
+		t.Fatal("a damaged huge entry was returned")
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("reading the damaged entry allocated %d bytes", grew)
+	}
+	if c.Stats().Errors["corrupt"] == 0 {
+		t.Errorf("damaged entry not counted: %v", c.Stats().Errors)
 	}
 }

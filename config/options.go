@@ -199,11 +199,13 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 	if v, ok := get(EnvSharedURL); ok {
 		o.SharedURL = v
 	}
-	// Unlike other options, a signing variable that is set but empty is an
-	// error rather than "unset": `XLACACHE_SIGNING_KEY=$KEY` with an empty
-	// $KEY must not silently make readers accept unsigned native code.
+	// An empty variable means unset, as for every option; but a key of only
+	// white space is an error, not a silent switch to unsigned entries
+	// (readers would then accept unsigned native code).
 	keyVal, keySet := lookup(EnvSigningKey)
-	if keySet {
+	if keySet && keyVal == "" {
+		keySet = false
+	} else if keySet {
 		o.Sources[EnvSigningKey] = SourceEnv
 	}
 	keyFile, fileSet := get(EnvSigningKeyFile)

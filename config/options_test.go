@@ -150,6 +150,7 @@ func TestFromEnvErrors(t *testing.T) {
 		{map[string]string{EnvSigningKey: "a", EnvSigningKeyFile: "/x"}, []string{"both set"}},
 		{map[string]string{EnvSigningKeyFile: "/nonexistent/key"}, []string{EnvSigningKeyFile, "/nonexistent/key"}},
 		{map[string]string{EnvSigningKey: " \n"}, []string{EnvSigningKey, "empty"}},
+		{map[string]string{EnvSigningKey: "\t"}, []string{EnvSigningKey, "empty"}},
 		{map[string]string{EnvSigningKeyFile: os.DevNull}, []string{EnvSigningKeyFile, "empty"}},
 		{map[string]string{EnvRole: "boss", EnvMaxSize: "lots"}, []string{EnvRole, EnvMaxSize}},
 	}

@@ -266,8 +266,16 @@ func exportArchive(ctx context.Context, opts config.Options, w io.Writer) (expor
 	m := manifest{Version: 1, Created: time.Now().UTC(), Raw: map[string]string{}}
 	var keep []exportFile
 	for _, f := range files {
-		data, err := os.ReadFile(f.path)
+		read := os.ReadFile
+		if f.kind == kindEntry {
+			read = cache.ReadEntryFile
+		}
+		data, err := read(f.path)
 		if err != nil {
+			if f.kind == kindEntry {
+				st.Skipped++ // damaged entries are not shipped
+				continue
+			}
 			return st, err
 		}
 		if f.kind == kindEntry {

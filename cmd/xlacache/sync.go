@@ -195,7 +195,7 @@ func syncPush(ctx context.Context, c *cache.Cache, opts config.Options) (syncRes
 			res.Skipped++
 			continue
 		}
-		data, err := os.ReadFile(e.Path)
+		data, err := cache.ReadEntryFile(e.Path)
 		if err != nil {
 			errs = append(errs, err)
 			continue
