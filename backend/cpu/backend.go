@@ -6,8 +6,11 @@
 // All three cache tiers save real work here: the executables tier skips the
 // whole pipeline, the autotune tier ("cpu/autotune") skips the timing runs,
 // and the kernel tier ("cpu/kernels") skips the C compiler for every kernel
-// whose source was compiled before. Kernels are named by a hash of their
-// source, so objects from different programs can never clash.
+// whose source was compiled before: both the final kernel objects and the
+// autotuner's per-kernel candidate libraries, so re-tuning with only the
+// kernel tier left runs no compiler. Kernels and candidate libraries are
+// named by a hash of their source, so objects from different programs can
+// never clash, and programs that share a kernel share its entries.
 package cpu
 
 import (
@@ -141,6 +144,11 @@ type pipeline struct {
 	env *cache.Env
 	cc  *cc.Compiler
 	log *slog.Logger
+
+	progressMu sync.Mutex
+
+	objMu   sync.Mutex
+	objects map[string][]byte // kernel-tier lookups by kernel name; nil data: a miss
 }
 
 func (pl *pipeline) phase(name string, start time.Time) {
@@ -149,6 +157,10 @@ func (pl *pipeline) phase(name string, start time.Time) {
 
 func (pl *pipeline) progress(stage string, done, total int) {
 	if pl.b.Progress != nil {
+		// Compiles report from several goroutines; callbacks such as a
+		// terminal progress bar expect one call at a time.
+		pl.progressMu.Lock()
+		defer pl.progressMu.Unlock()
 		pl.b.Progress(stage, done, total)
 	}
 }
@@ -199,13 +211,10 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	start = time.Now()
 	srcs := make([]cc.Source, len(kernels))
 	for i, k := range kernels {
-		body, err := k.source(configs[i], "KERNEL_SYMBOL")
-		if err != nil {
+		if srcs[i], err = finalSource(k, configs[i]); err != nil {
 			return nil, err
 		}
-		name := "k_" + cc.Hash([]byte(body))[:24]
-		srcs[i] = cc.Source{Name: name, Code: []byte(strings.Replace(body, "KERNEL_SYMBOL", name, 1))}
-		infos[i].Name = name
+		infos[i].Name = srcs[i].Name
 	}
 	pl.phase("codegen", start)
 
@@ -238,11 +247,60 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	return e, nil
 }
 
+// finalSource is the translation unit of k's kernel in configuration cfg,
+// named by a hash of its content: the same kernel in any program gets the
+// same name and so the same kernel-tier entry, and different kernels can
+// never share a name.
+func finalSource(k *kernel, cfg Config) (cc.Source, error) {
+	body, err := k.source(cfg, "KERNEL_SYMBOL")
+	if err != nil {
+		return cc.Source{}, err
+	}
+	name := "k_" + cc.Hash([]byte(body))[:24]
+	return cc.Source{Name: name, Code: []byte(strings.Replace(body, "KERNEL_SYMBOL", name, 1))}, nil
+}
+
+// objectKey is the kernel-tier key of a final kernel object.
+func (pl *pipeline) objectKey(s cc.Source) cache.Key {
+	return cache.NewKey(s.Name, []cache.KeyPart{{Name: "source", Data: s.Code}, {Name: "compiler", Data: []byte(pl.cc.Identity())}})
+}
+
+// lookupObject returns the kernel-tier object of s, remembering the answer
+// (hit or miss) for the rest of this compile: the autotuner asks about
+// candidates' objects, and compileObjects must neither look up nor count
+// the same entry twice.
+func (pl *pipeline) lookupObject(ctx context.Context, s cc.Source) ([]byte, bool) {
+	pl.objMu.Lock()
+	defer pl.objMu.Unlock()
+	if data, ok := pl.objects[s.Name]; ok {
+		return data, data != nil
+	}
+	data, ok := pl.env.Tier(subKernels).Get(ctx, pl.objectKey(s))
+	if !ok || len(data) == 0 {
+		data = nil
+	}
+	if pl.objects == nil {
+		pl.objects = map[string][]byte{}
+	}
+	pl.objects[s.Name] = data
+	return data, data != nil
+}
+
+// objectCached reports whether k's final object in configuration cfg is in
+// the kernel tier.
+func (pl *pipeline) objectCached(ctx context.Context, k *kernel, cfg Config) bool {
+	s, err := finalSource(k, cfg)
+	if err != nil {
+		return false
+	}
+	_, ok := pl.lookupObject(ctx, s)
+	return ok
+}
+
 // compileObjects gets each kernel's object from the kernel tier or compiles
 // it; identical kernels are compiled once.
 func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos []KernelInfo) ([]cc.Object, error) {
 	tier := pl.env.Tier(subKernels)
-	ident := []byte(pl.cc.Identity())
 	byName := map[string]cc.Object{}
 	var missing []cc.Source
 	seen := map[string]bool{}
@@ -252,8 +310,7 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 			continue
 		}
 		seen[s.Name] = true
-		key := cache.NewKey(s.Name, []cache.KeyPart{{Name: "source", Data: s.Code}, {Name: "compiler", Data: ident}})
-		if data, ok := tier.Get(ctx, key); ok && len(data) > 0 {
+		if data, ok := pl.lookupObject(ctx, s); ok {
 			byName[s.Name] = cc.Object{Name: s.Name, Data: data}
 			infos[i].ObjectHit = true
 			continue
@@ -270,7 +327,7 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 		per := time.Since(start) / time.Duration(len(missing))
 		for _, o := range objs {
 			byName[o.Name] = o
-			key := cache.NewKey(o.Name, []cache.KeyPart{{Name: "source", Data: sourceOf(missing, o.Name)}, {Name: "compiler", Data: ident}})
+			key := pl.objectKey(cc.Source{Name: o.Name, Code: sourceOf(missing, o.Name)})
 			if err := tier.Put(ctx, key, o.Data, per); err != nil {
 				pl.log.Warn("storing a compiled kernel failed", "kernel", o.Name, "err", err)
 			}

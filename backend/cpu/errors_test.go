@@ -75,6 +75,30 @@ func TestFailingCompiler(t *testing.T) {
 	}
 }
 
+// TestFailingCompilerWhileTuning makes the compiler fail only on the
+// autotuner's candidate builds (one source straight to a shared object):
+// the error must name the kernel and carry the compiler's output.
+func TestFailingCompilerWhileTuning(t *testing.T) {
+	real, err := cc.Find(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "failcc")
+	body := fmt.Sprintf("#!/bin/sh\nshared=0; src=0\nfor a in \"$@\"; do case \"$a\" in -shared) shared=1;; *.c) src=1;; esac; done\n"+
+		"[ $shared = 1 ] && [ $src = 1 ] && { echo 'failcc: candidate build refused' >&2; exit 1; }\nexec %s \"$@\"\n", real.Path)
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(cc.EnvCC, script)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	b := New()
+	b.TuneBudget = 10e6
+	_, err = b.CompileModule(context.Background(), parseText(t, tierProgram), nil)
+	if err == nil || !strings.Contains(err.Error(), "candidate build refused") || !strings.Contains(err.Error(), "autotuning dot_general") {
+		t.Fatalf("want an error naming the kernel with the compiler's output, got %v", err)
+	}
+}
+
 func TestLoadRejectsBadExecutables(t *testing.T) {
 	b := New()
 	exe, err := b.CompileModule(context.Background(), parseText(t, smallProgram), nil)

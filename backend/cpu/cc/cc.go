@@ -324,14 +324,42 @@ func (c *Compiler) Link(ctx context.Context, objs []Object) ([]byte, error) {
 	return data, nil
 }
 
-// BuildLibrary compiles srcs and links them straight into a shared library;
-// the autotuner uses it for candidate libraries that are never cached.
+// BuildLibrary compiles srcs and links them straight into a shared library
+// (two steps: objects, then one link).
 func (c *Compiler) BuildLibrary(ctx context.Context, srcs []Source, jobs int) ([]byte, error) {
 	objs, err := c.Compile(ctx, srcs, jobs)
 	if err != nil {
 		return nil, err
 	}
 	return c.Link(ctx, objs)
+}
+
+// BuildShared compiles one translation unit straight into a shared library
+// in a single compiler invocation (compile and link together). The
+// autotuner builds and caches one such library per kernel, so a set of
+// cached candidate libraries needs neither the compiler nor the linker.
+func (c *Compiler) BuildShared(ctx context.Context, src Source) ([]byte, error) {
+	if !validSymbol(src.Name) {
+		return nil, fmt.Errorf("cc: invalid kernel name %q", src.Name)
+	}
+	dir, err := os.MkdirTemp("", "xlacache-cc-")
+	if err != nil {
+		return nil, fmt.Errorf("cc: creating work directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	file := src.Name + ".c"
+	if err := os.WriteFile(filepath.Join(dir, file), src.Code, 0o600); err != nil {
+		return nil, fmt.Errorf("cc: writing source of kernel %s: %w", src.Name, err)
+	}
+	args := append(append([]string(nil), c.Flags...), "-pipe", "-shared", "-o", "lib.so", file, "-lm")
+	if _, err := c.run(ctx, dir, args...); err != nil {
+		return nil, &CompileError{Kernels: []string{src.Name}, Err: err}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "lib.so"))
+	if err != nil {
+		return nil, &CompileError{Kernels: []string{src.Name}, Err: fmt.Errorf("compiler produced no shared object: %w", err)}
+	}
+	return data, nil
 }
 
 // validSymbol reports whether name is a plain C identifier, which also makes

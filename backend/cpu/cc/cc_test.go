@@ -146,3 +146,48 @@ func FuzzParseCPUInfo(f *testing.F) {
 		}
 	})
 }
+
+func TestBuildShared(t *testing.T) {
+	c := findOrSkip(t)
+	so, err := c.BuildShared(context.Background(), Source{Name: "u_neg", Code: []byte("void u_neg(void** b){ float* x=b[0]; float* y=b[1]; for(int i=0;i<4;i++) y[i]=-x[i]; }\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := OpenBytes(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Close()
+	fn, err := lib.Sym("u_neg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := (*[4]float32)(Alloc(16))
+	out := (*[4]float32)(Alloc(16))
+	bufs := (*[2]unsafe.Pointer)(Alloc(16))
+	defer Free(unsafe.Pointer(in))
+	defer Free(unsafe.Pointer(out))
+	defer Free(unsafe.Pointer(bufs))
+	*in = [4]float32{1, -2, 3, 0}
+	bufs[0], bufs[1] = unsafe.Pointer(in), unsafe.Pointer(out)
+	Call(fn, unsafe.Pointer(bufs))
+	if want := [4]float32{-1, 2, -3, 0}; *out != want {
+		t.Errorf("got %v want %v", *out, want)
+	}
+
+	for _, tc := range []struct {
+		name string
+		src  Source
+		want string
+	}{
+		{"bad code", Source{Name: "u_bad", Code: []byte("void u_bad(void** b){ not C at all }\n")}, "u_bad"},
+		{"bad name", Source{Name: "../u", Code: []byte("int x;\n")}, "invalid kernel name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.BuildShared(context.Background(), tc.src)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}

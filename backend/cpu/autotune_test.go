@@ -1,0 +1,270 @@
+package cpu
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xlacache/xlacache/backend/cpu/cc"
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
+)
+
+func TestPickConfig(t *testing.T) {
+	ms := func(v ...float64) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x * float64(time.Millisecond))
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		times  []time.Duration
+		cached []int // candidates whose final object is cached
+		want   int
+		asked  bool // whether the cache may be consulted
+	}{
+		{"clear winner", ms(100, 50, 80), nil, 1, false},
+		{"first within 3% wins", ms(100, 51, 50), nil, 1, true},
+		{"all equal keeps the default", ms(10, 10, 10), nil, 0, true},
+		{"cached within noise wins", ms(100, 50, 54, 53), []int{2}, 2, true},
+		{"fastest cached within noise wins", ms(100, 50, 54, 53), []int{2, 3}, 3, true},
+		{"cached beyond noise loses", ms(100, 50, 70), []int{2}, 1, false},
+		{"discarded never wins", ms(100, -1e-6, 50, 52), []int{1}, 2, true},
+		{"no cache consulted without choice", ms(100, 50), []int{0}, 1, false},
+		{"default alone", ms(7), []int{0}, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			asked := false
+			got := pickConfig(tc.times, func(c int) bool {
+				asked = true
+				for _, x := range tc.cached {
+					if x == c {
+						return true
+					}
+				}
+				return false
+			})
+			if got != tc.want {
+				t.Errorf("pickConfig(%v, cached %v) = %d, want %d", tc.times, tc.cached, got, tc.want)
+			}
+			if asked && !tc.asked {
+				t.Errorf("consulted the cache without a choice to make")
+			}
+			if got2 := pickConfig(tc.times, nil); tc.cached == nil && got2 != got {
+				t.Errorf("without a cache: %d, want %d", got2, got)
+			}
+		})
+	}
+}
+
+// tunedProgram has three kernels worth tuning: two dot_generals and a
+// reduce with a tanh fused into it.
+const tunedProgram = `func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>, %c: tensor<80x256xf32>) -> tensor<64xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<64x96xf32>, tensor<96x80xf32>) -> tensor<64x80xf32>
+  %1 = stablehlo.dot_general %0, %c, contracting_dims = [1] x [0] : (tensor<64x80xf32>, tensor<80x256xf32>) -> tensor<64x256xf32>
+  %2 = stablehlo.tanh %1 : tensor<64x256xf32>
+  %3 = stablehlo.constant dense<0.0> : tensor<f32>
+  %4 = stablehlo.reduce(%2 init: %3) applies stablehlo.add across dimensions = [1] : (tensor<64x256xf32>, tensor<f32>) -> tensor<64xf32>
+  return %4 : tensor<64xf32>
+}
+`
+
+// sharingProgram shares its first kernel (the same dot_general on
+// arguments) with tunedProgram and nothing else worth tuning.
+const sharingProgram = `func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>) -> tensor<64x80xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<64x96xf32>, tensor<96x80xf32>) -> tensor<64x80xf32>
+  %1 = stablehlo.exponential %0 : tensor<64x80xf32>
+  return %1 : tensor<64x80xf32>
+}
+`
+
+// countingCompiler points XLACACHE_CC at a wrapper script that logs every
+// invocation's arguments, one line each, and runs the real compiler.
+func countingCompiler(t *testing.T) (logPath string) {
+	t.Helper()
+	real, err := cc.Find(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	logPath = filepath.Join(dir, "invocations.log")
+	script := filepath.Join(dir, "countcc")
+	body := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> '%s'\nexec '%s' \"$@\"\n", logPath, real.Path)
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(cc.EnvCC, script)
+	// The compiler probe memo goes to the user cache directory; keep this
+	// test's throw-away compiler out of the real one.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	return logPath
+}
+
+// finalKernelFile matches the source files of final kernel objects
+// (cc.Compile names them s<index>_<kernel>.c; kernels are k_<hash>).
+var finalKernelFile = regexp.MustCompile(`^s[0-9]+_k_[0-9a-f]{24}\.c$`)
+
+// invocations reads the log and splits it into compiles of final kernels,
+// every other compile (the autotuner's), and links of objects.
+func invocations(t *testing.T, logPath string) (final, other, links []string) {
+	t.Helper()
+	f, err := os.Open(logPath)
+	if os.IsNotExist(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		var srcs []string
+		for _, a := range strings.Fields(line) {
+			if strings.HasSuffix(a, ".c") {
+				srcs = append(srcs, a)
+			}
+		}
+		switch {
+		case len(srcs) == 0 && strings.Contains(line, "-shared"):
+			links = append(links, line)
+		case len(srcs) == 0:
+			other = append(other, line) // a probe; none expected once found
+		default:
+			allFinal := true
+			for _, s := range srcs {
+				allFinal = allFinal && finalKernelFile.MatchString(s)
+			}
+			if allFinal {
+				final = append(final, line)
+			} else {
+				other = append(other, line)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return final, other, links
+}
+
+// TestKernelTierServesAutotuning checks that autotuning takes its candidate
+// builds from the kernel tier: with the executable and the autotune tier
+// gone but the kernel tier warm, re-tuning runs no compiler at all (only
+// the final link runs, plus compiles of final kernels whose winner
+// changed), and a different program sharing a kernel reuses that kernel's
+// candidates too. The compiler is counted through a wrapper script.
+func TestKernelTierServesAutotuning(t *testing.T) {
+	logPath := countingCompiler(t)
+	dir := t.TempDir()
+	var progress []string
+	compile := func(name, text string) (*cache.Report, *Executable) {
+		opts := config.Defaults()
+		opts.Dir, opts.MinCompileTime = dir, 0
+		c, err := cache.Open(context.Background(), opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		b := New()
+		b.TuneBudget = 20 * time.Millisecond
+		b.Progress = func(stage string, done, total int) {
+			progress = append(progress, fmt.Sprintf("%s %d/%d", stage, done, total))
+		}
+		exe, rep, err := cache.Compile(context.Background(), c, b, cache.Program{Name: name, Text: []byte(text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, exe.(*Executable)
+	}
+	rep, exe := compile("tuned", tunedProgram)
+	firstConfig := map[string]string{} // kernel description -> config
+	for _, k := range exe.Kernels() {
+		firstConfig[k.Desc] = k.Config
+	}
+	m := parseText(t, tunedProgram)
+	args := randomArgs(m, 3)
+	want, err := exe.Run(context.Background(), args)
+	exe.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Hit || rep.Tiers["cpu/autotune"].Misses != 3 {
+		t.Fatalf("cold compile: want 3 kernels tuned, got %+v", rep.Tiers)
+	}
+	if _, other, _ := invocations(t, logPath); len(other) == 0 {
+		t.Fatal("cold compile built no autotune candidates (is the log working?)")
+	}
+	// Progress advances per candidate unit built and per kernel timed.
+	wantProgress := []string{"autotune 0/6", "autotune 6/6"}
+	if len(progress) < 7 || progress[0] != wantProgress[0] || !contains(progress, wantProgress[1]) {
+		t.Errorf("progress = %v, want %v and every step between", progress, wantProgress)
+	}
+
+	for _, tc := range []struct{ name, text string }{{"tuned", tunedProgram}, {"sharing", sharingProgram}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, d := range []string{"executables", filepath.Join("cpu", "autotune")} {
+				if err := os.RemoveAll(filepath.Join(dir, d)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Remove(logPath); err != nil {
+				t.Fatal(err)
+			}
+			rep, exe := compile(tc.name, tc.text)
+			defer exe.Close()
+			if rep.Tiers["cpu/autotune"].Misses == 0 || rep.Tiers["cpu/kernels"].Hits == 0 {
+				t.Fatalf("want a re-tune served by the kernel tier, got %+v", rep.Tiers)
+			}
+			final, other, links := invocations(t, logPath)
+			if len(other) != 0 {
+				t.Errorf("autotuning ran the compiler %d times with the kernel tier warm:\n%s", len(other), strings.Join(other, "\n"))
+			}
+			if len(links) > 1 {
+				t.Errorf("%d link steps, want only the final one:\n%s", len(links), strings.Join(links, "\n"))
+			}
+			recompiled := 0
+			for _, k := range exe.Kernels() {
+				if !k.ObjectHit {
+					recompiled++
+					t.Logf("compiled again: %s (%s)", k.Desc, k.Config)
+					// Content naming: the same kernel in the same
+					// configuration must find its object again.
+					if firstConfig[k.Desc] == k.Config {
+						t.Errorf("kernel %s in unchanged configuration %s missed the kernel tier", k.Desc, k.Config)
+					}
+				}
+			}
+			if len(final) > 0 && recompiled == 0 {
+				t.Errorf("compiled final kernels although every object was a hit:\n%s", strings.Join(final, "\n"))
+			}
+			t.Logf("final kernels recompiled (winner changed beyond noise): %d", recompiled)
+			if tc.name == "tuned" {
+				got, err := exe.Run(context.Background(), args)
+				if err != nil {
+					t.Fatal(err)
+				}
+				assertClose(t, got, want, 1e-4)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
