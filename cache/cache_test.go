@@ -813,3 +813,35 @@ func TestHugeFileAtEntryPathIsNotRead(t *testing.T) {
 		t.Errorf("damaged entry not counted: %v", c.Stats().Errors)
 	}
 }
+
+// The storing threshold counts the work subcache hits spared: a program
+// that recompiles quickly only thanks to its cached kernels is stored.
+func TestThresholdCountsSubcacheSavings(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions(dir)
+	o.MinCompileTime = time.Hour
+	o.Subcaches = config.AllSubcaches()
+	c := mustOpen(t, o, nil)
+	b := &fakeBackend{useTier: config.SubcacheKernels, kernelWork: 2 * time.Hour}
+	p := Program{Name: "f", Text: []byte("prog")}
+	_, r := compileOK(t, c, b, p)
+	if r.Stored {
+		t.Fatal("a fast compile with no subcache hits was stored below the threshold")
+	}
+	_, r = compileOK(t, c, b, p)
+	if !r.Stored {
+		t.Fatalf("a compile that hit 2h of cached kernel work was not stored: %+v", r)
+	}
+	if _, ok := c.Tier(ExecutablesTier).Get(context.Background(), NewKey(p.Name, mustParts(t, b, p))); !ok {
+		t.Fatal("stored executable not found")
+	}
+}
+
+func mustParts(t *testing.T, b Backend, p Program) []KeyPart {
+	t.Helper()
+	parts, err := b.KeyParts(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parts
+}

@@ -28,8 +28,13 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 	parts, err := b.KeyParts(ctx, p)
 	env.Phase("key", time.Since(start))
 	if err != nil {
-		c.logOnce("keyparts:"+b.Name(), "backend could not derive a cache key; compiling without the cache", "module", p.Name, "err", err)
-		return compileOnly(ctx, b, p, env)
+		exe, r, cerr := compileOnly(ctx, b, p, env)
+		if cerr == nil {
+			// Only worth a line when the program compiles: otherwise the
+			// compile error says what is wrong, once.
+			c.logOnce("keyparts:"+b.Name(), "backend could not derive a cache key; compiled without the cache", "module", p.Name, "err", err)
+		}
+		return exe, r, cerr
 	}
 	key := NewKey(p.Name, parts)
 	env.mu.Lock()
@@ -89,11 +94,15 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 		return nil, env.Report(), err
 	}
 	if c.writer {
+		// The storing threshold and the recorded compile time count the
+		// work subcache hits spared this compile: a program recompiled
+		// quickly from its tuned, compiled kernels (after its executable
+		// was evicted) is as worth storing as it was the first time.
 		sstart := time.Now()
 		if data, err := exe.Serialize(); err != nil {
 			c.countError("serialize")
 			c.logOnce("serialize:"+b.Name(), "backend could not serialize the executable; not caching it", "key", key.String(), "err", err)
-		} else if err := tier.Put(ctx, key, data, compileTime); err != nil {
+		} else if err := tier.Put(ctx, key, data, compileTime+env.savedTime()); err != nil {
 			c.logOnce("put:"+kindOf(err), "storing a cache entry failed; compiling normally", "key", key.String(), "err", err)
 		} else if tier.exists(key) {
 			env.mu.Lock()

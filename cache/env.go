@@ -32,6 +32,9 @@ type Env struct {
 	mu     sync.Mutex
 	report *Report
 	rawUse bool // SubcacheDir handed out a path in update mode
+	// saved adds up the compile times recorded in the subcache entries this
+	// compile hit: the work it would have done without them.
+	saved time.Duration
 }
 
 // ForBackend returns an Env for backend name outside of Compile (for
@@ -128,6 +131,20 @@ func (e *Env) TierResult(sub config.Subcache, hit bool) {
 			e.c.stats.miss(name)
 		}
 	}
+}
+
+// savedTime returns the compile work that subcache hits spared so far.
+func (e *Env) savedTime() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.saved
+}
+
+// recordSaved notes that a subcache hit spared compile work d.
+func (e *Env) recordSaved(d time.Duration) {
+	e.mu.Lock()
+	e.saved += d
+	e.mu.Unlock()
 }
 
 func (e *Env) recordTier(name string, hit bool) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/xlacache/xlacache/config"
 )
@@ -28,8 +29,9 @@ type fakeBackend struct {
 	failLoad   atomic.Bool
 	useTier    config.Subcache // when set, Compile looks up/stores a subcache entry
 	contentKey bool
-	size       int  // payload padding
-	noise      bool // pad with incompressible bytes instead of dots
+	kernelWork time.Duration // compile time recorded in the subcache entry
+	size       int           // payload padding
+	noise      bool          // pad with incompressible bytes instead of dots
 }
 
 type fakeExe struct{ payload []byte }
@@ -86,7 +88,7 @@ func (b *fakeBackend) Compile(ctx context.Context, p Program, env *Env) (Executa
 		t := env.Tier(b.useTier)
 		k := NewKey("kernel", []KeyPart{{Name: "kernel", Data: p.Text}})
 		if _, ok := t.Get(ctx, k); !ok {
-			if err := t.Put(ctx, k, []byte("kernel object"), 0); err != nil {
+			if err := t.Put(ctx, k, []byte("kernel object"), b.kernelWork); err != nil {
 				return nil, err
 			}
 		}

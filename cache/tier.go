@@ -78,6 +78,12 @@ func (t *Tier) exists(key Key) bool {
 	return err == nil
 }
 
+// Has reports whether key has an entry in the local directory, without
+// reading or verifying it and without counting a hit or a miss: for a
+// backend choosing between equally good options by what is cached. A
+// later Get still verifies the entry and may miss.
+func (t *Tier) Has(key Key) bool { return t.exists(key) }
+
 // stat returns the local entry file's info, or nil.
 func (t *Tier) stat(key Key) os.FileInfo {
 	if t == nil || t.dir == "" {
@@ -113,20 +119,27 @@ func (t *Tier) lookup(ctx context.Context, key Key) (*entry.Entry, string, bool)
 	if t.dir != "" {
 		if e, n, ok := t.getLocal(key); ok {
 			c.stats.hit(t.name, n, e.CompileTime, false)
-			t.report(true)
+			t.reportHit(e)
 			return e, "local", true
 		}
 	}
 	if c.shared != nil && ctx.Err() == nil {
 		if e, n, ok := t.getShared(ctx, key); ok {
 			c.stats.hit(t.name, n, e.CompileTime, true)
-			t.report(true)
+			t.reportHit(e)
 			return e, "shared", true
 		}
 	}
 	c.stats.miss(t.name)
 	t.report(false)
 	return nil, "", false
+}
+
+func (t *Tier) reportHit(e *entry.Entry) {
+	t.report(true)
+	if t.env != nil {
+		t.env.recordSaved(e.CompileTime)
+	}
 }
 
 func (t *Tier) report(hit bool) {
