@@ -490,8 +490,8 @@ func (o Options) Validate() error {
 	if o.WaitTimeout < 0 {
 		errs = append(errs, fmt.Errorf("WaitTimeout %v is negative", o.WaitTimeout))
 	}
-	if o.SharedURL != "" && !strings.Contains(o.SharedURL, "://") {
-		errs = append(errs, fmt.Errorf("SharedURL %q is not a URL such as s3://bucket/prefix", o.SharedURL))
+	if o.SharedURL != "" && !strings.HasPrefix(o.SharedURL, "s3://") {
+		errs = append(errs, fmt.Errorf("SharedURL %q is not an S3 URL such as s3://bucket/prefix (the only shared store supported)", o.SharedURL))
 	}
 	return errors.Join(errs...)
 }

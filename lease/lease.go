@@ -346,7 +346,7 @@ func (l *Lease) heartbeat() {
 		}
 		now := time.Now()
 		if err := os.Chtimes(l.path, now, now); err != nil {
-			l.m.log.Warn("xlacache: lease heartbeat failed", "lease", l.path, "err", err)
+			l.m.logOnce("heartbeat", "xlacache: lease heartbeat failed", "lease", l.path, "err", err)
 		}
 	}
 }

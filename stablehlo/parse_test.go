@@ -133,3 +133,16 @@ func TestParseTensorLiteral(t *testing.T) {
 		}
 	}
 }
+
+// Errors quote a bounded amount of the input, however long the bad text.
+func TestParseErrorIsBounded(t *testing.T) {
+	inner := strings.Repeat("tensor<", 20000) + "f32" + strings.Repeat(">", 20000)
+	src := "func.func @main(%a: tensor<" + inner + ">) {\n  return\n}\n"
+	_, err := Parse([]byte(src), "big.mlir")
+	if err == nil {
+		t.Fatal("nested tensor types were accepted")
+	}
+	if n := len(err.Error()); n > 1000 {
+		t.Fatalf("error message is %d bytes long", n)
+	}
+}

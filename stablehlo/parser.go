@@ -477,9 +477,9 @@ func (p *parser) parseType() (TensorType, error) {
 	ty, err := parseTensorInner(inner)
 	if err != nil {
 		if errors.Is(err, ErrUnsupported) {
-			return TensorType{}, p.unsupportedf(pos, "tensor<%s>: %v", inner, err)
+			return TensorType{}, p.unsupportedf(pos, "tensor<%s>: %v", clip(inner), err)
 		}
-		return TensorType{}, p.errorf(pos, "bad tensor type tensor<%s>: %v", inner, err)
+		return TensorType{}, p.errorf(pos, "bad tensor type tensor<%s>: %v", clip(inner), err)
 	}
 	return ty, p.advance()
 }
@@ -493,7 +493,7 @@ func parseTensorInner(s string) (TensorType, error) {
 	elem := strings.TrimSpace(parts[len(parts)-1])
 	dt, ok := ParseDType(elem)
 	if !ok {
-		return TensorType{}, fmt.Errorf("element type %q: %w", elem, ErrUnsupported)
+		return TensorType{}, fmt.Errorf("element type %q: %w", clip(elem), ErrUnsupported)
 	}
 	ty := TensorType{DType: dt, Shape: []int64{}}
 	total := int64(1)
@@ -504,7 +504,7 @@ func parseTensorInner(s string) (TensorType, error) {
 		}
 		n, err := strconv.ParseInt(d, 10, 64)
 		if err != nil || n < 0 {
-			return TensorType{}, fmt.Errorf("bad dimension %q", d)
+			return TensorType{}, fmt.Errorf("bad dimension %q", clip(d))
 		}
 		if n > 0 && total > maxElements/n {
 			return TensorType{}, fmt.Errorf("more than %d elements", maxElements)
@@ -890,4 +890,14 @@ func (p *parser) parseBlockArgs() ([]*Value, error) {
 		args = append(args, v)
 	}
 	return args, p.advance()
+}
+
+// clip shortens echoed input in error messages: a hostile or broken file
+// can hold a type megabytes long, and one line of context is enough.
+func clip(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
 }
