@@ -263,8 +263,14 @@ func (t *Tier) Put(ctx context.Context, key Key, payload []byte, compileTime tim
 	var errs []error
 	if t.dir != "" {
 		if _, err := t.writeLocal(key, data); err != nil {
-			c.countError(kindOf(err))
-			errs = append(errs, fmt.Errorf("tier %s: storing %s: %w", t.name, key, err))
+			kind := kindOf(err)
+			c.countError(kind)
+			err = fmt.Errorf("tier %s: storing %s: %w", t.name, key, err)
+			// One line per kind of failure for the whole cache, whichever
+			// tier hits it first: a full disk is one problem, not one per
+			// kernel.
+			c.logOnce("put:"+kind, "storing a cache entry failed; compiling normally", "tier", t.name, "key", key.String(), "err", err)
+			errs = append(errs, err)
 		}
 	}
 	if c.shared != nil {

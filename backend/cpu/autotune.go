@@ -75,7 +75,7 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 					continue
 				}
 			}
-			pl.log.Warn("ignoring unusable autotune entry", "kernel", k.desc)
+			pl.warnOnce("tune-entry", "ignoring unusable autotune entry; re-tuning", "tier", subAutotune, "kernel", k.desc)
 		}
 		miss = append(miss, i)
 	}
@@ -95,7 +95,9 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 			infos[i].Config, infos[i].Tuned = recs[n].Config.String(), true
 			payload, _ := json.Marshal(recs[n])
 			if err := tier.Put(ctx, keys[i], payload, per); err != nil {
-				pl.log.Warn("storing an autotune result failed", "kernel", kernels[i].desc, "err", err)
+				// The cache counts and logs store failures once per kind;
+				// a line per kernel here would repeat it.
+				pl.log.Debug("storing an autotune result failed", "kernel", kernels[i].desc, "err", err)
 			}
 		}
 	}
@@ -222,7 +224,7 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, er
 		if err != nil && fromCache[i] {
 			// A verified entry that will not load (a changed system
 			// library, say) is rebuilt rather than failing the compile.
-			pl.log.Warn("cached autotune candidates did not load; rebuilding", "kernel", k.desc, "err", err)
+			pl.warnOnce("tune-load", "cached autotune candidates did not load; rebuilding", "tier", subKernels, "kernel", k.desc, "err", err)
 			if err = pl.buildUnits(ctx, ks, units, libs, []int{i}, func() {}); err == nil {
 				lib, err = cc.OpenBytes(libs[i])
 			}
@@ -274,7 +276,7 @@ func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUn
 			}
 			libs[i] = so
 			if err := tier.Put(ctx, units[i].key, so, time.Since(start)); err != nil {
-				pl.log.Warn("storing autotune candidates failed", "kernel", ks[i].desc, "err", err)
+				pl.log.Debug("storing autotune candidates failed", "kernel", ks[i].desc, "err", err) // the cache logs it once
 			}
 			mu.Lock()
 			step()
@@ -337,7 +339,7 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 	}
 	var cached func(int) bool
 	if pl.env.Tier(subKernels) != nil {
-		cached = func(c int) bool { return pl.objectCached(ctx, k, k.cands[c]) }
+		cached = func(c int) bool { return pl.objectCached(k, k.cands[c]) }
 	}
 	rec.Config = k.cands[pickConfig(times, cached)]
 	pl.log.Debug("autotune choice", "kernel", k.desc, "config", rec.Config.String(), "timings_ns", rec.Timings)

@@ -147,8 +147,29 @@ type pipeline struct {
 
 	progressMu sync.Mutex
 
-	objMu   sync.Mutex
-	objects map[string][]byte // kernel-tier lookups by kernel name; nil data: a miss
+	warnMu sync.Mutex
+	warned map[string]bool // warnOnce kinds already logged at Warn
+}
+
+// warnOnce logs a cache failure that may repeat for every kernel (a
+// damaged entry, a library that will not load) at Warn the first time its
+// kind is seen in this compile and at Debug after: one clear line per
+// failure, not one per kernel.
+func (pl *pipeline) warnOnce(kind, msg string, args ...any) {
+	pl.warnMu.Lock()
+	first := !pl.warned[kind]
+	if first {
+		if pl.warned == nil {
+			pl.warned = map[string]bool{}
+		}
+		pl.warned[kind] = true
+	}
+	pl.warnMu.Unlock()
+	if first {
+		pl.log.Warn(msg, args...)
+	} else {
+		pl.log.Debug(msg, args...)
+	}
 }
 
 func (pl *pipeline) phase(name string, start time.Time) {
@@ -265,36 +286,27 @@ func (pl *pipeline) objectKey(s cc.Source) cache.Key {
 	return cache.NewKey(s.Name, []cache.KeyPart{{Name: "source", Data: s.Code}, {Name: "compiler", Data: []byte(pl.cc.Identity())}})
 }
 
-// lookupObject returns the kernel-tier object of s, remembering the answer
-// (hit or miss) for the rest of this compile: the autotuner asks about
-// candidates' objects, and compileObjects must neither look up nor count
-// the same entry twice.
+// lookupObject returns the kernel-tier object of s; compileObjects asks
+// once per distinct kernel, so each lookup counts one hit or one miss.
 func (pl *pipeline) lookupObject(ctx context.Context, s cc.Source) ([]byte, bool) {
-	pl.objMu.Lock()
-	defer pl.objMu.Unlock()
-	if data, ok := pl.objects[s.Name]; ok {
-		return data, data != nil
-	}
 	data, ok := pl.env.Tier(subKernels).Get(ctx, pl.objectKey(s))
 	if !ok || len(data) == 0 {
-		data = nil
+		return nil, false
 	}
-	if pl.objects == nil {
-		pl.objects = map[string][]byte{}
-	}
-	pl.objects[s.Name] = data
-	return data, data != nil
+	return data, true
 }
 
 // objectCached reports whether k's final object in configuration cfg is in
-// the kernel tier.
-func (pl *pipeline) objectCached(ctx context.Context, k *kernel, cfg Config) bool {
+// the kernel tier. It uses Has, not Get: the autotuner asks about several
+// candidates and compiles at most one of them, so a Get here would count a
+// miss for each candidate that is never compiled. The later Get in
+// compileObjects still verifies the entry (and counts the hit or miss).
+func (pl *pipeline) objectCached(k *kernel, cfg Config) bool {
 	s, err := finalSource(k, cfg)
 	if err != nil {
 		return false
 	}
-	_, ok := pl.lookupObject(ctx, s)
-	return ok
+	return pl.env.Tier(subKernels).Has(pl.objectKey(s))
 }
 
 // compileObjects gets each kernel's object from the kernel tier or compiles
@@ -329,7 +341,7 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 			byName[o.Name] = o
 			key := pl.objectKey(cc.Source{Name: o.Name, Code: sourceOf(missing, o.Name)})
 			if err := tier.Put(ctx, key, o.Data, per); err != nil {
-				pl.log.Warn("storing a compiled kernel failed", "kernel", o.Name, "err", err)
+				pl.log.Debug("storing a compiled kernel failed", "kernel", o.Name, "err", err) // the cache logs it once
 			}
 		}
 		pl.progress("compile", len(missing), len(missing))

@@ -1,7 +1,14 @@
 package cpu
 
 import (
+	"bytes"
+	"io/fs"
+	"log/slog"
+	"regexp"
+	"strings"
+
 	"context"
+	"github.com/xlacache/xlacache/stablehlo"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,9 +49,20 @@ func TestTiersSaveWork(t *testing.T) {
 		return rep, exe.(*Executable)
 	}
 	rep, exe := compile(config.RoleWriter)
+	finals := map[string]bool{}
+	for _, k := range exe.Kernels() {
+		finals[k.Name] = true
+	}
 	exe.Close()
 	if rep.Hit || rep.Tiers["cpu/autotune"].Misses == 0 || rep.Tiers["cpu/kernels"].Misses == 0 || !rep.Stored {
 		t.Fatalf("cold compile: %+v", rep)
+	}
+	// Cold, every kernel-tier miss is a compile whose output was stored
+	// (final objects and autotune candidate libraries), and asking which
+	// candidate's object is cached counts nothing.
+	compiled := countEntries(t, filepath.Join(dir, "cpu", "kernels"))
+	if kt := rep.Tiers["cpu/kernels"]; kt.Misses != compiled || kt.Hits != 0 || compiled <= len(finals) {
+		t.Fatalf("cold compile: cpu/kernels %+v, want %d misses (compiled and stored; %d final kernels)", kt, compiled, len(finals))
 	}
 	m := parseText(t, tierProgram)
 	args := randomArgs(m, 5)
@@ -119,4 +137,100 @@ func TestSubcacheSelection(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "cpu", "kernels")); err == nil {
 		t.Error("cpu/kernels directory created")
 	}
+}
+
+// TestTierWriteFailuresLogOnce makes the cpu/kernels and cpu/autotune tiers
+// unwritable (their directories are regular files, which fails even for
+// root) and checks that the compile still succeeds with correct results,
+// that the core counts the failures, and that the log has at most one WARN
+// line per failure kind rather than one per kernel.
+func TestTierWriteFailuresLogOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cpu"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"kernels", "autotune"} {
+		if err := os.WriteFile(filepath.Join(dir, "cpu", sub), []byte("not a directory"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts := config.Defaults()
+	opts.Dir, opts.MinCompileTime = dir, 0
+	c, err := cache.Open(context.Background(), opts, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b := New()
+	b.TuneBudget = 20e6
+	exe, rep, err := cache.Compile(context.Background(), c, b, cache.Program{Name: "failing-tiers", Text: []byte(tierProgram)})
+	if err != nil {
+		t.Fatalf("compile with unwritable subcaches failed: %v", err)
+	}
+	defer exe.(*Executable).Close()
+	m := parseText(t, tierProgram)
+	args := randomArgs(m, 7)
+	got, err := exe.(*Executable).Run(context.Background(), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := stablehlo.Eval(m, "", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertClose(t, got, want, 1e-4)
+
+	var errs int64
+	for _, n := range c.Stats().Errors {
+		errs += n
+	}
+	if errs == 0 {
+		t.Errorf("store failures not counted: %+v (report %+v)", c.Stats().Errors, rep)
+	}
+	log := buf.String()
+	// Several kernels' stores failed: the per-kernel detail is at Debug.
+	if n := strings.Count(log, `msg="storing a compiled kernel failed"`); n == 0 {
+		t.Errorf("kernel store failures not recorded at Debug:\n%s", log)
+	}
+	warns := map[string]int{}
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, "level=WARN") {
+			continue
+		}
+		// One failure kind: the message and the tier it is about.
+		kind := warnMsg.FindString(line) + " " + warnTier.FindString(line)
+		if warns[kind]++; warns[kind] > 1 {
+			t.Errorf("WARN repeated for %s:\n%s", kind, line)
+		}
+	}
+	if len(warns) > 4 { // at most: read and write failures of two tiers
+		t.Errorf("%d kinds of WARN lines for one compile:\n%s", len(warns), log)
+	}
+	t.Logf("WARN kinds: %v", warns)
+}
+
+var (
+	warnMsg  = regexp.MustCompile(`msg=("[^"]*"|\S+)`)
+	warnTier = regexp.MustCompile(`tier=\S+`)
+)
+
+// countEntries counts the entry files under a tier directory.
+func countEntries(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() && !strings.HasPrefix(d.Name(), ".") {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

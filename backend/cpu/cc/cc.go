@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // EnvCC names the environment variable that overrides the C compiler.
@@ -82,46 +84,190 @@ func Find(ctx context.Context) (*Compiler, error) {
 // the probe runs the compiler three times, which would otherwise dominate
 // a warm start. The memo file is keyed by everything that identifies the
 // compiler binary (resolved path, size, modification time, inode) and lives
-// in the user's cache directory; any problem with it just means probing.
+// in its own directory beside, not inside, the default cache directory
+// (see memoDir); any problem with it just means probing.
 func probeMemo(ctx context.Context, name string) (*Compiler, error) {
 	path, err := exec.LookPath(name)
 	if err != nil {
 		return nil, fmt.Errorf("cc: C compiler %q not found (set %s to a working compiler): %w", name, EnvCC, err)
 	}
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
+	real, memo, ok := memoFile(path)
+	if !ok {
 		return probe(ctx, name)
 	}
-	real, _ = filepath.Abs(real)
-	st, err := os.Stat(real)
-	ucd, err2 := os.UserCacheDir()
-	if err != nil || err2 != nil {
-		return probe(ctx, name)
-	}
-	id := fmt.Sprintf("%s|%d|%d|%v|%s", real, st.Size(), st.ModTime().UnixNano(), inode(st), strings.Join(baseFlags, " "))
-	memo := filepath.Join(ucd, "xlacache", "ccprobe", Hash([]byte(id))[:32]+".json")
-	if data, err := os.ReadFile(memo); err == nil {
-		var c Compiler
-		if json.Unmarshal(data, &c) == nil && c.Path == real && c.Version != "" {
-			c.CPU = DetectCPU()
-			return &c, nil
-		}
+	if c, err := readMemo(memo, real); err == nil {
+		c.CPU = DetectCPU()
+		return c, nil
 	}
 	c, err := probe(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	if c.Path == real {
-		if data, err := json.Marshal(c); err == nil {
-			if os.MkdirAll(filepath.Dir(memo), 0o700) == nil {
-				tmp := fmt.Sprintf("%s.%d.tmp", memo, os.Getpid())
-				if os.WriteFile(tmp, data, 0o600) == nil {
-					os.Rename(tmp, memo)
-				}
-			}
-		}
+		_ = writeMemo(memo, c) // best effort: the next process probes again
 	}
 	return c, nil
+}
+
+// memoDirName is the probe memo directory under the user cache directory.
+// It must stay outside <user cache dir>/xlacache, the CLI's default cache
+// directory: every process probes, including reader-role ones, which must
+// not write into the cache.
+const memoDirName = "xlacache-ccprobe"
+
+// maxMemoSize bounds what a memo read allocates; real memos are a few
+// hundred bytes.
+const maxMemoSize = 64 << 10
+
+// memoDir returns where probe memos live.
+func memoDir() (string, error) {
+	ucd, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(ucd, memoDirName), nil
+}
+
+// memoFile resolves the compiler at path and returns its resolved path and
+// the memo file for it, keyed by the binary's identity and baseFlags.
+func memoFile(path string) (real, memo string, ok bool) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", "", false
+	}
+	real, err = filepath.Abs(real)
+	if err != nil {
+		return "", "", false
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", "", false
+	}
+	dir, err := memoDir()
+	if err != nil {
+		return "", "", false
+	}
+	id := fmt.Sprintf("%s|%d|%d|%v|%s", real, st.Size(), st.ModTime().UnixNano(), inode(st), strings.Join(baseFlags, " "))
+	return real, filepath.Join(dir, Hash([]byte(id))[:32]+".json"), true
+}
+
+// memoRecord is what a memo file holds. The CPU is not stored: it is
+// detected afresh, since the memo directory may be shared across machines
+// (a synced home directory).
+type memoRecord struct {
+	Path    string
+	Version string
+	Target  string
+	Flags   []string
+}
+
+// readMemo reads and validates the memo at path for the compiler at real.
+// Only a regular file no larger than maxMemoSize is read.
+func readMemo(path, real string) (*Compiler, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxMemoSize {
+		return nil, fmt.Errorf("cc: probe memo %s: not a regular file of at most %d bytes", path, maxMemoSize)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := decodeMemo(data, real)
+	if err != nil {
+		return nil, fmt.Errorf("cc: probe memo %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// decodeMemo parses a memo for the compiler at real. The memo is untrusted
+// input (anyone who can write the user's cache directory can edit it) and
+// its Flags reach the compiler's command line, so it is accepted only when
+// it is exactly what probe can produce: the same path, printable one-line
+// version and target, and baseFlags with or without -march=native.
+func decodeMemo(data []byte, real string) (*Compiler, error) {
+	if len(data) > maxMemoSize {
+		return nil, fmt.Errorf("memo larger than %d bytes", maxMemoSize)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m memoRecord
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("decoding memo: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after memo")
+	}
+	switch {
+	case m.Path != real:
+		return nil, fmt.Errorf("memo is for compiler %q, not %q", m.Path, real)
+	case m.Version == "" || !printableLine(m.Version, 512):
+		return nil, fmt.Errorf("invalid compiler version %q", m.Version)
+	case !printableLine(m.Target, 256):
+		return nil, fmt.Errorf("invalid compiler target %q", m.Target)
+	case !probedFlags(m.Flags):
+		return nil, fmt.Errorf("unexpected compiler flags %q", m.Flags)
+	}
+	return &Compiler{Path: m.Path, Version: m.Version, Target: m.Target, Flags: append([]string(nil), m.Flags...)}, nil
+}
+
+// printableLine reports whether s is at most maxLen bytes of valid UTF-8
+// without control characters.
+func printableLine(s string, maxLen int) bool {
+	if len(s) > maxLen || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// probedFlags reports whether flags are ones probe produces.
+func probedFlags(flags []string) bool {
+	if len(flags) < len(baseFlags) || len(flags) > len(baseFlags)+1 {
+		return false
+	}
+	for i, f := range baseFlags {
+		if flags[i] != f {
+			return false
+		}
+	}
+	return len(flags) == len(baseFlags) || flags[len(baseFlags)] == "-march=native"
+}
+
+// writeMemo stores c's probe results at path atomically (a temporary file
+// in the same directory, then a rename), so a concurrent reader sees the
+// old memo, the new one, or none, never a torn one.
+func writeMemo(path string, c *Compiler) error {
+	data, err := json.Marshal(memoRecord{Path: c.Path, Version: c.Version, Target: c.Target, Flags: c.Flags})
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cc: creating probe memo directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*") // mode 0600
+	if err != nil {
+		return fmt.Errorf("cc: writing probe memo: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("cc: writing probe memo %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("cc: writing probe memo %s: %w", path, err)
+	}
+	return nil
 }
 
 func probe(ctx context.Context, name string) (*Compiler, error) {
