@@ -268,3 +268,27 @@ func ReadEntryFile(p string) ([]byte, error) {
 	}
 	return readEntryFile(f, st.Size(), 0)
 }
+
+// FileUsage is one file that counts toward the size bound.
+type FileUsage struct {
+	// Path is absolute; Rel is slash-separated and relative to the cache
+	// directory; ModTime orders eviction (least recently used first).
+	Path, Rel string
+	Size      int64
+	ModTime   time.Time
+}
+
+// Files lists every file under dir that counts toward the size bound, and
+// that trims and Prune may evict: tier entries, XLA's subcaches and the
+// quarantine. It reads only directory metadata.
+func Files(ctx context.Context, dir string) ([]FileUsage, error) {
+	files, _, err := scanFiles(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileUsage, len(files))
+	for i, f := range files {
+		out[i] = FileUsage{Path: f.path, Rel: f.rel, Size: f.size, ModTime: f.mtime}
+	}
+	return out, nil
+}

@@ -27,6 +27,11 @@ type PruneOptions struct {
 	// OtherBytes are bytes of other tiers sharing the directory (such as
 	// xlacache's own) that count against MaxSize but are not Prune's.
 	OtherBytes int64
+	// SkipSubcaches leaves XLA's subcache files to another pruner: they
+	// are neither counted (Before, After) nor removed. xlacache sets it in
+	// a directory it shares with JAX, where its own pruning counts and
+	// evicts the subcaches, so that they are counted once.
+	SkipSubcaches bool
 	// Grace protects recently modified files; zero means DefaultGrace.
 	Grace time.Duration
 	// LockTimeout bounds the wait for JAX's lock; zero means 30s.
@@ -108,6 +113,9 @@ func Prune(ctx context.Context, dir string, po PruneOptions) (PruneResult, error
 	d, err := Scan(ctx, dir)
 	if err != nil {
 		return res, err
+	}
+	if po.SkipSubcaches {
+		d.Subcaches = nil
 	}
 	res.Before = d.Stats().TotalBytes
 	res.After = res.Before

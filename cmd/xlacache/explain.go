@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/stablehlo"
 )
 
 var explainCmd = &cobra.Command{
@@ -20,8 +22,14 @@ the closest one.
 
 The argument is either a key text "<module>-<64 hex>" (as printed by ls and
 in logs) or a program file; for a file, --backend computes the key parts the
-way a compile would (module name: --module, default the file name without
-its extension).
+way a compile would, with the module name run uses (--module, else the
+module's @name, else the file name without its extension).
+
+When JAX entries share the directory, JAX's part is explained too: for a
+key, whether JAX has it and which other entries its module has; for a
+file, the module's entries. JAX stores only a hash of its key components,
+so it cannot say which one differs. In such a directory the argument may
+also be a bare module name, explained against JAX's entries.
 
 With --json, print one JSON object. Exit code 1 on failure, 2 for an
 unknown backend or a missing argument.`,
@@ -31,7 +39,7 @@ unknown backend or a missing argument.`,
 
 func init() {
 	explainCmd.Flags().String("backend", "cpu", "backend that computes key parts for a program file")
-	explainCmd.Flags().String("module", "", "module name for a program file (default: file name without extension)")
+	explainCmd.Flags().String("module", "", "module name for a program file (default: the module's @name, else the file name without extension)")
 	rootCmd.AddCommand(explainCmd)
 }
 
@@ -45,38 +53,83 @@ func runExplain(cmd *cobra.Command, args []string) error {
 	}
 	ctx := cmd.Context()
 	arg := args[0]
-	if h := foreignHandler(opts.Dir); h != nil && h.Explain != nil {
+	lay, err := layoutOf(ctx, opts.Dir)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if !lay.own {
 		if jsonOutput(cmd) {
-			return usagef("--json is not supported for a %s cache directory (%s)", h.Name, opts.Dir)
+			return usagef("--json is not supported for a JAX-only cache directory (%s)", opts.Dir)
 		}
-		return h.Explain(ctx, cmd.OutOrStdout(), opts.Dir, arg)
+		_, err := jaxExplain(ctx, out, opts.Dir, arg)
+		return err
 	}
 	var key cache.Key
+	jaxQuery := arg
 	if m, d, perr := cache.ParseKey(arg); perr == nil {
 		key = cache.Key{Module: m, Digest: d}
-	} else {
-		if _, serr := os.Stat(arg); serr != nil {
-			return usagef("%q is neither a key (%v) nor a readable program file (%v)", arg, perr, serr)
+	} else if _, serr := os.Stat(arg); serr == nil {
+		if key, err = keyForFile(cmd, arg); err != nil {
+			return err
 		}
-		key, err = keyForFile(cmd, arg)
+		jaxQuery = key.Module
+	} else if !lay.jax {
+		return usagef("%q is neither a key (%v) nor a readable program file (%v)", arg, perr, serr)
+	}
+	// rep is the --json form: xlacache's explanation (absent for a bare
+	// module name) with JAX's beside it.
+	var rep struct {
+		*cache.Explanation
+		JAX *jaxExplainReport `json:",omitempty"`
+	}
+	if !key.IsZero() {
+		c, _, err := openAdmin(cmd, false)
 		if err != nil {
 			return err
 		}
+		defer c.Close()
+		x, err := c.Explain(ctx, key)
+		if err != nil {
+			return err
+		}
+		rep.Explanation = &x
 	}
-	c, _, err := openAdmin(cmd, false)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	x, err := c.Explain(ctx, key)
-	if err != nil {
-		return err
+	var jaxText bytes.Buffer
+	if lay.jax {
+		j, err := jaxExplain(ctx, &jaxText, opts.Dir, jaxQuery)
+		if err != nil {
+			return err
+		}
+		rep.JAX = &j
 	}
 	if jsonOutput(cmd) {
-		return writeJSON(cmd.OutOrStdout(), x)
+		if rep.JAX == nil {
+			return writeJSON(out, rep.Explanation)
+		}
+		return writeJSON(out, rep)
 	}
-	_, err = fmt.Fprintln(cmd.OutOrStdout(), x.String())
-	return err
+	if rep.Explanation != nil {
+		fmt.Fprintln(out, rep.Explanation.String())
+	}
+	if rep.JAX != nil {
+		if rep.Explanation != nil {
+			fmt.Fprintln(out, "JAX cache:")
+		}
+		out.Write(jaxText.Bytes())
+	}
+	return nil
+}
+
+// programModuleName is the module name a compile of the program file at
+// path uses (run and explain share it so that explain finds what run
+// stored): the module's @name, else the file name without its extension.
+// m may be nil (the file did not parse).
+func programModuleName(m *stablehlo.Module, path string) string {
+	if m != nil && m.Name != "" {
+		return m.Name
+	}
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 }
 
 // keyForFile computes the key a compile of the program file would use.
@@ -97,7 +150,10 @@ func keyForFile(cmd *cobra.Command, path string) (cache.Key, error) {
 	}
 	module, _ := cmd.Flags().GetString("module")
 	if module == "" {
-		module = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		// A file that does not parse as StableHLO has no @name; its
+		// backend (a test or plug-in one) may still take it.
+		m, _ := stablehlo.Parse(text, path)
+		module = programModuleName(m, path)
 	}
 	p := cache.Program{Name: module, Text: text}
 	parts, err := mk().KeyParts(cmd.Context(), p)

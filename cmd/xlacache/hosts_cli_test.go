@@ -328,6 +328,17 @@ func TestSyncPushPull(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(b, s3store.AutotuneDir, "QUJD.textproto")); err != nil || string(data) != "tuned" {
 		t.Fatalf("autotune file not pulled: %q %v", data, err)
 	}
+	// A copy is not a lookup: pulling counts no hits and saves no time.
+	if st, err := cache.ReadPersistedStats(b); err != nil || st.Hits != 0 || st.SharedHits != 0 || st.CompileTimeSaved != 0 {
+		t.Errorf("pull counted lookups: %+v %v", st, err)
+	}
+	if out, _, err := runHostsCLI(t, "verify", "--dir", b); err != nil {
+		t.Errorf("pulled entries do not verify: %v\n%s", err, out)
+	}
+	out, _, err = runHostsCLI(t, "sync", "pull", "--dir", b, "--url", url)
+	if err != nil || !strings.Contains(out, "0 entries copied, 3 already there") {
+		t.Fatalf("second pull: %v\n%s", err, out)
+	}
 	// A reader with another key refuses everything.
 	t.Setenv("XLACACHE_SIGNING_KEY", "wrong-key")
 	c := t.TempDir()

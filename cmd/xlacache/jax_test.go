@@ -39,41 +39,66 @@ func jaxFixture(t *testing.T) string {
 	return dir
 }
 
-func TestJAXHandler(t *testing.T) {
+// TestLayoutOf checks which parts a directory is found to hold: JAX
+// entries alone keep the JAX-only behaviour; with any xlacache state both
+// parts are handled.
+func TestLayoutOf(t *testing.T) {
 	ctx := context.Background()
-	dir := jaxFixture(t)
-	h := foreignHandler(dir)
-	if h == nil || h.Name != "jax" {
-		t.Fatalf("JAX directory not recognised: %+v", h)
-	}
-	if foreignHandler(t.TempDir()) != nil {
-		t.Error("empty directory claimed")
-	}
-	var b bytes.Buffer
-	if err := h.Stats(ctx, &b, dir); err != nil || !strings.Contains(b.String(), "2 entries") || !strings.Contains(b.String(), "xla_gpu_per_fusion_autotune_cache_dir") {
-		t.Errorf("stats %v:\n%s", err, b.String())
-	}
-	b.Reset()
-	if err := h.Ls(ctx, &b, dir); err != nil || !strings.Contains(b.String(), "jit_step-") || !strings.Contains(b.String(), "9s") {
-		t.Errorf("ls %v:\n%s", err, b.String())
-	}
-	b.Reset()
-	if err := h.Verify(ctx, &b, dir); err == nil || !strings.Contains(b.String(), "BAD jit_eval-") {
-		t.Errorf("verify %v:\n%s", err, b.String())
-	}
-	b.Reset()
-	if err := h.Explain(ctx, &b, dir, "jit_step-"+strings.Repeat("ab", 32)); err != nil || !strings.HasPrefix(b.String(), "hit") {
-		t.Errorf("explain %v:\n%s", err, b.String())
-	}
-	b.Reset()
-	if err := h.Prune(ctx, &b, dir, 1, 0, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	left, _ := os.ReadDir(dir)
-	for _, e := range left {
-		if strings.HasSuffix(e.Name(), "-cache") {
-			t.Errorf("%s survived prune to 1 byte:\n%s", e.Name(), b.String())
+	for _, tc := range []struct {
+		name string
+		make func(dir string)
+		want dirLayout
+	}{
+		{"empty", func(string) {}, dirLayout{own: true}},
+		{"jax only", func(dir string) { copyDir(t, jaxFixture(t), dir) }, dirLayout{jax: true}},
+		{"jax and state", func(dir string) {
+			copyDir(t, jaxFixture(t), dir)
+			os.Mkdir(filepath.Join(dir, ".xlacache"), 0o700)
+		}, dirLayout{own: true, jax: true}},
+		{"jax and a backend tier", func(dir string) {
+			copyDir(t, jaxFixture(t), dir)
+			os.MkdirAll(filepath.Join(dir, "cpu", "kernels", "ab"), 0o700)
+			os.WriteFile(filepath.Join(dir, "cpu", "kernels", "ab", "k"), []byte("x"), 0o600)
+		}, dirLayout{own: true, jax: true}},
+		{"subcaches only", func(dir string) {
+			os.MkdirAll(filepath.Join(dir, "xla_gpu_per_fusion_autotune_cache_dir"), 0o700)
+		}, dirLayout{own: true}},
+	} {
+		dir := t.TempDir()
+		tc.make(dir)
+		got, err := layoutOf(ctx, dir)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: layout %+v, %v; want %+v", tc.name, got, err, tc.want)
 		}
+	}
+	if _, err := layoutOf(ctx, filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("missing directory: no error")
+	}
+}
+
+// copyDir copies the regular files of src (recursively) into dst,
+// keeping their modification times.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, _ := d.Info()
+		q := filepath.Join(dst, rel)
+		os.MkdirAll(filepath.Dir(q), 0o700)
+		if err := os.WriteFile(q, data, 0o600); err != nil {
+			return err
+		}
+		return os.Chtimes(q, info.ModTime(), info.ModTime())
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/jaxcache"
 )
 
 var lsCmd = &cobra.Command{
@@ -15,7 +17,8 @@ var lsCmd = &cobra.Command{
 	Long: `List every xlacache entry (executables and each backend's autotune and
 kernel tiers) with its size, recorded compile time and last use. Only entry
 headers are read; use verify to check contents. XLA's raw subcache files
-are counted by stats, not listed.
+are counted by stats, not listed. JAX entries sharing the directory are
+listed in a section of their own (in --json, as entries of tier "jax").
 
 With --json, print a JSON array. Exit code 1 if the directory cannot be read.`,
 	Args: usageArgs(cobra.NoArgs),
@@ -33,23 +36,47 @@ func runLs(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	ctx := cmd.Context()
-	if h := foreignHandler(opts.Dir); h != nil {
+	lay, err := layoutOf(ctx, opts.Dir)
+	if err != nil {
+		return err
+	}
+	if !lay.own {
 		if jsonOutput(cmd) {
-			return usagef("--json is not supported for a %s cache directory (%s)", h.Name, opts.Dir)
+			return usagef("--json is not supported for a JAX-only cache directory (%s)", opts.Dir)
 		}
-		return h.Ls(ctx, cmd.OutOrStdout(), opts.Dir)
+		return jaxLs(ctx, cmd.OutOrStdout(), opts.Dir)
 	}
 	entries, err := cache.List(ctx, opts.Dir)
 	if err != nil {
 		return err
 	}
-	if jsonOutput(cmd) {
-		if entries == nil {
-			entries = []cache.EntryInfo{}
+	var jax []jaxcache.Listing
+	if lay.jax {
+		d, err := jaxcache.Scan(ctx, opts.Dir)
+		if err != nil {
+			return err
 		}
-		return writeJSON(cmd.OutOrStdout(), entries)
+		if jax, err = jaxcache.List(ctx, d); err != nil {
+			return err
+		}
 	}
-	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+	out := cmd.OutOrStdout()
+	if jsonOutput(cmd) {
+		all := append([]cache.EntryInfo{}, entries...)
+		return writeJSON(out, append(all, jaxEntryInfos(jax)...))
+	}
+	if err := writeLsText(out, entries); err != nil {
+		return err
+	}
+	if !lay.jax {
+		return nil
+	}
+	fmt.Fprintf(out, "\nJAX cache entries (%d):\n", len(jax))
+	return jaxcache.WriteList(out, jax)
+}
+
+func writeLsText(w io.Writer, entries []cache.EntryInfo) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIER\tKEY\tSIZE\tCOMPILE\tLAST USED\tNOTE")
 	for _, e := range entries {
 		note := e.Codec

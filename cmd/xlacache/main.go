@@ -149,46 +149,6 @@ func existingDir(dir string) error {
 	return nil
 }
 
-// DirHandler lets stats, ls, verify, prune and explain understand a cache
-// directory that is not (only) xlacache's, such as a JAX compilation cache.
-// The first handler whose Detect returns true handles the directory; its
-// output replaces xlacache's own for that command (text only: --json is not
-// supported for such directories).
-type DirHandler struct {
-	// Name names the kind of directory ("jax").
-	Name string
-	// Detect reports whether the handler owns dir.
-	Detect func(dir string) bool
-	// Stats, Ls, Verify (an error for damaged files) and Explain write
-	// their report to w.
-	Stats, Ls, Verify func(ctx context.Context, w io.Writer, dir string) error
-	Explain           func(ctx context.Context, w io.Writer, dir, query string) error
-	// Prune bounds dir to maxSize bytes; otherBytes are bytes of xlacache's
-	// own tiers in dir that count against the bound.
-	Prune func(ctx context.Context, w io.Writer, dir string, maxSize, otherBytes int64, dryRun bool, logger *slog.Logger) error
-}
-
-// foreignDirs are the registered handlers, tried in order.
-var foreignDirs []DirHandler
-
-func init() {
-	// The JAX handler lives in jax.go (owned by the XLA integration).
-	foreignDirs = append(foreignDirs, DirHandler{
-		Name: "jax", Detect: isJAXDir,
-		Stats: jaxStats, Ls: jaxLs, Verify: jaxVerify, Explain: jaxExplain, Prune: jaxPrune,
-	})
-}
-
-// foreignHandler returns the handler for dir, or nil.
-func foreignHandler(dir string) *DirHandler {
-	for i := range foreignDirs {
-		if foreignDirs[i].Detect != nil && foreignDirs[i].Detect(dir) {
-			return &foreignDirs[i]
-		}
-	}
-	return nil
-}
-
 // explainBackends maps a backend name to a constructor, so that
 // `xlacache explain program.mlir --backend NAME` can compute key parts.
 // Backends register from their own files' init functions.

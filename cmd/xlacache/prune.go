@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/jaxcache"
 )
 
 var pruneCmd = &cobra.Command{
@@ -15,6 +15,15 @@ var pruneCmd = &cobra.Command{
 files, quarantined files) until the directory holds at most --max-size bytes
 (default: XLACACHE_MAX_SIZE), and remove temporary files left by writers that
 died mid-write. Sizes take units: 500MB, 10GiB. --dry-run only reports.
+
+When JAX entries share the directory, the bound covers the whole of it:
+xlacache's files (tiers, XLA's subcaches, quarantine) and JAX's entries
+with their atime files, XLA's subcaches counted once. Files are evicted
+least recently used first across both: xlacache's by modification time
+(refreshed by hits), JAX's by their atime files. JAX's part is pruned under
+JAX's .lockfile and skips files being written or modified in the last 5
+minutes; if that keeps the total over the bound, more of xlacache's oldest
+files go.
 
 Exit code 1 on failure (for example when another process is trimming), 2
 when no size is given.`,
@@ -47,24 +56,24 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	ctx := cmd.Context()
-	if h := foreignHandler(opts.Dir); h != nil {
-		u, err := cache.Scan(ctx, opts.Dir)
-		if err != nil {
-			return err
-		}
-		var own int64
-		for area, s := range u.Areas {
-			if area == cache.ExecutablesDir || isBackendArea(area) {
-				own += s.Bytes
-			}
-		}
-		return h.Prune(ctx, cmd.OutOrStdout(), opts.Dir, maxSize, own, dryRun, nil)
+	lay, err := layoutOf(ctx, opts.Dir)
+	if err != nil {
+		return err
+	}
+	if !lay.own {
+		// JAX's entries and XLA's subcaches alone: xlacache has nothing
+		// here, so nothing else counts against the bound.
+		_, err := jaxPrune(ctx, cmd.OutOrStdout(), opts.Dir, jaxcache.PruneOptions{MaxSize: maxSize, DryRun: dryRun})
+		return err
 	}
 	c, _, err := openAdmin(cmd, true)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if lay.jax {
+		return pruneShared(ctx, cmd.OutOrStdout(), c, opts.Dir, maxSize, dryRun, nil)
+	}
 	res, err := c.Prune(ctx, maxSize, dryRun)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/npy"
+	"github.com/xlacache/xlacache/stablehlo"
 )
 
 const runTestProgram = `func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x3xf32> {
@@ -70,5 +71,58 @@ func TestCLIRun(t *testing.T) {
 	}
 	if _, code = runAdminCLI(t, env, "run", prog, "--backend", "gpu"); code == 0 {
 		t.Fatal("unknown backend accepted")
+	}
+}
+
+// TestExplainUsesModuleName: explain names a program file's module the way
+// run does (its @name, not the file name), so it finds what run stored
+// under a copy with another file name.
+func TestExplainUsesModuleName(t *testing.T) {
+	dir := t.TempDir()
+	src := "module @prog_mod {\n" + runTestProgram + "}\n"
+	prog := filepath.Join(dir, "p.mlir")
+	renamed := filepath.Join(dir, "renamed copy.mlir")
+	for _, p := range []string{prog, renamed} {
+		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{config.EnvDir: filepath.Join(dir, "cache"), config.EnvMinCompileTime: "0"}
+	out, code := runAdminCLI(t, env, "run", prog)
+	if code != 0 || !strings.Contains(out, "module prog_mod") || !strings.Contains(out, "stored") {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	out, code = runAdminCLI(t, env, "explain", renamed)
+	if code != 0 || !strings.Contains(out, "is stored") || !strings.Contains(out, "prog_mod-") {
+		t.Errorf("explain of a renamed copy (%d):\n%s", code, out)
+	}
+	// Without an @name both fall back to the file name.
+	for _, tc := range []struct{ src, path, want string }{
+		{src, "/x/renamed copy.mlir", "prog_mod"},
+		{runTestProgram, "/x/renamed copy.mlir", "renamed copy"},
+		{"not stablehlo", "/x/q.txt", "q"},
+	} {
+		m, _ := stablehlo.Parse([]byte(tc.src), tc.path)
+		if got := programModuleName(m, tc.path); got != tc.want {
+			t.Errorf("programModuleName(%q) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestRunUnusableCacheDir: a set but unusable XLACACHE_DIR is reported as
+// such (with the reason), not as an unset one.
+func TestRunUnusableCacheDir(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "p.mlir")
+	if err := os.WriteFile(prog, []byte(runTestProgram), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "a-file")
+	os.WriteFile(file, []byte("not a directory"), 0o600)
+	for _, cacheDir := range []string{file, filepath.Join(file, "sub")} {
+		out, code := runAdminCLI(t, map[string]string{config.EnvDir: cacheDir}, "run", prog)
+		if code != 0 || !strings.Contains(out, "cache directory unusable: ") || !strings.Contains(out, "not a directory") || strings.Contains(out, "set XLACACHE_DIR") {
+			t.Errorf("run with XLACACHE_DIR=%s (%d):\n%s", cacheDir, code, out)
+		}
 	}
 }

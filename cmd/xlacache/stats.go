@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/jaxcache"
 )
 
 var statsCmd = &cobra.Command{
@@ -19,6 +20,9 @@ var statsCmd = &cobra.Command{
 subcaches included) and the cumulative counters that writer processes
 persisted: hits, misses, bytes read and written, compile time saved, errors
 by kind. Reader processes never write, so their lookups are not counted here.
+
+When JAX entries share the directory (xlacache env points JAX there), a
+JAX section follows, and the directory total counts XLA's subcaches once.
 
 With --json, print one JSON object. Exit code 1 if the directory cannot be
 read.`,
@@ -37,6 +41,12 @@ type statsReport struct {
 	Areas   map[string]cache.TierStats
 	// Counters are the persisted cumulative counters.
 	Counters cache.Stats
+	// JAX sums the JAX entries sharing the directory (nil when none); its
+	// Subcaches are the same files as the XLA areas above.
+	JAX *jaxcache.Stats `json:",omitempty"`
+	// Total is the whole directory: xlacache's bytes plus JAX's entries
+	// and atime files (XLA's subcaches counted once).
+	Total int64
 }
 
 func runStats(cmd *cobra.Command, _ []string) error {
@@ -48,11 +58,15 @@ func runStats(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	ctx := cmd.Context()
-	if h := foreignHandler(opts.Dir); h != nil {
+	lay, err := layoutOf(ctx, opts.Dir)
+	if err != nil {
+		return err
+	}
+	if !lay.own {
 		if jsonOutput(cmd) {
-			return usagef("--json is not supported for a %s cache directory (%s)", h.Name, opts.Dir)
+			return usagef("--json is not supported for a JAX-only cache directory (%s)", opts.Dir)
 		}
-		return h.Stats(ctx, cmd.OutOrStdout(), opts.Dir)
+		return jaxStats(ctx, cmd.OutOrStdout(), opts.Dir)
 	}
 	u, err := cache.Scan(ctx, opts.Dir)
 	if err != nil {
@@ -62,11 +76,33 @@ func runStats(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	r := statsReport{Dir: opts.Dir, MaxSize: opts.MaxSize, Files: u.Files, Bytes: u.Bytes, Areas: u.Areas, Counters: counters}
-	if jsonOutput(cmd) {
-		return writeJSON(cmd.OutOrStdout(), r)
+	r := statsReport{Dir: opts.Dir, MaxSize: opts.MaxSize, Files: u.Files, Bytes: u.Bytes, Areas: u.Areas, Counters: counters, Total: u.Bytes}
+	var jd *jaxcache.Dir
+	if lay.jax {
+		if jd, err = jaxcache.Scan(ctx, opts.Dir); err != nil {
+			return err
+		}
+		s := jd.Stats()
+		r.JAX = &s
+		r.Total += jaxOwnBytes(s)
 	}
-	return writeStatsText(cmd.OutOrStdout(), r)
+	out := cmd.OutOrStdout()
+	if jsonOutput(cmd) {
+		return writeJSON(out, r)
+	}
+	if err := writeStatsText(out, r); err != nil {
+		return err
+	}
+	if jd == nil {
+		return nil
+	}
+	fmt.Fprintln(out)
+	if err := jaxcache.WriteStats(out, jd); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "\ndirectory total %s: xlacache %s and JAX entries %s (XLA subcaches counted once, as xlacache's)\n",
+		fmtBytes(r.Total), fmtBytes(r.Bytes), fmtBytes(r.Total-r.Bytes))
+	return err
 }
 
 func writeStatsText(w io.Writer, r statsReport) error {

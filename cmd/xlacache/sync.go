@@ -114,12 +114,16 @@ func tierOfObject(name string) (tier, key string, ok bool) {
 
 func syncPull(ctx context.Context, c *cache.Cache, opts config.Options) (syncResult, error) {
 	var res syncResult
+	if c.Dir() == "" || !c.Writer() {
+		return res, fmt.Errorf("sync pull: cache directory %s is not writable (see the log line above)", opts.Dir)
+	}
 	shared := c.Shared()
 	names, err := shared.List(ctx, "")
 	if err != nil {
 		return res, fmt.Errorf("listing %s: %w", opts.SharedURL, err)
 	}
 	var errs []error
+	var pulled int64
 	for _, name := range names {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
@@ -138,14 +142,38 @@ func syncPull(ctx context.Context, c *cache.Cache, opts config.Options) (syncRes
 			res.Skipped++
 			continue
 		}
-		// Tier.Get verifies the shared entry (checksum, key, signature)
-		// and copies it into the directory.
-		if _, ok := t.Get(ctx, key); !ok {
+		// Not through Tier.Get: a copy is not a lookup, and would count
+		// a shared hit and compile time saved in the persisted stats.
+		data, err := shared.Get(ctx, name)
+		if err != nil {
 			res.Refused++
-			errs = append(errs, fmt.Errorf("%s: not copied (damaged, wrongly signed, or unreadable; see the log)", name))
+			errs = append(errs, fmt.Errorf("%s: not copied: %w", name, err))
 			continue
 		}
+		if err := verifyEntry(data, key.String(), opts.SigningKey); err != nil {
+			res.Refused++
+			errs = append(errs, fmt.Errorf("%s: not copied: %w", name, err))
+			continue
+		}
+		dst, _ := entryPath(t.Dir(), keyText)
+		created, err := installFile(opts.Dir, dst, data, kindEntry, opts.EffectiveDirMode(), opts.EffectiveFileMode())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: writing %s: %w", name, dst, err))
+			continue
+		}
+		if !created {
+			res.Skipped++ // another process stored it meanwhile
+			continue
+		}
+		pulled += int64(len(data))
 		res.Entries++
+	}
+	if pulled > 0 {
+		// Entries written beside the cache's own writes are not in its
+		// size ledger: recount, and enforce the bound as a put would.
+		if _, err := c.Prune(ctx, opts.MaxSize, false); err != nil {
+			slog.Warn("xlacache: sync pull: recounting the cache directory failed; the next trim will", "dir", opts.Dir, "err", err)
+		}
 	}
 	m := s3store.NewMirror(shared, s3store.MirrorOptions{
 		Dir: opts.Dir, Autotune: opts.HasSubcache(config.SubcacheAutotune), Kernels: opts.HasSubcache(config.SubcacheKernels),

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -15,8 +17,15 @@ file name, decompression, and the HMAC signature when XLACACHE_SIGNING_KEY
 (or XLACACHE_SIGNING_KEY_FILE) is set. With --repair, damaged entries are
 moved to <dir>/quarantine/ so the next compile replaces them.
 
+JAX entries and XLA subcache files sharing the directory are checked too
+(decompression, atime files, file formats) and reported in a JAX section;
+--repair does not move them (JAX recompiles over a damaged entry). A JAX
+file modified in the last 5 minutes may still be being written: it is
+reported but does not fail the command.
+
 With --json, print one JSON object. Exit code 1 when any damaged entry was
-found (even if repaired, so scripts notice), 0 when all are good.`,
+found in either part (even if repaired, so scripts notice), 0 when all are
+good.`,
 	Args: usageArgs(cobra.NoArgs),
 	RunE: runVerify,
 }
@@ -31,6 +40,9 @@ type verifyReport struct {
 	Dir     string
 	Checked int
 	Bad     []cache.BadEntry
+	// JAX is the check of JAX's entries and XLA's subcache files sharing
+	// the directory (nil when there are none).
+	JAX *jaxVerifyReport `json:",omitempty"`
 }
 
 func runVerify(cmd *cobra.Command, _ []string) error {
@@ -42,11 +54,19 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	if err := existingDir(opts.Dir); err != nil {
 		return err
 	}
-	if h := foreignHandler(opts.Dir); h != nil {
+	lay, err := layoutOf(cmd.Context(), opts.Dir)
+	if err != nil {
+		return err
+	}
+	if !lay.own {
 		if jsonOutput(cmd) || repair {
-			return usagef("--json and --repair are not supported for a %s cache directory (%s)", h.Name, opts.Dir)
+			return usagef("--json and --repair are not supported for a JAX-only cache directory (%s)", opts.Dir)
 		}
-		return h.Verify(cmd.Context(), cmd.OutOrStdout(), opts.Dir)
+		_, bad, err := jaxVerify(cmd.Context(), cmd.OutOrStdout(), opts.Dir)
+		if err == nil && bad > 0 {
+			err = fmt.Errorf("%d damaged file(s) in JAX cache %s", bad, opts.Dir)
+		}
+		return err
 	}
 	c, _, err := openAdmin(cmd, repair)
 	if err != nil {
@@ -58,11 +78,21 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
+	var jaxRep *jaxVerifyReport
+	var jaxText bytes.Buffer
+	jaxBad := 0
+	if lay.jax {
+		r, bad, err := jaxVerify(cmd.Context(), &jaxText, opts.Dir)
+		if err != nil {
+			return err
+		}
+		jaxRep, jaxBad = &r, bad
+	}
 	if jsonOutput(cmd) {
 		if res.Bad == nil {
 			res.Bad = []cache.BadEntry{}
 		}
-		if err := writeJSON(out, verifyReport{Dir: opts.Dir, Checked: res.Checked, Bad: res.Bad}); err != nil {
+		if err := writeJSON(out, verifyReport{Dir: opts.Dir, Checked: res.Checked, Bad: res.Bad, JAX: jaxRep}); err != nil {
 			return err
 		}
 	} else {
@@ -73,11 +103,18 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 			}
 		}
 		fmt.Fprintf(out, "%d entries checked, %d damaged\n", res.Checked, len(res.Bad))
+		if lay.jax {
+			fmt.Fprintf(out, "\nJAX cache:\n%s", jaxText.String())
+		}
 	}
+	var errs []error
 	if len(res.Bad) > 0 {
-		return fmt.Errorf("%d damaged entr%s in %s", len(res.Bad), plural(len(res.Bad), "y", "ies"), opts.Dir)
+		errs = append(errs, fmt.Errorf("%d damaged entr%s in %s", len(res.Bad), plural(len(res.Bad), "y", "ies"), opts.Dir))
 	}
-	return nil
+	if jaxBad > 0 {
+		errs = append(errs, fmt.Errorf("%d damaged JAX cache file(s) in %s", jaxBad, opts.Dir))
+	}
+	return errors.Join(errs...)
 }
 
 func plural(n int, one, many string) string {
