@@ -56,12 +56,12 @@ const (
 	// DefaultReaderGrace is how long a process that cannot claim waits when
 	// nobody holds a lease at all: long enough for a writer that started a
 	// moment later to claim, short enough that a lone reader is not stalled.
-	DefaultReaderGrace = 500 * time.Millisecond
+	DefaultReaderGrace = 2 * time.Second
 	// fruitlessGraces is how many grace periods in a row may expire with
 	// nobody claiming before a process stops granting them: the writer is
 	// evidently not compiling what this process compiles (or compiles it
 	// below the storing thresholds), so waiting again only adds latency.
-	fruitlessGraces = 2
+	fruitlessGraces = 1
 )
 
 // LocksDir is the subdirectory of the cache directory that holds leases.

@@ -40,15 +40,18 @@ type tuneRecord struct {
 // autotune picks a configuration per kernel: the default for kernels too
 // small to benefit, the autotune tier's answer on a hit, and otherwise the
 // fastest candidate by timing (see tuneAll). Identical kernels are tuned
-// once.
+// once, and so are kernels that another process is tuning at the same
+// time: the tier's claims make this process wait for that process's record
+// instead (see cache.Tier.GetOrClaim). The claims on the kernels this
+// process tunes are held until their records are stored.
 func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, []KernelInfo, error) {
 	configs := make([]Config, len(kernels))
 	infos := make([]KernelInfo, len(kernels))
 	tier := pl.env.Tier(subAutotune)
 	first := map[string]int{} // default source -> first kernel with it
 	dup := map[int]int{}      // kernel -> the identical kernel tuned for it
-	var miss []int
-	keys := map[int]cache.Key{}
+	var tuned []int           // distinct kernels worth tuning
+	var keys []cache.Key      // their autotune tier keys, by position in tuned
 	for i, k := range kernels {
 		configs[i] = k.cands[0]
 		infos[i] = KernelInfo{Desc: k.desc, Config: k.cands[0].String()}
@@ -64,9 +67,15 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 			continue
 		}
 		first[def] = i
-		key := tuneKey(pl.cc, k, def)
-		keys[i] = key
-		if data, ok := tier.Get(ctx, key); ok {
+		tuned = append(tuned, i)
+		keys = append(keys, tuneKey(pl.cc, k, def))
+	}
+	found, release := tier.GetOrClaim(ctx, keys)
+	defer release()
+	var miss []int // positions in tuned
+	for n, i := range tuned {
+		k := kernels[i]
+		if data, ok := found[n]; ok {
 			var rec tuneRecord
 			if err := json.Unmarshal(data, &rec); err == nil {
 				if c := findConfig(k.cands, rec.Config); c >= 0 {
@@ -77,24 +86,25 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 			}
 			pl.warnOnce("tune-entry", "ignoring unusable autotune entry; re-tuning", "tier", subAutotune, "kernel", k.desc)
 		}
-		miss = append(miss, i)
+		miss = append(miss, n)
 	}
 	if len(miss) > 0 {
 		start := time.Now()
 		todo := make([]*kernel, len(miss))
-		for n, i := range miss {
-			todo[n] = kernels[i]
+		for m, n := range miss {
+			todo[m] = kernels[tuned[n]]
 		}
 		recs, err := pl.tuneAll(ctx, todo)
 		if err != nil {
 			return nil, nil, err
 		}
 		per := time.Since(start) / time.Duration(len(miss))
-		for n, i := range miss {
-			configs[i] = recs[n].Config
-			infos[i].Config, infos[i].Tuned = recs[n].Config.String(), true
-			payload, _ := json.Marshal(recs[n])
-			if err := tier.Put(ctx, keys[i], payload, per); err != nil {
+		for m, n := range miss {
+			i := tuned[n]
+			configs[i] = recs[m].Config
+			infos[i].Config, infos[i].Tuned = recs[m].Config.String(), true
+			payload, _ := json.Marshal(recs[m])
+			if err := tier.Put(ctx, keys[n], payload, per); err != nil {
 				// The cache counts and logs store failures once per kind;
 				// a line per kernel here would repeat it.
 				pl.log.Debug("storing an autotune result failed", "kernel", kernels[i].desc, "err", err)
@@ -178,44 +188,23 @@ func (pl *pipeline) candidateUnit(k *kernel) (tuneUnit, error) {
 
 // tuneAll times the candidates of each kernel and picks one per kernel.
 // Each kernel's candidates form one translation unit built into a shared
-// library of its own, taken from the kernel tier when it is there and
-// otherwise compiled (up to jobs compilers at once) and stored; loading
-// the libraries needs no link step, so with the kernel tier warm this phase
-// runs no compiler at all. Candidates whose results disagree with the
-// default are discarded; the rest are timed (see pickConfig).
+// library of its own (see candidateLibs); loading the libraries needs no
+// link step, so with the kernel tier warm this phase runs no compiler at
+// all. Candidates whose results disagree with the default are discarded;
+// the rest are timed (see pickConfig).
 func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, error) {
-	tier := pl.env.Tier(subKernels)
 	units := make([]tuneUnit, len(ks))
-	libs := make([][]byte, len(ks))
-	fromCache := make([]bool, len(ks))
-	var todo []int
 	for i, k := range ks {
 		u, err := pl.candidateUnit(k)
 		if err != nil {
 			return nil, err
 		}
 		units[i] = u
-		if data, ok := tier.Get(ctx, u.key); ok && len(data) > 0 {
-			libs[i], fromCache[i] = data, true
-			continue
-		}
-		todo = append(todo, i)
 	}
-	total := len(todo) + len(ks)
-	done := 0
-	step := func() {
-		done++
-		pl.progress("autotune", done, total)
-	}
-	pl.progress("autotune", 0, total)
-	// Largest units first: with a few compilers in parallel, a big unit
-	// started last would leave the others idle.
-	sort.SliceStable(todo, func(a, b int) bool { return len(units[todo[a]].src.Code) > len(units[todo[b]].src.Code) })
-	buildStart := time.Now()
-	if err := pl.buildUnits(ctx, ks, units, libs, todo, step); err != nil {
+	libs, fromCache, step, err := pl.candidateLibs(ctx, ks, units)
+	if err != nil {
 		return nil, err
 	}
-	pl.log.Debug("autotune candidates ready", "kernels", len(ks), "built", len(todo), "took", time.Since(buildStart))
 	timeStart := time.Now()
 	defer func() { pl.log.Debug("autotune timing done", "took", time.Since(timeStart)) }()
 	recs := make([]tuneRecord, len(ks))
@@ -241,6 +230,49 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, er
 		step()
 	}
 	return recs, nil
+}
+
+// candidateLibs returns each unit's candidate library, taken from the
+// kernel tier when it is there (fromCache) and otherwise compiled (up to
+// jobs compilers at once) and stored. A library that another process is
+// building at the same time is waited for rather than built twice; the
+// claims on the libraries built here are released once they are stored,
+// before any timing. step advances the "autotune" progress, which counts
+// the libraries built and then the kernels timed.
+func (pl *pipeline) candidateLibs(ctx context.Context, ks []*kernel, units []tuneUnit) (libs [][]byte, fromCache []bool, step func(), err error) {
+	tier := pl.env.Tier(subKernels)
+	keys := make([]cache.Key, len(units))
+	for i, u := range units {
+		keys[i] = u.key
+	}
+	found, release := tier.GetOrClaim(ctx, keys)
+	defer release()
+	libs = make([][]byte, len(ks))
+	fromCache = make([]bool, len(ks))
+	var todo []int
+	for i := range ks {
+		if data, ok := found[i]; ok && len(data) > 0 {
+			libs[i], fromCache[i] = data, true
+			continue
+		}
+		todo = append(todo, i)
+	}
+	total := len(todo) + len(ks)
+	done := 0
+	step = func() {
+		done++
+		pl.progress("autotune", done, total)
+	}
+	pl.progress("autotune", 0, total)
+	// Largest units first: with a few compilers in parallel, a big unit
+	// started last would leave the others idle.
+	sort.SliceStable(todo, func(a, b int) bool { return len(units[todo[a]].src.Code) > len(units[todo[b]].src.Code) })
+	buildStart := time.Now()
+	if err := pl.buildUnits(ctx, ks, units, libs, todo, step); err != nil {
+		return nil, nil, nil, err
+	}
+	pl.log.Debug("autotune candidates ready", "kernels", len(ks), "built", len(todo), "took", time.Since(buildStart))
+	return libs, fromCache, step, nil
 }
 
 // buildUnits compiles the units listed in todo, up to jobs at once, and

@@ -286,16 +286,6 @@ func (pl *pipeline) objectKey(s cc.Source) cache.Key {
 	return cache.NewKey(s.Name, []cache.KeyPart{{Name: "source", Data: s.Code}, {Name: "compiler", Data: []byte(pl.cc.Identity())}})
 }
 
-// lookupObject returns the kernel-tier object of s; compileObjects asks
-// once per distinct kernel, so each lookup counts one hit or one miss.
-func (pl *pipeline) lookupObject(ctx context.Context, s cc.Source) ([]byte, bool) {
-	data, ok := pl.env.Tier(subKernels).Get(ctx, pl.objectKey(s))
-	if !ok || len(data) == 0 {
-		return nil, false
-	}
-	return data, true
-}
-
 // objectCached reports whether k's final object in configuration cfg is in
 // the kernel tier. It uses Has, not Get: the autotuner asks about several
 // candidates and compiles at most one of them, so a Get here would count a
@@ -310,24 +300,37 @@ func (pl *pipeline) objectCached(k *kernel, cfg Config) bool {
 }
 
 // compileObjects gets each kernel's object from the kernel tier or compiles
-// it; identical kernels are compiled once.
+// it; identical kernels are compiled once, and so are kernels that another
+// process is compiling at the same time (a program sharing them): the
+// tier's claims make this process wait for that process's object instead
+// (see cache.Tier.GetOrClaim). The claims are held until the objects
+// compiled here are stored. Each distinct kernel counts one hit or one
+// miss.
 func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos []KernelInfo) ([]cc.Object, error) {
 	tier := pl.env.Tier(subKernels)
+	var distinct []cc.Source
+	var keys []cache.Key
+	seen := map[string]bool{}
+	for _, s := range srcs {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			distinct = append(distinct, s)
+			keys = append(keys, pl.objectKey(s))
+		}
+	}
+	found, release := tier.GetOrClaim(ctx, keys)
+	defer release()
 	byName := map[string]cc.Object{}
 	var missing []cc.Source
-	seen := map[string]bool{}
-	for i, s := range srcs {
-		if seen[s.Name] {
-			infos[i].ObjectHit = byName[s.Name].Data != nil
-			continue
-		}
-		seen[s.Name] = true
-		if data, ok := pl.lookupObject(ctx, s); ok {
+	for n, s := range distinct {
+		if data, ok := found[n]; ok && len(data) > 0 {
 			byName[s.Name] = cc.Object{Name: s.Name, Data: data}
-			infos[i].ObjectHit = true
 			continue
 		}
 		missing = append(missing, s)
+	}
+	for i, s := range srcs {
+		infos[i].ObjectHit = byName[s.Name].Data != nil
 	}
 	if len(missing) > 0 {
 		pl.progress("compile", 0, len(missing))
