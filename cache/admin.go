@@ -266,7 +266,7 @@ func ReadEntryFile(p string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: %s is not a regular file", entry.ErrForeign, p)
 	}
-	return readEntryFile(f, st.Size(), 0)
+	return entry.Read(f, st.Size(), 0)
 }
 
 // FileUsage is one file that counts toward the size bound.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -168,7 +167,7 @@ func (t *Tier) getLocal(key Key) (*entry.Entry, int, bool) {
 		c.damaged(t, p, st, fmt.Errorf("%w: not a regular file of plausible size", entry.ErrForeign))
 		return nil, 0, false
 	}
-	data, err := readEntryFile(f, st.Size(), c.opts.MaxSize)
+	data, err := entry.Read(f, st.Size(), c.opts.MaxSize)
 	if err != nil {
 		c.damaged(t, p, st, err)
 		return nil, 0, false
@@ -440,35 +439,4 @@ func (c *Cache) failure(tier, what, path string, err error) {
 	kind := kindOf(err)
 	c.countError(kind)
 	c.logOnce("fail:"+tier+":"+what+":"+kind, "cache "+what+" failed; compiling normally", "tier", tier, "path", path, "err", err)
-}
-
-// readEntryFile reads an entry file of the given size. It parses the
-// header from a bounded prefix first and allocates the whole file only
-// when the header's declared sizes add up to the file's size (and fit the
-// cache's bound, when one is set): a foreign or hostile file, such as a
-// huge sparse file at an entry's path, costs a small read, not an
-// allocation of its size.
-func readEntryFile(r io.Reader, size, maxSize int64) ([]byte, error) {
-	prefix := make([]byte, min(size, entry.FixedSize+entry.MaxHeaderSize))
-	if _, err := io.ReadFull(r, prefix); err != nil {
-		// The file shrank under us (replaced or truncated): damaged unless
-		// it was replaced by a rename, which the next lookup will see.
-		return nil, fmt.Errorf("%w: short read: %v", entry.ErrCorrupt, err)
-	}
-	h, off, err := entry.ParseHeader(prefix)
-	if err != nil {
-		return nil, err
-	}
-	if want := h.Size(off); want != size {
-		return nil, fmt.Errorf("%w: header declares %d bytes, file has %d", entry.ErrCorrupt, want, size)
-	}
-	if maxSize > 0 && size > maxSize {
-		return nil, fmt.Errorf("%w: %d bytes, larger than the cache bound %d", entry.ErrCorrupt, size, maxSize)
-	}
-	data := make([]byte, size)
-	n := copy(data, prefix)
-	if _, err := io.ReadFull(r, data[n:]); err != nil {
-		return nil, fmt.Errorf("%w: short read: %v", entry.ErrCorrupt, err)
-	}
-	return data, nil
 }

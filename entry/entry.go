@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"sync"
 	"time"
 
@@ -388,4 +389,52 @@ func (r *reader) u64() uint64 {
 		return binary.LittleEndian.Uint64(b)
 	}
 	return 0
+}
+
+// probeSize is how much of an entry file Read takes before it trusts the
+// file's size: enough for any ordinary header.
+const probeSize = 4096
+
+// Read reads an encoded entry of the given size from r without trusting
+// that size: the header is parsed from a bounded prefix first, and the
+// whole entry is allocated only when the sizes the header declares add up
+// to size (and fit maxSize, when it is positive). A foreign or hostile
+// file, such as a huge sparse file where an entry should be, costs a small
+// read rather than an allocation of its size. The result is not verified:
+// pass it to Decode.
+func Read(r io.Reader, size, maxSize int64) ([]byte, error) {
+	if size < FixedSize {
+		b := make([]byte, max(size, 0))
+		io.ReadFull(r, b)
+		_, _, err := ParseHeader(b)
+		return nil, err
+	}
+	prefix := make([]byte, min(size, probeSize))
+	if _, err := io.ReadFull(r, prefix); err != nil {
+		// The file shrank under us (replaced or truncated).
+		return nil, fmt.Errorf("%w: short read: %v", ErrCorrupt, err)
+	}
+	if hlen := int64(binary.LittleEndian.Uint32(prefix[8:12])); hlen <= MaxHeaderSize && FixedSize+hlen > int64(len(prefix)) && FixedSize+hlen <= size {
+		more := make([]byte, FixedSize+hlen-int64(len(prefix)))
+		if _, err := io.ReadFull(r, more); err != nil {
+			return nil, fmt.Errorf("%w: short read: %v", ErrCorrupt, err)
+		}
+		prefix = append(prefix, more...)
+	}
+	h, off, err := ParseHeader(prefix)
+	if err != nil {
+		return nil, err
+	}
+	if want := h.Size(off); want != size {
+		return nil, fmt.Errorf("%w: header declares %d bytes, file has %d", ErrCorrupt, want, size)
+	}
+	if maxSize > 0 && size > maxSize {
+		return nil, fmt.Errorf("%w: %d bytes, larger than the bound %d", ErrCorrupt, size, maxSize)
+	}
+	data := make([]byte, size)
+	n := copy(data, prefix)
+	if _, err := io.ReadFull(r, data[n:]); err != nil {
+		return nil, fmt.Errorf("%w: short read: %v", ErrCorrupt, err)
+	}
+	return data, nil
 }

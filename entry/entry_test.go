@@ -175,3 +175,55 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// Read returns a whole entry unchanged, including one whose header is
+// longer than its first probe, and rejects every truncation (a file whose
+// size disagrees with its header) before allocating the declared size.
+func TestRead(t *testing.T) {
+	h := sampleHeader()
+	long := h
+	for i := 0; i < 200; i++ { // a header longer than probeSize
+		long.Parts = append(long.Parts, PartDigest{Name: "p", Digest: [32]byte{byte(i)}})
+	}
+	for _, hdr := range []Header{h, long} {
+		for name, p := range payloads() {
+			b, err := Encode(hdr, p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Read(bytes.NewReader(b), int64(len(b)), 0)
+			if err != nil || !bytes.Equal(got, b) {
+				t.Fatalf("%s: Read = %d bytes, %v", name, len(got), err)
+			}
+			for n := 0; n < len(b); n++ {
+				if _, err := Read(bytes.NewReader(b[:n]), int64(n), 0); err == nil {
+					t.Fatalf("%s: truncation to %d/%d bytes not detected", name, n, len(b))
+				}
+			}
+			if _, err := Read(bytes.NewReader(b), int64(len(b)), int64(len(b)-1)); err == nil {
+				t.Fatalf("%s: entry over the bound accepted", name)
+			}
+		}
+	}
+	// A real header in front of a claimed 1 TiB: rejected from the prefix.
+	b, _ := Encode(h, []byte("x"), nil)
+	if _, err := Read(bytes.NewReader(b), 1<<40, 0); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("huge size: %v", err)
+	}
+}
+
+// FuzzRead: Read never panics, and what it returns is exactly its input.
+func FuzzRead(f *testing.F) {
+	for _, p := range payloads() {
+		b, _ := Encode(sampleHeader(), p, nil)
+		f.Add(b)
+	}
+	f.Add([]byte("XLCE\x01\x01\x00\x00\xff\xff\xff\xff"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := Read(bytes.NewReader(b), int64(len(b)), 0)
+		if err == nil && !bytes.Equal(got, b) {
+			t.Fatalf("Read returned %d bytes for a %d-byte input", len(got), len(b))
+		}
+	})
+}
