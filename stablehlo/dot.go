@@ -207,16 +207,48 @@ func AlmostEqual(f, g, tol float64) bool {
 // evalCheck evaluates a check.expect_* custom call on (actual, expected).
 func evalCheck(op *Op, got, want *Tensor) *CheckError {
 	a := &op.Attrs
+	err := Check(CheckSpec{Target: a.Callee, MinULP: a.MinULP, MaxULP: a.MaxULP, Tolerance: a.Tolerance}, got, want)
+	if err != nil {
+		err.Pos = op.Pos
+	}
+	return err
+}
+
+// CheckSpec is what one check.expect_* custom call asserts.
+type CheckSpec struct {
+	// Target is the callee: check.expect_eq, check.expect_close or
+	// check.expect_almost_eq.
+	Target string
+	// MinULP and MaxULP bound expect_close's ULP difference (default
+	// [0, 3]); Tolerance is expect_almost_eq's (default 0.001).
+	MinULP, MaxULP *int64
+	Tolerance      *float64
+}
+
+// Check evaluates a check.expect_* assertion on (got, want) with the
+// StableHLO reference interpreter's semantics. A failure is a *CheckError
+// for the first mismatching element; its Pos and File are for the caller
+// to fill. Backends use it so that every backend checks alike.
+func Check(spec CheckSpec, got, want *Tensor) *CheckError {
+	if !got.Type.Equal(want.Type) {
+		return &CheckError{Target: spec.Target, Detail: fmt.Sprintf("compares %s with %s", got.Type, want.Type)}
+	}
+	a := spec
 	n := got.Type.NumElements()
 	fail := func(i int64, detail string) *CheckError {
-		return &CheckError{Target: a.Callee, Pos: op.Pos, Index: unravel(i, got.Type.Shape),
+		return &CheckError{Target: a.Target, Index: unravel(i, got.Type.Shape),
 			Got: formatScalar(got, i), Want: formatScalar(want, i), Detail: detail}
 	}
-	switch a.Callee {
+	target := a.Target
+	if !got.Type.DType.IsFloat() && (target == "check.expect_close" || target == "check.expect_almost_eq") {
+		// Tolerances mean nothing for integers and booleans: exact.
+		target = "check.expect_eq"
+	}
+	switch target {
 	case "check.expect_eq":
 		eq, err := evalCompare("EQ", "", got, want)
 		if err != nil {
-			return &CheckError{Target: a.Callee, Pos: op.Pos, Detail: err.Error()}
+			return &CheckError{Target: a.Target, Detail: err.Error()}
 		}
 		for i := int64(0); i < n; i++ {
 			if eq.Data[i] == 0 {
@@ -258,7 +290,7 @@ func evalCheck(op *Op, got, want *Tensor) *CheckError {
 			}
 		}
 	default:
-		return &CheckError{Target: a.Callee, Pos: op.Pos, Detail: "unsupported check"}
+		return &CheckError{Target: a.Target, Detail: "unsupported check"}
 	}
 	return nil
 }
