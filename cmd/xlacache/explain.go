@@ -44,19 +44,12 @@ func init() {
 }
 
 func runExplain(cmd *cobra.Command, args []string) error {
-	opts, err := loadOptions(cmd)
+	opts, lay, err := inspectDir(cmd)
 	if err != nil {
-		return err
-	}
-	if err := existingDir(opts.Dir); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
 	arg := args[0]
-	lay, err := layoutOf(ctx, opts.Dir)
-	if err != nil {
-		return err
-	}
 	out := cmd.OutOrStdout()
 	if !lay.own {
 		if jsonOutput(cmd) {

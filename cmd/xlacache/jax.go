@@ -10,7 +10,10 @@ import (
 	"sort"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/jaxcache"
 )
 
@@ -30,6 +33,20 @@ const jaxTier = "jax"
 type dirLayout struct {
 	// own: xlacache's tiers or state; jax: at least one JAX entry.
 	own, jax bool
+}
+
+// inspectDir loads the options of an admin command, checks the directory
+// exists and tells whose entries it holds.
+func inspectDir(cmd *cobra.Command) (config.Options, dirLayout, error) {
+	opts, err := loadOptions(cmd)
+	if err != nil {
+		return opts, dirLayout{}, err
+	}
+	if err := existingDir(opts.Dir); err != nil {
+		return opts, dirLayout{}, err
+	}
+	lay, err := layoutOf(cmd.Context(), opts.Dir)
+	return opts, lay, err
 }
 
 // layoutOf inspects dir. A directory with neither is xlacache's (empty).

@@ -28,18 +28,11 @@ With --json, print a JSON array. Exit code 1 if the directory cannot be read.`,
 func init() { rootCmd.AddCommand(lsCmd) }
 
 func runLs(cmd *cobra.Command, _ []string) error {
-	opts, err := loadOptions(cmd)
+	opts, lay, err := inspectDir(cmd)
 	if err != nil {
-		return err
-	}
-	if err := existingDir(opts.Dir); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
-	lay, err := layoutOf(ctx, opts.Dir)
-	if err != nil {
-		return err
-	}
 	if !lay.own {
 		if jsonOutput(cmd) {
 			return usagef("--json is not supported for a JAX-only cache directory (%s)", opts.Dir)

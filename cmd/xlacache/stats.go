@@ -50,18 +50,11 @@ type statsReport struct {
 }
 
 func runStats(cmd *cobra.Command, _ []string) error {
-	opts, err := loadOptions(cmd)
+	opts, lay, err := inspectDir(cmd)
 	if err != nil {
-		return err
-	}
-	if err := existingDir(opts.Dir); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
-	lay, err := layoutOf(ctx, opts.Dir)
-	if err != nil {
-		return err
-	}
 	if !lay.own {
 		if jsonOutput(cmd) {
 			return usagef("--json is not supported for a JAX-only cache directory (%s)", opts.Dir)

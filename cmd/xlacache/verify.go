@@ -47,14 +47,7 @@ type verifyReport struct {
 
 func runVerify(cmd *cobra.Command, _ []string) error {
 	repair, _ := cmd.Flags().GetBool("repair")
-	opts, err := loadOptions(cmd)
-	if err != nil {
-		return err
-	}
-	if err := existingDir(opts.Dir); err != nil {
-		return err
-	}
-	lay, err := layoutOf(cmd.Context(), opts.Dir)
+	opts, lay, err := inspectDir(cmd)
 	if err != nil {
 		return err
 	}
