@@ -128,11 +128,16 @@ func Unseal(name string, obj, key []byte) ([]byte, error) {
 // autotuneNameRE accepts XLA's autotune file names (web-safe or standard
 // base64 of a SHA-256, then ".textproto") and nothing that could be a path
 // or a temporary file.
-var autotuneNameRE = regexp.MustCompile(`^[A-Za-z0-9_+=\-][A-Za-z0-9_+=\-.]{0,200}\.textproto$`)
+// It is compiled on first use: the counted repetition makes it the most
+// expensive thing in the CLI's start-up otherwise, and most runs never
+// mirror a subcache.
+var autotuneNameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_+=\-][A-Za-z0-9_+=\-.]{0,200}\.textproto$`)
+})
 
 // ValidAutotuneName reports whether name can be an autotune cache file.
 func ValidAutotuneName(name string) bool {
-	return autotuneNameRE.MatchString(name) && !strings.Contains(name, "..")
+	return autotuneNameRE().MatchString(name) && !strings.Contains(name, "..")
 }
 
 // MirrorOptions configures a Mirror.
