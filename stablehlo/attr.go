@@ -285,11 +285,8 @@ func (p *parser) parseTypeAfterColon() (string, error) {
 		}
 		return ty.String(), nil
 	}
-	if p.tok.kind != tIdent {
-		return "", p.errorf(p.tok.pos, "expected a type, found %s", p.tok.describe())
-	}
-	s := p.tok.text
-	return s, p.advance()
+	t, err := p.parseIdent("a type")
+	return t.text, err
 }
 
 // parseIntLit parses decimal or 0x-hex integers (hex as a bit pattern).
@@ -434,13 +431,11 @@ func (p *parser) parseHashAttr() (attrVal, error) {
 				if err := p.expect(","); err != nil {
 					return attrVal{}, err
 				}
-				if p.tok.kind != tIdent {
-					return attrVal{}, p.errorf(p.tok.pos, "expected field name in #%s, found %s", t.text, p.tok.describe())
-				}
-				name = p.tok.text
-				if err := p.advance(); err != nil {
+				nt, err := p.parseIdent("field name in #" + t.text)
+				if err != nil {
 					return attrVal{}, err
 				}
+				name = nt.text
 			}
 			if err := p.advance(); err != nil {
 				return attrVal{}, err

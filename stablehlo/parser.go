@@ -123,6 +123,16 @@ func (p *parser) expectIdent(word string) error {
 	return p.advance()
 }
 
+// parseIdent returns the identifier token at the current position and
+// moves past it; what names the expected identifier in the error otherwise.
+func (p *parser) parseIdent(what string) (token, error) {
+	t := p.tok
+	if t.kind != tIdent {
+		return t, p.errorf(t.pos, "expected %s, found %s", what, t.describe())
+	}
+	return t, p.advance()
+}
+
 func (p *parser) isIdent(word string) bool { return p.tok.kind == tIdent && p.tok.text == word }
 
 // skipLoc skips an optional loc(...) annotation.
@@ -284,31 +294,13 @@ func (p *parser) parseFunc() (*Func, error) {
 				return nil, err
 			}
 		}
-		if p.tok.kind != tValue {
-			return nil, p.errorf(p.tok.pos, "expected argument name, found %s", p.tok.describe())
-		}
-		v, err := p.defineValue(p.tok, len(f.Args))
+		v, err := p.parseTypedArg(len(f.Args), "argument name")
 		if err != nil {
 			return nil, err
 		}
-		if err := p.advance(); err != nil {
-			return nil, err
-		}
-		if err := p.expect(":"); err != nil {
-			return nil, err
-		}
-		ty, err := p.parseType()
+		attrs, err := p.parseOptionalAttrMap()
 		if err != nil {
 			return nil, err
-		}
-		v.Type = ty
-		var attrs map[string]string
-		if p.tok.is("{") {
-			fields, err := p.parseAttrDict()
-			if err != nil {
-				return nil, err
-			}
-			attrs = fieldsToMap(fields)
 		}
 		if err := p.skipLoc(); err != nil {
 			return nil, err
@@ -337,13 +329,9 @@ func (p *parser) parseFunc() (*Func, error) {
 				if err != nil {
 					return nil, err
 				}
-				var attrs map[string]string
-				if p.tok.is("{") {
-					fields, err := p.parseAttrDict()
-					if err != nil {
-						return nil, err
-					}
-					attrs = fieldsToMap(fields)
+				attrs, err := p.parseOptionalAttrMap()
+				if err != nil {
+					return nil, err
 				}
 				f.ResultTypes = append(f.ResultTypes, ty)
 				f.ResultAttrs = append(f.ResultAttrs, attrs)
@@ -693,19 +681,39 @@ func (p *parser) parseOperandList(stop string) ([]*Value, error) {
 				return nil, err
 			}
 		}
-		if p.tok.kind != tValue {
-			return nil, p.errorf(p.tok.pos, "expected operand, found %s", p.tok.describe())
-		}
-		v, err := p.lookup(p.tok)
+		v, err := p.parseValueUse("operand")
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, v)
-		if err := p.advance(); err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
+}
+
+// parseValueUse resolves the %name at the current token and moves past it;
+// what names the expected value in the error when the token is not one.
+func (p *parser) parseValueUse(what string) (*Value, error) {
+	if p.tok.kind != tValue {
+		return nil, p.errorf(p.tok.pos, "expected %s, found %s", what, p.tok.describe())
+	}
+	v, err := p.lookup(p.tok)
+	if err != nil {
+		return nil, err
+	}
+	return v, p.advance()
+}
+
+// parseParenOperands parses "(%a, %b, ...)", the operand list shared by
+// the generic form and the pretty call forms.
+func (p *parser) parseParenOperands() ([]*Value, error) {
+	if err := p.expect("("); err != nil {
+		return nil, err
+	}
+	operands, err := p.parseOperandList(")")
+	if err != nil {
+		return nil, err
+	}
+	return operands, p.advance()
 }
 
 // checkOperandTypes compares the types an op declares for its operands
@@ -720,6 +728,23 @@ func (p *parser) checkOperandTypes(pos Pos, name string, operands []*Value, type
 		}
 	}
 	return nil
+}
+
+// parseCheckedFuncType parses ": (ins) -> outs", the strict function-type
+// signature (no abbreviated pretty forms), checks the operand types against
+// ins and returns the result types.
+func (p *parser) parseCheckedFuncType(op *Op, nameTok token) ([]TensorType, error) {
+	if err := p.expect(":"); err != nil {
+		return nil, err
+	}
+	ins, outs, err := p.parseFuncType()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkOperandTypes(nameTok.pos, nameTok.text, op.Operands, ins); err != nil {
+		return nil, err
+	}
+	return outs, nil
 }
 
 // canonicalOpName maps a source op name to the IR name.
@@ -745,17 +770,11 @@ func (p *parser) parseGenericOp() (*Op, []TensorType, error) {
 	if err := p.advance(); err != nil {
 		return nil, nil, err
 	}
-	if err := p.expect("("); err != nil {
-		return nil, nil, err
-	}
-	operands, err := p.parseOperandList(")")
+	operands, err := p.parseParenOperands()
 	if err != nil {
 		return nil, nil, err
 	}
 	op.Operands = operands
-	if err := p.advance(); err != nil {
-		return nil, nil, err
-	}
 	var fields []attrField
 	if p.tok.is("<") {
 		if err := p.advance(); err != nil {
@@ -797,14 +816,8 @@ func (p *parser) parseGenericOp() (*Op, []TensorType, error) {
 		}
 		fields = append(fields, f...)
 	}
-	if err := p.expect(":"); err != nil {
-		return nil, nil, err
-	}
-	ins, outs, err := p.parseFuncType()
+	outs, err := p.parseCheckedFuncType(op, nameTok)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := p.checkOperandTypes(nameTok.pos, nameTok.text, op.Operands, ins); err != nil {
 		return nil, nil, err
 	}
 	if err := p.applyAttrs(op, fields); err != nil {
@@ -868,20 +881,8 @@ func (p *parser) parseBlockArgs() ([]*Value, error) {
 				return nil, err
 			}
 		}
-		if p.tok.kind != tValue {
-			return nil, p.errorf(p.tok.pos, "expected block argument, found %s", p.tok.describe())
-		}
-		v, err := p.defineValue(p.tok, len(args))
+		v, err := p.parseTypedArg(len(args), "block argument")
 		if err != nil {
-			return nil, err
-		}
-		if err := p.advance(); err != nil {
-			return nil, err
-		}
-		if err := p.expect(":"); err != nil {
-			return nil, err
-		}
-		if v.Type, err = p.parseType(); err != nil {
 			return nil, err
 		}
 		if err := p.skipLoc(); err != nil {
@@ -890,6 +891,42 @@ func (p *parser) parseBlockArgs() ([]*Value, error) {
 		args = append(args, v)
 	}
 	return args, p.advance()
+}
+
+// parseOptionalAttrMap parses the attribute dictionary that may follow a
+// function argument or result type; nil when there is none.
+func (p *parser) parseOptionalAttrMap() (map[string]string, error) {
+	if !p.tok.is("{") {
+		return nil, nil
+	}
+	fields, err := p.parseAttrDict()
+	if err != nil {
+		return nil, err
+	}
+	return fieldsToMap(fields), nil
+}
+
+// parseTypedArg parses "%name: type", defining %name as the index'th
+// argument of the function or block being parsed; what names the expected
+// token in the error when the current one is not a %name.
+func (p *parser) parseTypedArg(index int, what string) (*Value, error) {
+	if p.tok.kind != tValue {
+		return nil, p.errorf(p.tok.pos, "expected %s, found %s", what, p.tok.describe())
+	}
+	v, err := p.defineValue(p.tok, index)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	if err := p.expect(":"); err != nil {
+		return nil, err
+	}
+	if v.Type, err = p.parseType(); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // clip shortens echoed input in error messages: a hostile or broken file

@@ -141,17 +141,13 @@ func (p *parser) parseIntList() ([]int64, error) {
 // prettyKeyword parses one "name = value" keyword attribute of the pretty
 // form (dims = [..], dim = 1, low = [..], contracting_dims = [..] x [..]).
 func (p *parser) prettyKeyword(op *Op) error {
-	kw := p.tok
-	if kw.kind != tIdent {
-		return p.errorf(kw.pos, "expected attribute keyword, found %s", kw.describe())
-	}
-	if err := p.advance(); err != nil {
+	kw, err := p.parseIdent("attribute keyword")
+	if err != nil {
 		return err
 	}
 	if err := p.expect("="); err != nil {
 		return err
 	}
-	var err error
 	switch op.Name + "/" + kw.text {
 	case "broadcast_in_dim/dims":
 		op.Attrs.BroadcastDims, err = p.parseIntList()
@@ -192,13 +188,11 @@ func (p *parser) prettyKeyword(op *Op) error {
 					return err
 				}
 			}
-			if p.tok.kind != tIdent {
-				return p.errorf(p.tok.pos, "expected precision, found %s", p.tok.describe())
-			}
-			op.Attrs.Precision = append(op.Attrs.Precision, p.tok.text)
-			if err = p.advance(); err != nil {
+			t, err := p.parseIdent("precision")
+			if err != nil {
 				return err
 			}
+			op.Attrs.Precision = append(op.Attrs.Precision, t.text)
 		}
 		err = p.advance()
 	default:
@@ -218,14 +212,8 @@ func (p *parser) prettyKeyword(op *Op) error {
 // prettyTail parses the optional attribute dictionary and the type
 // signature, checks operand types and returns the result types.
 func (p *parser) prettyTail(op *Op, nameTok token) (*Op, []TensorType, error) {
-	if p.tok.is("{") {
-		fields, err := p.parseAttrDict()
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := p.applyAttrs(op, fields); err != nil {
-			return nil, nil, err
-		}
+	if err := p.parseOptionalAttrs(op); err != nil {
+		return nil, nil, err
 	}
 	if err := p.expect(":"); err != nil {
 		return nil, nil, err
@@ -238,6 +226,28 @@ func (p *parser) prettyTail(op *Op, nameTok token) (*Op, []TensorType, error) {
 		return nil, nil, err
 	}
 	return op, outs, nil
+}
+
+// parseOptionalAttrs parses and applies the extra attribute dictionary a
+// pretty op may carry before its type.
+func (p *parser) parseOptionalAttrs(op *Op) error {
+	if !p.tok.is("{") {
+		return nil
+	}
+	fields, err := p.parseAttrDict()
+	if err != nil {
+		return err
+	}
+	return p.applyAttrs(op, fields)
+}
+
+// parseFuncTypeTail parses "{attrs}? : (ins) -> outs" for the pretty ops
+// whose type must be a full function type, and returns the result types.
+func (p *parser) parseFuncTypeTail(op *Op, nameTok token) ([]TensorType, error) {
+	if err := p.parseOptionalAttrs(op); err != nil {
+		return nil, err
+	}
+	return p.parseCheckedFuncType(op, nameTok)
 }
 
 // parseSignature parses the pretty type signature: a function type, the
@@ -296,13 +306,11 @@ func (p *parser) prettyConstant(op *Op) (*Op, []TensorType, error) {
 }
 
 func (p *parser) prettyCompare(op *Op, nameTok token) (*Op, []TensorType, error) {
-	if p.tok.kind != tIdent {
-		return nil, nil, p.errorf(p.tok.pos, "expected comparison direction, found %s", p.tok.describe())
-	}
-	op.Attrs.ComparisonDirection = p.tok.text
-	if err := p.advance(); err != nil {
+	dir, err := p.parseIdent("comparison direction")
+	if err != nil {
 		return nil, nil, err
 	}
+	op.Attrs.ComparisonDirection = dir.text
 	if err := p.expect(","); err != nil {
 		return nil, nil, err
 	}
@@ -315,13 +323,11 @@ func (p *parser) prettyCompare(op *Op, nameTok token) (*Op, []TensorType, error)
 		if err := p.advance(); err != nil {
 			return nil, nil, err
 		}
-		if p.tok.kind != tIdent {
-			return nil, nil, p.errorf(p.tok.pos, "expected comparison type, found %s", p.tok.describe())
-		}
-		op.Attrs.CompareType = p.tok.text
-		if err := p.advance(); err != nil {
+		ct, err := p.parseIdent("comparison type")
+		if err != nil {
 			return nil, nil, err
 		}
+		op.Attrs.CompareType = ct.text
 	}
 	return p.prettyTail(op, nameTok)
 }
@@ -390,14 +396,8 @@ func (p *parser) prettyReduce(op *Op, nameTok token) (*Op, []TensorType, error) 
 		if err := p.expect("("); err != nil {
 			return nil, nil, err
 		}
-		if p.tok.kind != tValue {
-			return nil, nil, p.errorf(p.tok.pos, "expected reduce operand, found %s", p.tok.describe())
-		}
-		in, err := p.lookup(p.tok)
+		in, err := p.parseValueUse("reduce operand")
 		if err != nil {
-			return nil, nil, err
-		}
-		if err := p.advance(); err != nil {
 			return nil, nil, err
 		}
 		if err := p.expectIdent("init"); err != nil {
@@ -406,14 +406,8 @@ func (p *parser) prettyReduce(op *Op, nameTok token) (*Op, []TensorType, error) 
 		if err := p.expect(":"); err != nil {
 			return nil, nil, err
 		}
-		if p.tok.kind != tValue {
-			return nil, nil, p.errorf(p.tok.pos, "expected reduce init value, found %s", p.tok.describe())
-		}
-		init, err := p.lookup(p.tok)
+		init, err := p.parseValueUse("reduce init value")
 		if err != nil {
-			return nil, nil, err
-		}
-		if err := p.advance(); err != nil {
 			return nil, nil, err
 		}
 		if err := p.expect(")"); err != nil {
@@ -434,14 +428,11 @@ func (p *parser) prettyReduce(op *Op, nameTok token) (*Op, []TensorType, error) 
 		if err := p.advance(); err != nil {
 			return nil, nil, err
 		}
-		t := p.tok
-		if t.kind != tIdent {
-			return nil, nil, p.errorf(t.pos, "expected op name after applies, found %s", t.describe())
-		}
-		applyTok = &t
-		if err := p.advance(); err != nil {
+		t, err := p.parseIdent("op name after applies")
+		if err != nil {
 			return nil, nil, err
 		}
+		applyTok = &t
 	}
 	if err := p.expectIdent("across"); err != nil {
 		return nil, nil, err
@@ -457,23 +448,8 @@ func (p *parser) prettyReduce(op *Op, nameTok token) (*Op, []TensorType, error) 
 		return nil, nil, err
 	}
 	op.Attrs.ReduceDims = dims
-	if p.tok.is("{") {
-		fields, err := p.parseAttrDict()
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := p.applyAttrs(op, fields); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := p.expect(":"); err != nil {
-		return nil, nil, err
-	}
-	ins, outs, err := p.parseFuncType()
+	outs, err := p.parseFuncTypeTail(op, nameTok)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := p.checkOperandTypes(nameTok.pos, nameTok.text, op.Operands, ins); err != nil {
 		return nil, nil, err
 	}
 	n := len(inputs)
@@ -550,34 +526,13 @@ func (p *parser) prettyCall(op *Op, nameTok token) (*Op, []TensorType, error) {
 	if err := p.advance(); err != nil {
 		return nil, nil, err
 	}
-	if err := p.expect("("); err != nil {
-		return nil, nil, err
-	}
-	operands, err := p.parseOperandList(")")
+	operands, err := p.parseParenOperands()
 	if err != nil {
 		return nil, nil, err
 	}
 	op.Operands = operands
-	if err := p.advance(); err != nil {
-		return nil, nil, err
-	}
-	if p.tok.is("{") {
-		fields, err := p.parseAttrDict()
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := p.applyAttrs(op, fields); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := p.expect(":"); err != nil {
-		return nil, nil, err
-	}
-	ins, outs, err := p.parseFuncType()
+	outs, err := p.parseFuncTypeTail(op, nameTok)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := p.checkOperandTypes(nameTok.pos, nameTok.text, op.Operands, ins); err != nil {
 		return nil, nil, err
 	}
 	return op, outs, nil

@@ -69,6 +69,13 @@ func (p *printer) module(m *Module) {
 }
 
 func sortedDict(attrs map[string]string, skip map[string]bool) string {
+	return "{" + strings.Join(sortedEntries(attrs, skip), ", ") + "}"
+}
+
+// sortedEntries renders attrs (less the skipped names) as "name = value"
+// in name order, so that printed and canonical text never depends on map
+// iteration order.
+func sortedEntries(attrs map[string]string, skip map[string]bool) []string {
 	keys := make([]string, 0, len(attrs))
 	for k := range attrs {
 		if !skip[k] {
@@ -84,7 +91,7 @@ func sortedDict(attrs map[string]string, skip map[string]bool) string {
 		}
 		parts[i] = name + " = " + attrs[k]
 	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	return parts
 }
 
 func isBareName(s string) bool {
@@ -351,20 +358,7 @@ func opAttrText(op *Op, canonical bool) []string {
 	case "chlo.top_k":
 		m["k"] = strconv.FormatInt(a.K, 10) + " : i64"
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		name := k
-		if !isBareName(k) {
-			name = mlirQuote(k)
-		}
-		out[i] = name + " = " + m[k]
-	}
-	return out
+	return sortedEntries(m, nil)
 }
 
 // symbolText renders a symbol reference, quoting names that are not bare
