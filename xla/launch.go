@@ -107,9 +107,14 @@ func LaunchEnv(opts config.Options, target Target, sup Support, existingFlags st
 	if opts.Writer() {
 		role = "writer"
 	}
+	l.Vars = append(l.Vars, EnvVar{config.EnvDir, opts.Dir, "xlacache's directory"})
+	if opts.SubcachesExplicit {
+		// Only a choice the user made: left unset, each backend keeps its
+		// own default (autotune only for XLA, all for the cpu backend,
+		// whose kernel names cannot clash).
+		l.Vars = append(l.Vars, EnvVar{config.EnvEnableXLA, subVal, "XLA subcaches to turn on"})
+	}
 	l.Vars = append(l.Vars,
-		EnvVar{config.EnvDir, opts.Dir, "xlacache's directory"},
-		EnvVar{config.EnvEnableXLA, subVal, "XLA subcaches to turn on"},
 		EnvVar{config.EnvProcessIndex, strconv.Itoa(opts.ProcessIndex), "this process is a " + role},
 		EnvVar{config.EnvRole, opts.Role.String(), ""},
 		EnvVar{config.EnvMinCompileTime, strconv.FormatFloat(opts.MinCompileTime.Seconds(), 'g', -1, 64), ""},

@@ -217,3 +217,33 @@ func TestPluginSearchPaths(t *testing.T) {
 		}
 	}
 }
+
+// XLACACHE_ENABLE_XLA_CACHES is passed on only when the user chose it:
+// otherwise each backend keeps its own default subcaches.
+func TestLaunchEnvSubcachesOnlyWhenChosen(t *testing.T) {
+	sup := SupportForVersion(Version{0, 6, 0}, SourceVersion)
+	has := func(l Launch) (string, bool) {
+		for _, v := range l.Vars {
+			if v.Name == config.EnvEnableXLA {
+				return v.Value, true
+			}
+		}
+		return "", false
+	}
+	o := config.Defaults()
+	o.Dir = "/c"
+	l, err := LaunchEnv(o, TargetGo, sup, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := has(l); ok {
+		t.Errorf("default subcaches exported as %s=%q", config.EnvEnableXLA, v)
+	}
+	o.Subcaches, o.SubcachesExplicit = []config.Subcache{config.SubcacheKernels}, true
+	if l, err = LaunchEnv(o, TargetGo, sup, ""); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := has(l); !ok || v != "kernels" {
+		t.Errorf("chosen subcaches exported as %q (present %v), want kernels", v, ok)
+	}
+}
