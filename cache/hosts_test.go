@@ -805,50 +805,10 @@ func TestOpenSharedAndNewFlightOptions(t *testing.T) {
 	}
 }
 
-// memShared is a SharedStore test double with the cache's sentinels only.
-type memShared struct {
-	mu   sync.Mutex
-	objs map[string][]byte
-}
-
-func (m *memShared) Get(ctx context.Context, name string) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	b, ok := m.objs[name]
-	if !ok {
-		return nil, fmt.Errorf("get %s: %w", name, ErrNotExist)
-	}
-	return b, nil
-}
-
-func (m *memShared) PutIfAbsent(ctx context.Context, name string, data []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.objs[name]; ok {
-		return fmt.Errorf("put %s: %w", name, ErrExist)
-	}
-	m.objs[name] = bytes.Clone(data)
-	return nil
-}
-
-func (m *memShared) List(ctx context.Context, prefix string) ([]string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []string
-	for k := range m.objs {
-		if strings.HasPrefix(k, prefix) {
-			out = append(out, k)
-		}
-	}
-	return out, nil
-}
-
-func (m *memShared) Close() error { return nil }
-
 // The raw-subcache sync works with any SharedStore, through the adapter
 // that maps the cache's sentinel errors to the mirror's.
 func TestSubcacheSyncWithAnySharedStore(t *testing.T) {
-	store := &memShared{objs: map[string][]byte{}}
+	store := newCoreMemShared()
 	mk := func(dir string, role config.Role) config.Options {
 		o := config.Defaults()
 		o.Dir = dir

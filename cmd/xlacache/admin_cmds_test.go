@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 )
@@ -26,29 +24,13 @@ func runAdminCLI(t *testing.T, env map[string]string, args ...string) (string, i
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
-	resetAdminFlags(rootCmd)
-	var out, errb bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&errb)
-	rootCmd.SetArgs(args)
-	err := rootCmd.ExecuteContext(context.Background())
-	code := exitCode(err, &errb)
+	out, stderr, err := execCLI(t, args...)
+	errb := bytes.NewBufferString(stderr)
+	code := exitCode(err, errb)
 	if testing.Verbose() {
-		t.Logf("xlacache %s -> %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+		t.Logf("xlacache %s -> %d\n%s%s", strings.Join(args, " "), code, out, errb.String())
 	}
-	return out.String(), code
-}
-
-func resetAdminFlags(c *cobra.Command) {
-	reset := func(f *pflag.Flag) {
-		f.Value.Set(f.DefValue)
-		f.Changed = false
-	}
-	c.Flags().VisitAll(reset)
-	c.PersistentFlags().VisitAll(reset)
-	for _, sub := range c.Commands() {
-		resetAdminFlags(sub)
-	}
+	return out, code
 }
 
 // populateAdmin writes a few entries through the library.

@@ -2,44 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"github.com/xlacache/xlacache/xla"
 )
-
-// runCLI runs the xlacache command line in-process and returns stdout.
-// Flags are reset first: cobra keeps their values between executions.
-func runCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	var reset func(c *cobra.Command)
-	reset = func(c *cobra.Command) {
-		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
-			fs.VisitAll(func(f *pflag.Flag) {
-				if f.Changed {
-					f.Value.Set(f.DefValue)
-					f.Changed = false
-				}
-			})
-		}
-		for _, sub := range c.Commands() {
-			reset(sub)
-		}
-	}
-	reset(rootCmd)
-	var out, errOut bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&errOut)
-	rootCmd.SetArgs(args)
-	err := rootCmd.ExecuteContext(context.Background())
-	return out.String(), err
-}
 
 // TestEnvEvalByBash has bash eval `xlacache env` for a writer and a reader
 // of a JAX job and of a Go job, and checks what the launched program sees.

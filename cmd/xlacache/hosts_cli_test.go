@@ -17,41 +17,11 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/s3test"
 	"github.com/xlacache/xlacache/s3store"
 )
-
-// runHostsCLI runs the command line in-process with flags reset (cobra
-// keeps flag values between executions) and returns stdout and stderr.
-func runHostsCLI(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	var reset func(c *cobra.Command)
-	reset = func(c *cobra.Command) {
-		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
-			fs.VisitAll(func(f *pflag.Flag) {
-				if f.Changed {
-					f.Value.Set(f.DefValue)
-					f.Changed = false
-				}
-			})
-		}
-		for _, sub := range c.Commands() {
-			reset(sub)
-		}
-	}
-	reset(rootCmd)
-	var out, errOut bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&errOut)
-	rootCmd.SetIn(strings.NewReader(""))
-	rootCmd.SetArgs(args)
-	err := rootCmd.ExecuteContext(context.Background())
-	return out.String(), errOut.String(), err
-}
 
 // populateHosts fills dir with entries in two tiers and XLA's raw files.
 func populateHosts(t *testing.T, dir string, key []byte) []string {
@@ -109,13 +79,13 @@ func TestExportImportRoundTrip(t *testing.T) {
 	os.MkdirAll(filepath.Join(src, cache.QuarantineDir), 0o700)
 	os.WriteFile(filepath.Join(src, cache.QuarantineDir, "bad"), []byte("x"), 0o600)
 	archive := filepath.Join(t.TempDir(), "cache.tar.zst")
-	if _, stderr, err := runHostsCLI(t, "export", "--dir", src, archive); err != nil {
+	if _, stderr, err := execCLI(t, "export", "--dir", src, archive); err != nil {
 		t.Fatalf("export: %v\n%s", err, stderr)
 	}
 	if st, err := os.Stat(archive); err != nil || st.Size() == 0 {
 		t.Fatalf("archive: %v", err)
 	}
-	if _, stderr, err := runHostsCLI(t, "import", "--dir", dst, archive); err != nil {
+	if _, stderr, err := execCLI(t, "import", "--dir", dst, archive); err != nil {
 		t.Fatalf("import: %v\n%s", err, stderr)
 	}
 	slices.Sort(keys)
@@ -138,14 +108,14 @@ func TestExportImportRoundTrip(t *testing.T) {
 		}
 	}
 	// Importing again changes nothing.
-	_, stderr, err := runHostsCLI(t, "import", "--dir", dst, archive)
+	_, stderr, err := execCLI(t, "import", "--dir", dst, archive)
 	if err != nil || !strings.Contains(stderr, "imported 0 files") {
 		t.Fatalf("second import: %v\n%s", err, stderr)
 	}
 	// With another key, nothing verifies: every member is refused.
 	t.Setenv("XLACACHE_SIGNING_KEY", "other-key")
 	other := t.TempDir()
-	_, stderr, err = runHostsCLI(t, "import", "--dir", other, archive)
+	_, stderr, err = execCLI(t, "import", "--dir", other, archive)
 	if err == nil || strings.Count(stderr, "refused \"") != 5 {
 		t.Fatalf("import with another key: %v\n%s", err, stderr)
 	}
@@ -309,15 +279,15 @@ func TestSyncPushPull(t *testing.T) {
 	url := "s3://xlacache/sync"
 	a, b := t.TempDir(), t.TempDir()
 	keys := populateHosts(t, a, []byte("sync-key"))
-	out, stderr, err := runHostsCLI(t, "sync", "push", "--dir", a, "--url", url)
+	out, stderr, err := execCLI(t, "sync", "push", "--dir", a, "--url", url)
 	if err != nil || !strings.Contains(out, "3 entries copied") || !strings.Contains(out, "XLA subcache files: 2 copied") {
 		t.Fatalf("push: %v\n%s%s", err, out, stderr)
 	}
-	out, _, err = runHostsCLI(t, "sync", "push", "--dir", a, "--url", url)
+	out, _, err = execCLI(t, "sync", "push", "--dir", a, "--url", url)
 	if err != nil || !strings.Contains(out, "0 entries copied, 3 already there") {
 		t.Fatalf("second push: %v\n%s", err, out)
 	}
-	out, stderr, err = runHostsCLI(t, "sync", "pull", "--dir", b, "--url", url)
+	out, stderr, err = execCLI(t, "sync", "pull", "--dir", b, "--url", url)
 	if err != nil || !strings.Contains(out, "3 entries copied") {
 		t.Fatalf("pull: %v\n%s%s", err, out, stderr)
 	}
@@ -332,24 +302,24 @@ func TestSyncPushPull(t *testing.T) {
 	if st, err := cache.ReadPersistedStats(b); err != nil || st.Hits != 0 || st.SharedHits != 0 || st.CompileTimeSaved != 0 {
 		t.Errorf("pull counted lookups: %+v %v", st, err)
 	}
-	if out, _, err := runHostsCLI(t, "verify", "--dir", b); err != nil {
+	if out, _, err := execCLI(t, "verify", "--dir", b); err != nil {
 		t.Errorf("pulled entries do not verify: %v\n%s", err, out)
 	}
-	out, _, err = runHostsCLI(t, "sync", "pull", "--dir", b, "--url", url)
+	out, _, err = execCLI(t, "sync", "pull", "--dir", b, "--url", url)
 	if err != nil || !strings.Contains(out, "0 entries copied, 3 already there") {
 		t.Fatalf("second pull: %v\n%s", err, out)
 	}
 	// A reader with another key refuses everything.
 	t.Setenv("XLACACHE_SIGNING_KEY", "wrong-key")
 	c := t.TempDir()
-	out, _, err = runHostsCLI(t, "sync", "pull", "--dir", c, "--url", url)
+	out, _, err = execCLI(t, "sync", "pull", "--dir", c, "--url", url)
 	if err == nil || !strings.Contains(out, "0 entries copied, 0 already there, 3 refused") {
 		t.Fatalf("pull with the wrong key: %v\n%s", err, out)
 	}
 	// Usage errors exit 2.
 	t.Setenv("XLACACHE_SHARED_URL", "")
 	for _, args := range [][]string{{"sync", "sideways"}, {"sync", "pull", "--dir", c}, {"sync", "pull", "--dir", c, "--url", "gs://x"}} {
-		_, _, err := runHostsCLI(t, args...)
+		_, _, err := execCLI(t, args...)
 		var ue usageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%q: %v, want a usage error", args, err)
