@@ -1,4 +1,10 @@
-package s3store
+// Package subcache is the one home of XLA's own subcaches as they sit in a
+// cache directory (names in internal/layout): the autotune cache, one
+// text-proto file per fused kernel, and the kernel cache, one binary
+// protobuf file. It validates their names and content, merges kernel cache
+// versions, and mirrors both to and from a shared blob.Store (Mirror),
+// since XLA reads them only from a POSIX path.
+package subcache
 
 import (
 	"bytes"
@@ -17,26 +23,21 @@ import (
 	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
-)
 
-// Objects is what the mirror needs from a store: *Store satisfies it, and so
-// does the cache's SharedStore through a small adapter. Errors must match
-// ErrNotExist / ErrExist with errors.Is.
-type Objects interface {
-	Get(ctx context.Context, name string) ([]byte, error)
-	PutIfAbsent(ctx context.Context, name string, data []byte) error
-	List(ctx context.Context, prefix string) ([]string, error)
-}
+	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/layout"
+)
 
 // Names of XLA's raw subcaches, as files under the cache directory and as
 // objects in the store.
 const (
 	// AutotuneDir is XLA's per-fusion autotune cache directory: one
 	// immutable text-proto file per fused kernel.
-	AutotuneDir = "xla_gpu_per_fusion_autotune_cache_dir"
+	AutotuneDir = layout.XLAAutotuneDir
 	// KernelFile is XLA's compiled-kernel cache: one binary file that XLA
 	// extends over time.
-	KernelFile = "xla_gpu_kernel_cache_file"
+	KernelFile = layout.XLAKernelFile
 	// KernelParts is the object prefix holding published versions of the
 	// kernel cache file, each named by its content hash; pulls merge them.
 	KernelParts = KernelFile + ".parts"
@@ -44,7 +45,7 @@ const (
 
 // ErrBadObject: a raw subcache object failed its integrity or signature
 // check and was refused.
-var ErrBadObject = errors.New("s3store: raw subcache object failed verification")
+var ErrBadObject = errors.New("subcache: raw subcache object failed verification")
 
 // rawMagic starts every raw subcache object; the version byte after it
 // allows the envelope to change.
@@ -164,7 +165,7 @@ type MirrorStats struct {
 // cheap.
 type Mirror struct {
 	opts MirrorOptions
-	objs Objects
+	objs blob.Store
 
 	mu     sync.Mutex
 	merged map[string]bool // kernel parts merged into the local file
@@ -172,7 +173,7 @@ type Mirror struct {
 }
 
 // NewMirror returns a Mirror of opts.Dir onto objs.
-func NewMirror(objs Objects, opts MirrorOptions) *Mirror {
+func NewMirror(objs blob.Store, opts MirrorOptions) *Mirror {
 	if opts.DirMode == 0 {
 		opts.DirMode = 0o700
 	}
@@ -221,13 +222,14 @@ func (m *Mirror) Push(ctx context.Context) (MirrorStats, error) {
 }
 
 func (m *Mirror) pullAutotune(ctx context.Context, st *MirrorStats) error {
-	names, err := m.objs.List(ctx, AutotuneDir+"/")
+	objs, err := m.objs.List(ctx, AutotuneDir+"/")
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", AutotuneDir, err)
 	}
-	local := filepath.Join(m.opts.Dir, AutotuneDir)
+	local := layout.Dir(m.opts.Dir).XLAAutotune()
 	var errs []error
-	for _, obj := range names {
+	for _, o := range objs {
+		obj := o.Name
 		base, ok := strings.CutPrefix(obj, AutotuneDir+"/")
 		if !ok || !ValidAutotuneName(base) {
 			st.Refused++
@@ -239,7 +241,7 @@ func (m *Mirror) pullAutotune(ctx context.Context, st *MirrorStats) error {
 		}
 		data, err := m.objs.Get(ctx, obj)
 		if err != nil {
-			if errors.Is(err, ErrNotExist) {
+			if errors.Is(err, blob.ErrNotExist) {
 				continue
 			}
 			return errors.Join(append(errs, fmt.Errorf("fetching %s: %w", obj, err))...)
@@ -261,7 +263,7 @@ func (m *Mirror) pullAutotune(ctx context.Context, st *MirrorStats) error {
 }
 
 func (m *Mirror) pushAutotune(ctx context.Context, st *MirrorStats) error {
-	local := filepath.Join(m.opts.Dir, AutotuneDir)
+	local := layout.Dir(m.opts.Dir).XLAAutotune()
 	ents, err := os.ReadDir(local)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -275,7 +277,7 @@ func (m *Mirror) pushAutotune(ctx context.Context, st *MirrorStats) error {
 	}
 	have := make(map[string]bool, len(remote))
 	for _, r := range remote {
-		have[r] = true
+		have[r.Name] = true
 	}
 	var errs []error
 	for _, e := range ents {
@@ -292,7 +294,7 @@ func (m *Mirror) pushAutotune(ctx context.Context, st *MirrorStats) error {
 			continue
 		}
 		if err := m.objs.PutIfAbsent(ctx, obj, Seal(obj, data, m.opts.SigningKey)); err != nil {
-			if errors.Is(err, ErrExist) {
+			if errors.Is(err, blob.ErrExist) {
 				continue
 			}
 			return errors.Join(append(errs, fmt.Errorf("publishing %s: %w", obj, err))...)
@@ -304,14 +306,15 @@ func (m *Mirror) pushAutotune(ctx context.Context, st *MirrorStats) error {
 }
 
 func (m *Mirror) pullKernels(ctx context.Context, st *MirrorStats) error {
-	names, err := m.objs.List(ctx, KernelParts+"/")
+	objs, err := m.objs.List(ctx, KernelParts+"/")
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", KernelParts, err)
 	}
 	var parts [][]byte
 	var partNames []string
 	var errs []error
-	for _, obj := range names {
+	for _, o := range objs {
+		obj := o.Name
 		m.mu.Lock()
 		done := m.merged[obj]
 		m.mu.Unlock()
@@ -320,7 +323,7 @@ func (m *Mirror) pullKernels(ctx context.Context, st *MirrorStats) error {
 		}
 		data, err := m.objs.Get(ctx, obj)
 		if err != nil {
-			if errors.Is(err, ErrNotExist) {
+			if errors.Is(err, blob.ErrNotExist) {
 				continue
 			}
 			return errors.Join(append(errs, fmt.Errorf("fetching %s: %w", obj, err))...)
@@ -337,7 +340,7 @@ func (m *Mirror) pullKernels(ctx context.Context, st *MirrorStats) error {
 	if len(parts) == 0 {
 		return errors.Join(errs...)
 	}
-	dst := filepath.Join(m.opts.Dir, KernelFile)
+	dst := layout.Dir(m.opts.Dir).XLAKernel()
 	local, err := os.ReadFile(dst)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return errors.Join(append(errs, fmt.Errorf("reading %s: %w", dst, err))...)
@@ -366,7 +369,7 @@ func (m *Mirror) pullKernels(ctx context.Context, st *MirrorStats) error {
 }
 
 func (m *Mirror) pushKernels(ctx context.Context, st *MirrorStats) error {
-	src := filepath.Join(m.opts.Dir, KernelFile)
+	src := layout.Dir(m.opts.Dir).XLAKernel()
 	data, err := os.ReadFile(src)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -385,7 +388,7 @@ func (m *Mirror) pushKernels(ctx context.Context, st *MirrorStats) error {
 	if done {
 		return nil
 	}
-	if err := m.objs.PutIfAbsent(ctx, obj, Seal(obj, data, m.opts.SigningKey)); err != nil && !errors.Is(err, ErrExist) {
+	if err := m.objs.PutIfAbsent(ctx, obj, Seal(obj, data, m.opts.SigningKey)); err != nil && !errors.Is(err, blob.ErrExist) {
 		return fmt.Errorf("publishing %s: %w", obj, err)
 	} else if err == nil {
 		st.Pushed++
@@ -457,41 +460,14 @@ func protoRecords(b []byte) ([][]byte, error) {
 	return recs, nil
 }
 
-// writeAtomic writes data to dst through a temporary file in the same
-// directory and a rename, so that XLA never reads a partial file. Unless
-// replace is set, an existing dst is kept (autotune files are immutable).
+// writeAtomic writes data to dst so that XLA never reads a partial file.
+// Unless replace is set, an existing dst is kept (autotune files are
+// immutable).
 func writeAtomic(dst string, data []byte, dirMode, fileMode os.FileMode, replace bool) error {
-	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return err
+	o := atomicfile.Options{Perm: fileMode, DirPerm: dirMode}
+	if replace {
+		return atomicfile.Replace(dst, data, o)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-mirror-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(fileMode)
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return werr
-	}
-	if !replace {
-		err := os.Link(tmp, dst)
-		os.Remove(tmp)
-		if err == nil || errors.Is(err, fs.ErrExist) {
-			return nil
-		}
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	_, err := atomicfile.Publish(dst, data, o)
+	return err
 }
