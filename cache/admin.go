@@ -4,42 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/entry"
-	"github.com/xlacache/xlacache/lease"
+	"github.com/xlacache/xlacache/internal/entry"
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
 // Usage is what a scan of a cache directory found, per area.
 type Usage struct {
 	// Areas maps an area name to its files and bytes. Areas are the tiers
 	// ("executables", "cpu/autotune", ...), XLA's raw subcaches (by their
-	// XLA names), "quarantine", and "other" for anything unrecognised.
-	Areas map[string]TierStats
+	// XLA names) and "quarantine" (layout.Class.Area); files the layout
+	// does not explain are not counted.
+	Areas map[string]TierStats `json:"areas"`
 	// Files and Bytes total every area.
-	Files, Bytes int64
-}
-
-// areaOf classifies a slash-separated path relative to the cache directory.
-func areaOf(rel string) string {
-	first, rest, nested := cutSlash(rel)
-	switch first {
-	case ExecutablesDir, QuarantineDir, string(config.SubcacheAutotune), string(config.SubcacheKernels):
-		return first
-	}
-	if nested {
-		sub, _, deeper := cutSlash(rest)
-		if deeper && (sub == "autotune" || sub == "kernels") {
-			return first + "/" + sub
-		}
-	}
-	return "other"
+	Files int64 `json:"files"`
+	Bytes int64 `json:"bytes"`
 }
 
 // Scan counts files and bytes under dir by area. It reads nothing but
@@ -54,7 +37,7 @@ func Scan(ctx context.Context, dir string) (Usage, error) {
 		return u, err
 	}
 	for _, f := range files {
-		a := areaOf(f.rel)
+		a := f.class.Area
 		t := u.Areas[a]
 		t.Entries++
 		t.Bytes += f.size
@@ -69,25 +52,23 @@ func Scan(ctx context.Context, dir string) (Usage, error) {
 type EntryInfo struct {
 	// Tier is the tier name; Key the key text (the file name); Path the
 	// absolute file path.
-	Tier, Key, Path string
+	Tier string `json:"tier"`
+	Key  string `json:"key"`
+	Path string `json:"path"`
 	// Size is the file size; RawSize the payload size before compression.
-	Size, RawSize int64
+	Size    int64 `json:"size"`
+	RawSize int64 `json:"raw_size"`
 	// CompileTime is the compile time recorded by the writer.
-	CompileTime time.Duration
+	CompileTime time.Duration `json:"compile_time_ns"`
 	// Created is when the entry was written; LastUsed its modification
 	// time (refreshed by writer hits at most hourly).
-	Created, LastUsed time.Time
+	Created  time.Time `json:"created"`
+	LastUsed time.Time `json:"last_used"`
 	// Signed reports an HMAC signature; Codec is "zstd" or "raw".
-	Signed bool
-	Codec  string
+	Signed bool   `json:"signed"`
+	Codec  string `json:"codec"`
 	// Err is set when the header cannot be parsed (the entry is damaged).
-	Err string `json:",omitempty"`
-}
-
-// isTierArea reports whether area holds xlacache entries (rather than XLA's
-// own files).
-func isTierArea(area string) bool {
-	return area == ExecutablesDir || strings.Contains(area, "/")
+	Err string `json:"error,omitempty"`
 }
 
 // List returns the entries of every xlacache tier under dir (XLA's raw
@@ -100,11 +81,10 @@ func List(ctx context.Context, dir string) ([]EntryInfo, error) {
 	}
 	var out []EntryInfo
 	for _, f := range files {
-		area := areaOf(f.rel)
-		if !isTierArea(area) {
+		if f.class.Kind != layout.Entry {
 			continue
 		}
-		ei := EntryInfo{Tier: area, Key: filepath.Base(f.path), Path: f.path, Size: f.size, LastUsed: f.mtime}
+		ei := EntryInfo{Tier: f.class.Tier, Key: f.class.Key, Path: f.path, Size: f.size, LastUsed: f.mtime}
 		h, _, err := readHeader(f.path)
 		if err != nil {
 			ei.Err = err.Error()
@@ -128,17 +108,19 @@ func List(ctx context.Context, dir string) ([]EntryInfo, error) {
 // BadEntry is an entry that failed verification.
 type BadEntry struct {
 	// Tier, Path and Err say where the entry is and what is wrong with it.
-	Tier, Path, Err string
+	Tier string `json:"tier"`
+	Path string `json:"path"`
+	Err  string `json:"error"`
 	// Kind classifies the failure like Stats.Errors.
-	Kind string
+	Kind string `json:"kind"`
 	// Quarantined is where a repair moved it ("" when not repaired).
-	Quarantined string `json:",omitempty"`
+	Quarantined string `json:"quarantined,omitempty"`
 }
 
 // VerifyResult reports a verification pass.
 type VerifyResult struct {
-	Checked int
-	Bad     []BadEntry
+	Checked int        `json:"checked"`
+	Bad     []BadEntry `json:"bad"`
 }
 
 // Verify fully checks every entry of every xlacache tier (checksum, key
@@ -158,10 +140,10 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 		return res, err
 	}
 	for _, f := range files {
-		area := areaOf(f.rel)
-		if !isTierArea(area) {
+		if f.class.Kind != layout.Entry {
 			continue
 		}
+		area := f.class.Tier
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
@@ -219,9 +201,8 @@ func Clear(ctx context.Context, dir string) (removed int, err error) {
 		name := e.Name()
 		p := filepath.Join(dir, name)
 		switch {
-		case name == ExecutablesDir, name == QuarantineDir, name == StateDir, name == lease.LocksDir,
-			name == string(config.SubcacheAutotune), name == string(config.SubcacheKernels),
-			e.IsDir() && isBackendDir(p):
+		case name == layout.StateDir, name == layout.LocksDir, name == layout.XLAKernelFile,
+			layout.OwnedTopDir(name, p):
 		default:
 			continue
 		}
@@ -232,21 +213,6 @@ func Clear(ctx context.Context, dir string) (removed int, err error) {
 		removed++
 	}
 	return removed, errors.Join(errs...)
-}
-
-// isBackendDir reports whether p looks like a backend's tier directory:
-// only "autotune" and "kernels" subdirectories in it.
-func isBackendDir(p string) bool {
-	ents, err := os.ReadDir(p)
-	if err != nil || len(ents) == 0 {
-		return false
-	}
-	for _, e := range ents {
-		if !e.IsDir() || (e.Name() != "autotune" && e.Name() != "kernels") {
-			return false
-		}
-	}
-	return true
 }
 
 // ReadEntryFile reads the entry file at p without trusting its size: the

@@ -43,21 +43,22 @@ type Backend interface {
 	// produce for p on this machine.
 	KeyParts(ctx context.Context, p Program) ([]KeyPart, error)
 	// Compile compiles p. It may use the backend subcaches through env.
-	Compile(ctx context.Context, p Program, env *Env) (Executable, error)
+	Compile(ctx context.Context, p Program, env *Session) (Executable, error)
 	// Load turns bytes produced by Executable.Serialize back into an
 	// executable. The bytes have passed the cache's integrity checks, but a
 	// backend must still reject anything it cannot parse with an error.
-	Load(ctx context.Context, data []byte, env *Env) (Executable, error)
+	Load(ctx context.Context, data []byte, env *Session) (Executable, error)
 }
 
 // Phase is the time one named compile phase took ("parse", "fuse",
 // "autotune", "compile", "link", "load", ...).
 type Phase struct {
-	Name     string
-	Duration time.Duration
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // TierResult counts lookups of one tier during one compile.
 type TierResult struct {
-	Hits, Misses int
+	Hits   int `json:"hits"`
+	Misses int `json:"misses"`
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/xlacache/xlacache/entry"
+	"github.com/xlacache/xlacache/internal/entry"
 )
 
 // benchPayload is a payload of n bytes that compresses about 2:1, like

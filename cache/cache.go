@@ -15,24 +15,28 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/logonce"
+	"github.com/xlacache/xlacache/internal/subcache"
 )
 
-// Names of fixed paths under the cache directory.
+// Names of fixed paths under the cache directory, kept here for callers of
+// this package; internal/layout owns them.
 const (
 	// ExecutablesDir holds xlacache's own whole-program entries.
-	ExecutablesDir = "executables"
+	ExecutablesDir = layout.ExecutablesDir
 	// QuarantineDir receives corrupt, truncated and foreign entries.
-	QuarantineDir = "quarantine"
+	QuarantineDir = layout.QuarantineDir
 	// StateDir holds the size ledger, the stats file and lock files.
-	StateDir = ".xlacache"
+	StateDir = layout.StateDir
 	// ExecutablesTier is the tier name of ExecutablesDir.
-	ExecutablesTier = "executables"
+	ExecutablesTier = layout.ExecutablesDir
 )
 
 // touchInterval is how stale an entry's mtime must be before a hit
@@ -54,7 +58,8 @@ type Cache struct {
 	// signingKey copies opts.SigningKey.
 	signingKey []byte
 
-	shared SharedStore
+	shared blob.Store
+	mirror *subcache.Mirror // XLA's raw subcaches onto shared; nil without
 	flight Flight
 	ledger *ledger
 	hooks  fsHooks
@@ -64,7 +69,7 @@ type Cache struct {
 	tiersMu sync.Mutex
 	tiers   map[string]*Tier
 
-	logged sync.Map // dedup key -> struct{}: log some failures once
+	logs *logonce.Logger // failures that repeat are logged once per kind
 
 	trimming      atomic.Bool
 	trimWanted    atomic.Bool
@@ -89,8 +94,24 @@ type fsHooks struct {
 // Invalid options are an error; an unusable directory is not: the cache
 // then logs one line and serves reads only, or nothing at all. With
 // opts.Dir == "" the cache is disabled and every lookup misses.
-func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*Cache, error) {
+//
+// The shared tier and single-flight compilation are options (WithShared,
+// WithFlight): this package does not build them from opts.SharedURL.
+// xlacache.Open does, and is what programs normally call.
+func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options ...Option) (*Cache, error) {
+	var oo openOptions
+	for _, o := range options {
+		o(&oo)
+	}
+	// The cache owns the shared store it is given, also when it cannot
+	// use it.
+	dropShared := func() {
+		if oo.shared != nil {
+			oo.shared.Close()
+		}
+	}
 	if err := opts.Validate(); err != nil {
+		dropShared()
 		return nil, fmt.Errorf("cache options: %w", err)
 	}
 	if logger == nil {
@@ -100,16 +121,19 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*Cache
 	c := &Cache{
 		opts:       opts,
 		logger:     logger,
+		logs:       logonce.New(logger),
 		signingKey: opts.SigningKey,
 		tiers:      map[string]*Tier{},
 	}
 	c.stats.init()
 	c.bgCtx, c.bgCancel = context.WithCancel(context.WithoutCancel(ctx))
 	if !opts.Enabled() {
+		dropShared()
 		return c, nil
 	}
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
+		dropShared()
 		logger.Warn("cache directory unusable; compiling without a cache", "dir", opts.Dir, "err", err)
 		return c, nil
 	}
@@ -128,21 +152,11 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*Cache
 		// A reader never creates anything: a missing directory just misses.
 		c.dir = dir
 	}
-	shared, err := openShared(ctx, c.opts, logger)
-	if err != nil {
-		logger.Warn("shared cache tier unusable; using the local directory only", "url", opts.SharedURL, "err", err)
-		c.countError("shared")
-	} else if shared != nil {
-		c.shared = shared
+	if oo.shared != nil {
+		c.attachShared(oo.shared)
 	}
-	flightOpts := c.opts
-	if !c.writer {
-		// Also a configured writer whose directory turned out unwritable:
-		// it must not try (and warn about) creating leases.
-		flightOpts.Role = config.RoleReader
-	}
-	if f := newFlight(flightOpts, logger); f != nil && c.dir != "" {
-		c.flight = f
+	if oo.flight != nil && c.dir != "" {
+		c.flight = oo.flight
 	}
 	if c.writer && c.ledger != nil {
 		if _, last, err := c.ledger.read(); err == nil && time.Since(last) > touchInterval && c.opts.MaxSize > 0 {
@@ -165,18 +179,19 @@ func (c *Cache) initWriter(dir string) error {
 	if err := mk(dir); err != nil {
 		return fmt.Errorf("creating cache directory: %w", err)
 	}
-	if err := mk(filepath.Join(dir, ExecutablesDir)); err != nil {
+	d := layout.Dir(dir)
+	if err := mk(d.Tier(ExecutablesTier)); err != nil {
 		return fmt.Errorf("creating executables tier: %w", err)
 	}
-	if err := mk(filepath.Join(dir, StateDir)); err != nil {
+	if err := mk(d.State()); err != nil {
 		return fmt.Errorf("creating state directory: %w", err)
 	}
 	if c.opts.HasSubcache(config.SubcacheAutotune) {
-		if err := mk(filepath.Join(dir, string(config.SubcacheAutotune))); err != nil {
+		if err := mk(d.XLAAutotune()); err != nil {
 			return fmt.Errorf("creating autotune subcache: %w", err)
 		}
 	}
-	l, err := openLedger(filepath.Join(dir, StateDir), c.opts.EffectiveFileMode())
+	l, err := openLedger(d.Ledger(), c.opts.EffectiveFileMode())
 	if err != nil {
 		return err
 	}
@@ -206,7 +221,7 @@ func (c *Cache) Dir() string {
 func (c *Cache) Writer() bool { return c != nil && c.writer }
 
 // Shared returns the shared tier, or nil.
-func (c *Cache) Shared() SharedStore {
+func (c *Cache) Shared() blob.Store {
 	if c == nil {
 		return nil
 	}
@@ -239,37 +254,10 @@ func (c *Cache) Close() error {
 	return err
 }
 
-var tierNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*(/[a-z0-9][a-z0-9_]*)?$`)
-
-// reservedTier lists first path segments a tier may not use.
-var reservedTier = map[string]bool{
-	QuarantineDir: true, string(config.SubcacheAutotune): true, string(config.SubcacheKernels): true,
-}
-
 // ValidTierName reports whether name is an acceptable tier name:
-// "executables", or "<backend>/<sub>" with lower-case segments.
-func ValidTierName(name string) error {
-	if !tierNameRE.MatchString(name) {
-		return fmt.Errorf("tier name %q: want \"executables\" or \"<backend>/<subcache>\" in lower-case letters, digits and '_'", name)
-	}
-	first, _, nested := cutSlash(name)
-	if !nested && name != ExecutablesTier {
-		return fmt.Errorf("tier name %q: a backend tier is \"<backend>/<subcache>\"", name)
-	}
-	if nested && (reservedTier[first] || first == ExecutablesDir) {
-		return fmt.Errorf("tier name %q: %q is reserved", name, first)
-	}
-	return nil
-}
-
-func cutSlash(s string) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
-}
+// "executables", or "<backend>/<sub>" with lower-case segments (the rule is
+// layout.ValidTierName).
+func ValidTierName(name string) error { return layout.ValidTierName(name) }
 
 // Tier returns the named tier: "executables", or a backend subcache tier
 // such as "cpu/autotune" or "cpu/kernels". It returns nil (a tier that
@@ -290,20 +278,14 @@ func (c *Cache) Tier(name string) *Tier {
 	}
 	t := &Tier{c: c, name: name, thresholds: name == ExecutablesTier}
 	if c.dir != "" {
-		t.dir = filepath.Join(c.dir, filepath.FromSlash(name))
+		t.dir = layout.Dir(c.dir).Tier(name)
 	}
 	c.tiers[name] = t
 	return t
 }
 
 // logOnce logs msg at Warn the first time key is seen, at Debug after.
-func (c *Cache) logOnce(key, msg string, args ...any) {
-	if _, seen := c.logged.LoadOrStore(key, struct{}{}); seen {
-		c.logger.Debug(msg, args...)
-		return
-	}
-	c.logger.Warn(msg, args...)
-}
+func (c *Cache) logOnce(key, msg string, args ...any) { c.logs.Warn(key, msg, args...) }
 
 // kindOf classifies a failure for Stats.Errors.
 func kindOf(err error) string {

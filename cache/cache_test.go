@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
 func TestKey(t *testing.T) {
@@ -422,10 +423,10 @@ func TestEnvSubcaches(t *testing.T) {
 	if renv.Report().Tiers["xla/autotune"].Hits != 1 {
 		t.Errorf("tier result %+v", renv.Report().Tiers)
 	}
-	var nilEnv *Env
-	nilEnv.Phase("x", 1)
-	nilEnv.TierResult(config.SubcacheKernels, false)
-	if nilEnv.Tier(config.SubcacheAutotune) != nil || nilEnv.Logger() == nil {
+	var nilSession *Session
+	nilSession.Phase("x", 1)
+	nilSession.TierResult(config.SubcacheKernels, false)
+	if nilSession.Tier(config.SubcacheAutotune) != nil || nilSession.Logger() == nil {
 		t.Error("nil env")
 	}
 }
@@ -500,7 +501,7 @@ func TestSizeBoundLRU(t *testing.T) {
 		t.Error("newest entry evicted")
 	}
 	// The ledger agrees with a scan after the trim.
-	l, _ := openLedger(filepath.Join(dir, StateDir), 0o600)
+	l, _ := openLedger(layout.Dir(dir).Ledger(), 0o600)
 	total, scanned, _ := l.read()
 	l.close()
 	if total != u.Bytes || scanned.IsZero() {
@@ -517,8 +518,8 @@ func TestPruneAndStaleTemps(t *testing.T) {
 	}
 	shard := filepath.Dir(tier.path(NewKey("k", nil)))
 	os.MkdirAll(shard, 0o700)
-	stale := filepath.Join(shard, tmpPrefix+"dead")
-	fresh := filepath.Join(shard, tmpPrefix+"live")
+	stale := filepath.Join(shard, layout.TempPrefix+"dead")
+	fresh := filepath.Join(shard, layout.TempPrefix+"live")
 	os.WriteFile(stale, []byte("partial"), 0o600)
 	os.WriteFile(fresh, []byte("partial"), 0o600)
 	old := time.Now().Add(-2 * staleTemp)
@@ -535,6 +536,52 @@ func TestPruneAndStaleTemps(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Error("in-progress temp removed")
+	}
+}
+
+// Scans count and evict what layout.Classify calls an entry, a subcache
+// file or a quarantined file, and clean up what it calls temporary; a file
+// in a tier directory that is not an entry is left alone.
+func TestScanFollowsLayout(t *testing.T) {
+	dir := t.TempDir()
+	c := mustOpen(t, testOptions(dir), nil)
+	tier := c.Tier(ExecutablesTier)
+	k := NewKey("k", nil)
+	if err := tier.Put(context.Background(), k, bytes.Repeat([]byte{1}, 1000), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	d := layout.Dir(dir)
+	old := time.Now().Add(-2 * staleTemp)
+	write := func(p string) string {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+		return p
+	}
+	stray := write(filepath.Join(filepath.Dir(tier.path(k)), "notes.txt"))
+	badKey := write(d.Entry(ExecutablesTier, k.String()) + "x")
+	xlaTemp := write(filepath.Join(d.XLAAutotuneTmp(), "tmp_per_fusion_cache_1.textproto"))
+	rootTemp := write(d.Join(layout.TempPrefix + "killed"))
+	u, err := Scan(context.Background(), dir)
+	if err != nil || u.Files != 1 || u.Areas[ExecutablesDir].Entries != 1 {
+		t.Fatalf("scan %+v %v", u, err)
+	}
+	res, err := c.Prune(context.Background(), 1, false)
+	if err != nil || res.Removed != 1 || res.StaleTemps != 2 {
+		t.Errorf("prune %+v %v", res, err)
+	}
+	for _, p := range []string{stray, badKey} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("prune removed %s, which is not an entry", p)
+		}
+	}
+	for _, p := range []string{xlaTemp, rootTemp} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("stale temporary file %s survived", p)
+		}
 	}
 }
 

@@ -40,7 +40,7 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 	env.mu.Lock()
 	env.report.Key = key.String()
 	env.mu.Unlock()
-	tier := c.Tier(ExecutablesTier).withEnv(env)
+	tier := c.Tier(ExecutablesTier).withSession(env)
 
 	if exe, ok := tryLoad(ctx, c, b, tier, key, env); ok {
 		return exe, env.Report(), nil
@@ -79,9 +79,7 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 		}
 	}
 
-	if c.shared != nil {
-		pullSubcaches(ctx, c.shared, c.opts, c.logger)
-	}
+	c.pullSubcaches(ctx)
 	cstart := time.Now()
 	exe, err := b.Compile(ctx, p, env)
 	compileTime := time.Since(cstart)
@@ -112,9 +110,7 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 			env.mu.Unlock()
 		}
 		env.Phase("store", time.Since(sstart))
-		if c.shared != nil {
-			pushSubcaches(ctx, c.shared, c.opts, c.logger)
-		}
+		c.pushSubcaches(ctx)
 		env.mu.Lock()
 		raw := env.rawUse
 		env.mu.Unlock()
@@ -126,7 +122,7 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 	return exe, env.Report(), nil
 }
 
-func compileOnly(ctx context.Context, b Backend, p Program, env *Env) (Executable, *Report, error) {
+func compileOnly(ctx context.Context, b Backend, p Program, env *Session) (Executable, *Report, error) {
 	start := time.Now()
 	exe, err := b.Compile(ctx, p, env)
 	d := time.Since(start)
@@ -139,7 +135,7 @@ func compileOnly(ctx context.Context, b Backend, p Program, env *Env) (Executabl
 
 // tryLoad looks key up and loads it; a payload the backend rejects is
 // quarantined (writers) and counts as a miss.
-func tryLoad(ctx context.Context, c *Cache, b Backend, tier *Tier, key Key, env *Env) (Executable, bool) {
+func tryLoad(ctx context.Context, c *Cache, b Backend, tier *Tier, key Key, env *Session) (Executable, bool) {
 	lstart := time.Now()
 	e, src, ok := tier.lookup(ctx, key)
 	env.Phase("lookup", time.Since(lstart))

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
@@ -96,7 +97,7 @@ func TestCPUHostsChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cache.Open(context.Background(), opts, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	c, err := xlacache.Open(context.Background(), opts, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func BenchmarkCPUHostsSharedHitTransformer(b *testing.B) {
 		o.MinCompileTime = 0
 		o.SharedURL = shared
 		o.Role = role
-		c, err := cache.Open(context.Background(), o, slog.New(slog.DiscardHandler))
+		c, err := xlacache.Open(context.Background(), o, slog.New(slog.DiscardHandler))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,22 +11,22 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/xlacache/xlacache/entry"
+	"github.com/xlacache/xlacache/internal/entry"
 )
 
 // Explanation says how a key relates to the stored entries of its module.
 type Explanation struct {
 	// Key is the key explained.
-	Key string
+	Key string `json:"key"`
 	// Present is true when an entry with exactly this key is stored.
-	Present bool
+	Present bool `json:"present"`
 	// Candidates counts the other stored entries of the same module.
-	Candidates int
+	Candidates int `json:"candidates"`
 	// Closest is the stored key sharing the most components, "" if none.
-	Closest string `json:",omitempty"`
+	Closest string `json:"closest,omitempty"`
 	// Differs names the components whose digests differ from Closest
 	// (a component present on one side only counts as differing).
-	Differs []string `json:",omitempty"`
+	Differs []string `json:"differs,omitempty"`
 }
 
 // String renders the explanation as one line.

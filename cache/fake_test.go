@@ -79,7 +79,7 @@ func (b *fakeBackend) expected(p Program) []byte {
 	return append(out, bytes.Repeat([]byte{'.'}, b.size)...)
 }
 
-func (b *fakeBackend) Compile(ctx context.Context, p Program, env *Env) (Executable, error) {
+func (b *fakeBackend) Compile(ctx context.Context, p Program, env *Session) (Executable, error) {
 	b.compiles.Add(1)
 	if bytes.Contains(p.Text, []byte("syntax error")) {
 		return nil, errors.New("fake: syntax error")
@@ -97,7 +97,7 @@ func (b *fakeBackend) Compile(ctx context.Context, p Program, env *Env) (Executa
 	return &fakeExe{payload: b.expected(p)}, nil
 }
 
-func (b *fakeBackend) Load(ctx context.Context, data []byte, env *Env) (Executable, error) {
+func (b *fakeBackend) Load(ctx context.Context, data []byte, env *Session) (Executable, error) {
 	b.loads.Add(1)
 	if b.failLoad.Load() || !bytes.HasPrefix(data, []byte("exe(")) {
 		return nil, errors.New("fake: cannot load")
@@ -135,12 +135,16 @@ func testOptions(dir string) config.Options {
 	return o
 }
 
-func mustOpen(t testing.TB, o config.Options, w io.Writer) *Cache {
+func mustOpen(t testing.TB, o config.Options, w io.Writer, options ...Option) *Cache {
 	t.Helper()
 	if w == nil {
 		w = io.Discard
 	}
-	c, err := Open(context.Background(), o, newTestLogger(w))
+	logger := newTestLogger(w)
+	// Single-flight on the directory, as xlacache.Open gives every cache;
+	// options may replace it.
+	options = append([]Option{withLeases(t, o, logger)}, options...)
+	c, err := Open(context.Background(), o, logger, options...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
 // mountTmpfs mounts a small tmpfs at a new directory, or returns "" when
@@ -138,7 +140,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	files, temps, _ := scanFiles(context.Background(), base)
 	for _, f := range files {
-		if strings.HasPrefix(filepath.Base(f.path), tmpPrefix) {
+		if strings.HasPrefix(filepath.Base(f.path), layout.TempPrefix) {
 			t.Errorf("temporary file left: %s", f.rel)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/xlacache/xlacache/entry"
+	"github.com/xlacache/xlacache/internal/entry"
 )
 
 // KeyVersion is mixed into every key. Bump it when key derivation or the

@@ -8,22 +8,22 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/lockedfile"
 )
 
-// ledgerFile holds the running size total of the cache directory and when
-// it was last reconciled with a full scan: 16 bytes, little-endian int64
-// bytes then int64 Unix nanoseconds. Writers update it under an exclusive
-// flock so that a put costs a constant few system calls however many
-// entries exist. A torn or lost update only skews the total until the next
-// reconcile scan, which rewrites it.
-const ledgerFile = "ledger"
-
-// ledger is the size ledger. The file is opened for each update rather
-// than held open: a descriptor
+// ledger is the size ledger: the file (layout's LedgerFile) holds the
+// running size total of the cache directory and when it was last
+// reconciled with a full scan: 16 bytes, little-endian int64 bytes then
+// int64 Unix nanoseconds. Writers update it under an exclusive flock so
+// that a put costs a constant few system calls however many entries exist.
+// A torn or lost update only skews the total until the next reconcile
+// scan, which rewrites it.
+//
+// The file is opened for each update rather than held open: a descriptor
 // open for writing would keep the filesystem from being remounted
 // read-only, and a ledger removed by `xlacache clear` is simply recreated.
 type ledger struct {
@@ -33,8 +33,9 @@ type ledger struct {
 	f    *os.File // set while locked
 }
 
-func openLedger(stateDir string, mode os.FileMode) (*ledger, error) {
-	l := &ledger{path: filepath.Join(stateDir, ledgerFile), mode: mode}
+// openLedger opens the ledger file at path (layout.Dir.Ledger).
+func openLedger(path string, mode os.FileMode) (*ledger, error) {
+	l := &ledger{path: path, mode: mode}
 	// Create it now so that an unusable directory shows up at Open.
 	if err := l.locked(func() error { return nil }); err != nil {
 		return nil, err
@@ -49,15 +50,12 @@ func (l *ledger) close() error { return nil }
 func (l *ledger) locked(fn func() error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, l.mode)
+	f, err := lockedfile.Lock(l.path, lockedfile.Options{Perm: l.mode})
 	if err != nil {
-		return fmt.Errorf("opening size ledger: %w", err)
+		return fmt.Errorf("size ledger: %w", err)
 	}
-	defer f.Close()
-	if err := flock(f, syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking size ledger: %w", err)
-	}
-	l.f = f
+	defer f.Unlock()
+	l.f = f.File
 	defer func() { l.f = nil }()
 	return fn()
 }
@@ -116,32 +114,6 @@ func (l *ledger) add(delta int64) (int64, error) {
 		return l.writeLocked(total, scanned)
 	})
 	return total, err
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
-
-// tryLockFile takes an exclusive, non-blocking flock on path (created if
-// needed). It returns nil, nil when another process holds it.
-func tryLockFile(path string, mode os.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, mode)
-	if err != nil {
-		return nil, err
-	}
-	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return f, nil
 }
 
 func isNoSpace(err error) bool {

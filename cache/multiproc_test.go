@@ -21,7 +21,8 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/entry"
+	"github.com/xlacache/xlacache/internal/entry"
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
 // Child processes re-execute the test binary with -test.run=^TestProcChild$
@@ -150,7 +151,7 @@ func checkAllEntries(t testing.TB, dir string) int {
 	}
 	n := 0
 	for _, f := range files {
-		if areaOf(f.rel) != ExecutablesDir {
+		if f.class.Area != ExecutablesDir {
 			continue
 		}
 		data, err := os.ReadFile(f.path)
@@ -218,7 +219,7 @@ func TestMultiProcess(t *testing.T) {
 	}
 	// The ledger counted each entry once, however many writers raced.
 	u, _ := Scan(ctx, dir)
-	l, _ := openLedger(filepath.Join(dir, StateDir), 0o600)
+	l, _ := openLedger(layout.Dir(dir).Ledger(), 0o600)
 	total, _, _ := l.read()
 	l.close()
 	if total != u.Bytes {

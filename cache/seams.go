@@ -2,38 +2,9 @@ package cache
 
 import (
 	"context"
-	"errors"
+
+	"github.com/xlacache/xlacache/blob"
 )
-
-// ErrNotExist is returned (wrapped) by a SharedStore when an object is absent.
-var ErrNotExist = errors.New("cache: object does not exist")
-
-// ErrExist is returned (wrapped) by SharedStore.PutIfAbsent when another
-// writer published the object first. First writer wins; it is not a failure.
-var ErrExist = errors.New("cache: object already exists")
-
-// ErrUnavailable is returned (wrapped) by a SharedStore that cannot be
-// reached or is being skipped after a recent failure. The store logs that
-// condition itself, once; the cache counts such errors without logging them
-// again, so an unreachable server costs one log line, not one per lookup.
-var ErrUnavailable = errors.New("cache: shared store unavailable")
-
-// SharedStore is a tier shared between hosts (an S3-compatible object store)
-// that sits behind the node-local directory. Object names are slash-separated
-// paths relative to the cache directory, such as "executables/<key>" or
-// "cpu/kernels/<key>". Every call must honour ctx and bounded timeouts: an
-// unreachable store must never hang a compile.
-type SharedStore interface {
-	// Get returns the object's bytes or an error wrapping ErrNotExist.
-	Get(ctx context.Context, name string) ([]byte, error)
-	// PutIfAbsent stores data unless the object exists (conditional put);
-	// when it exists it returns an error wrapping ErrExist.
-	PutIfAbsent(ctx context.Context, name string, data []byte) error
-	// List returns the names of objects under prefix.
-	List(ctx context.Context, prefix string) ([]string, error)
-	// Close releases the store's resources.
-	Close() error
-}
 
 // Flight coordinates processes (on one host or many, through the cache
 // directory) that miss the same entry at once, so that one compiles and the
@@ -49,4 +20,31 @@ type Flight interface {
 	//     compiles itself.
 	// An error is returned only when ctx is done.
 	Acquire(ctx context.Context, name string, ready func() bool) (release func(), err error)
+}
+
+// Option adds an optional part to a cache at Open. The package itself
+// knows no transport and no lock protocol: the caller (xlacache.Open for
+// the configured ones, tests for in-memory ones) chooses them.
+type Option func(*openOptions)
+
+type openOptions struct {
+	shared blob.Store
+	flight Flight
+}
+
+// WithShared gives the cache a tier shared between hosts behind its local
+// directory: misses fall through to it and writers publish to it. The
+// store should be bounded in time and fail fast when unreachable (wrap it
+// in blob.Guard). The cache owns it from then on and closes it on Close
+// (or at once, when caching is off). A nil store means none.
+func WithShared(s blob.Store) Option {
+	return func(o *openOptions) { o.shared = s }
+}
+
+// WithFlight gives the cache single-flight compilation across processes:
+// of the processes that miss one entry at once, one compiles and the rest
+// wait for it (bounded). A nil Flight means none: every process compiles.
+// The flight is used only when the cache has a directory.
+func WithFlight(f Flight) Option {
+	return func(o *openOptions) { o.flight = f }
 }

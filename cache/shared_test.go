@@ -3,76 +3,36 @@ package cache
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"errors"
+	"log/slog"
 	"os"
-	"sort"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/subcache"
 )
 
-// coreMemShared is an in-memory SharedStore for unit tests of the fall-through
-// logic (the S3 store itself is tested against a real server elsewhere).
-type coreMemShared struct {
-	mu   sync.Mutex
-	objs map[string][]byte
-	gets int
-}
-
-func newCoreMemShared() *coreMemShared { return &coreMemShared{objs: map[string][]byte{}} }
-
-func (m *coreMemShared) Get(_ context.Context, name string) ([]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.gets++
-	b, ok := m.objs[name]
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", name, ErrNotExist)
-	}
-	return bytes.Clone(b), nil
-}
-
-func (m *coreMemShared) PutIfAbsent(_ context.Context, name string, data []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.objs[name]; ok {
-		return fmt.Errorf("%s: %w", name, ErrExist)
-	}
-	m.objs[name] = bytes.Clone(data)
-	return nil
-}
-
-func (m *coreMemShared) List(_ context.Context, prefix string) ([]string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []string
-	for k := range m.objs {
-		if strings.HasPrefix(k, prefix) {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-func (m *coreMemShared) Close() error { return nil }
+// Unit tests of the shared tier's fall-through logic on the in-memory
+// store; the S3 store is tested against a real server in the multi-host
+// tests and in internal/s3blob.
 
 func TestSharedFallThrough(t *testing.T) {
-	shared := newCoreMemShared()
+	shared := memblob.New(memblob.Options{})
 	b := &fakeBackend{useTier: config.SubcacheAutotune}
 	p := Program{Name: "f", Text: []byte("shared program")}
 
 	// Host A (writer) publishes the executable and its subcache entry.
 	oa := testOptions(t.TempDir())
 	oa.Subcaches, oa.SubcachesExplicit = nil, true // keep XLA raw subcaches out of it
-	a := mustOpen(t, oa, nil)
-	a.shared = shared
+	a := mustOpen(t, oa, nil, WithShared(shared))
 	compileOK(t, a, b, p)
-	names, _ := shared.List(context.Background(), "")
-	if len(names) != 1 || !strings.HasPrefix(names[0], "executables/") {
-		t.Fatalf("published %v", names)
+	infos, _ := shared.List(context.Background(), "")
+	if len(infos) != 1 || !strings.HasPrefix(infos[0].Name, "executables/") {
+		t.Fatalf("published %v", infos)
 	}
 
 	// Host B, a reader with an empty local directory, hits the shared
@@ -80,8 +40,7 @@ func TestSharedFallThrough(t *testing.T) {
 	ob := testOptions(t.TempDir())
 	ob.Subcaches, ob.SubcachesExplicit = nil, true
 	ob.Role = config.RoleReader
-	rb := mustOpen(t, ob, nil)
-	rb.shared = shared
+	rb := mustOpen(t, ob, nil, WithShared(shared))
 	_, r := compileOK(t, rb, b, p)
 	if !r.Hit || r.Source != "shared" || rb.Stats().SharedHits != 1 {
 		t.Fatalf("reader report %+v", r)
@@ -94,8 +53,7 @@ func TestSharedFallThrough(t *testing.T) {
 	// second lookup is local.
 	oc := testOptions(t.TempDir())
 	oc.Subcaches, oc.SubcachesExplicit = nil, true
-	c := mustOpen(t, oc, nil)
-	c.shared = shared
+	c := mustOpen(t, oc, nil, WithShared(shared))
 	if _, r = compileOK(t, c, b, p); r.Source != "shared" {
 		t.Fatalf("writer C report %+v", r)
 	}
@@ -107,8 +65,7 @@ func TestSharedFallThrough(t *testing.T) {
 	od := testOptions(t.TempDir())
 	od.Subcaches, od.SubcachesExplicit = nil, true
 	od.SigningKey = []byte("k")
-	d := mustOpen(t, od, nil)
-	d.shared = shared
+	d := mustOpen(t, od, nil, WithShared(shared))
 	if _, r = compileOK(t, d, b, p); r.Hit {
 		t.Error("unsigned shared entry loaded with a signing key")
 	}
@@ -118,4 +75,130 @@ func TestSharedFallThrough(t *testing.T) {
 	if b.compiles.Load() != 2 {
 		t.Errorf("%d compiles, want 2 (host A and the signing host)", b.compiles.Load())
 	}
+}
+
+// An unreachable shared store costs no log line of the cache's own (the
+// store's guard logs the outage) and never fails a compile.
+func TestSharedUnavailable(t *testing.T) {
+	shared := memblob.New(memblob.Options{})
+	shared.SetUnavailable(true, errors.New("connection refused"))
+	b := &fakeBackend{}
+	o := testOptions(t.TempDir())
+	o.Subcaches, o.SubcachesExplicit = nil, true
+	o.SigningKey = []byte("k")
+	var logs logBuffer
+	c := mustOpen(t, o, &logs, WithShared(shared))
+	p := Program{Name: "f", Text: []byte("while the store is down")}
+	if _, r := compileOK(t, c, b, p); r.Hit || !r.Stored {
+		t.Fatalf("report %+v", r)
+	}
+	if _, r := compileOK(t, c, b, p); !r.Hit || r.Source != "local" {
+		t.Fatalf("second report %+v", r)
+	}
+	if n := c.Stats().Errors["shared"]; n != 2 {
+		t.Errorf("shared errors %d, want 2 (one lookup, one publish)", n)
+	}
+	if logs.String() != "" {
+		t.Errorf("the cache logged an outage the store reports itself:\n%s", logs.String())
+	}
+}
+
+// The unsigned-shared-tier warning comes from the cache that is given a
+// shared store, once per process.
+func TestSharedUnsignedWarning(t *testing.T) {
+	warnUnsignedOnce = sync.Once{}
+	t.Cleanup(func() { warnUnsignedOnce = sync.Once{} })
+	var logs logBuffer
+	o := testOptions(t.TempDir())
+	signed := testOptions(t.TempDir())
+	signed.SigningKey = []byte("k")
+	mustOpen(t, signed, &logs, WithShared(memblob.New(memblob.Options{})))
+	if strings.Contains(logs.String(), unsignedSharedWarning) {
+		t.Fatal("warned about a signed shared tier")
+	}
+	mustOpen(t, o, &logs, WithShared(memblob.New(memblob.Options{})))
+	mustOpen(t, o, &logs, WithShared(memblob.New(memblob.Options{})))
+	if n := strings.Count(logs.String(), unsignedSharedWarning); n != 1 {
+		t.Fatalf("warning printed %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// A disabled cache takes no shared tier (and closes what it was given).
+func TestSharedIgnoredWhenDisabled(t *testing.T) {
+	c := mustOpen(t, config.Defaults(), nil, WithShared(memblob.New(memblob.Options{})))
+	if c.Shared() != nil || c.enabled() {
+		t.Fatal("a disabled cache uses a shared tier")
+	}
+}
+
+// The raw-subcache sync works with any blob.Store.
+func TestSubcacheSyncWithAnyStore(t *testing.T) {
+	store := memblob.New(memblob.Options{})
+	mk := func(dir string, role config.Role) *Cache {
+		o := config.Defaults()
+		o.Dir = dir
+		o.Role = role
+		o.Subcaches = []config.Subcache{config.SubcacheAutotune, config.SubcacheKernels}
+		var logs syncBuf
+		c, err := Open(context.Background(), o, slog.New(slog.NewTextHandler(&logs, nil)), WithShared(store))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			c.Close()
+			if strings.Contains(logs.String(), "level=WARN") && !strings.Contains(logs.String(), unsignedSharedWarning) {
+				t.Errorf("warnings during a clean sync:\n%s", logs.String())
+			}
+		})
+		return c
+	}
+	a, b := mk(t.TempDir(), config.RoleWriter), mk(t.TempDir(), config.RoleReader)
+	os.MkdirAll(filepath.Join(a.Dir(), subcache.AutotuneDir), 0o700)
+	os.WriteFile(filepath.Join(a.Dir(), subcache.AutotuneDir, "k1.textproto"), []byte("t1"), 0o600)
+	os.WriteFile(filepath.Join(a.Dir(), subcache.KernelFile), protoRecord(1, []byte("kern")), 0o600)
+	ctx := context.Background()
+	a.pushSubcaches(ctx)
+	a.pushSubcaches(ctx) // ErrExist is not a failure
+	b.pushSubcaches(ctx) // readers never push
+	if store.Len() != 2 {
+		t.Fatalf("store holds %d objects, want 2", store.Len())
+	}
+	b.pullSubcaches(ctx)
+	if got, err := os.ReadFile(filepath.Join(b.Dir(), subcache.AutotuneDir, "k1.textproto")); err != nil || string(got) != "t1" {
+		t.Fatalf("autotune file not pulled: %q %v", got, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(b.Dir(), subcache.KernelFile)); !bytes.Equal(got, protoRecord(1, []byte("kern"))) {
+		t.Fatalf("kernel file not pulled: %x", got)
+	}
+	// A reader whose directory does not exist pulls nothing and creates
+	// nothing.
+	c := mk(filepath.Join(t.TempDir(), "absent"), config.RoleReader)
+	c.pullSubcaches(ctx)
+	if _, err := os.Stat(c.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a reader created its cache directory")
+	}
+}
+
+// protoRecord is one length-delimited protobuf record: a kernel cache
+// file's map entry.
+func protoRecord(field byte, data []byte) []byte {
+	return append([]byte{field<<3 | 2, byte(len(data))}, data...)
+}
+
+// syncBuf is a goroutine-safe log sink.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

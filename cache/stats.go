@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
 // Stats are a cache's counters. From (*Cache).Stats they count this
@@ -18,23 +20,28 @@ import (
 type Stats struct {
 	// Hits and Misses count lookups in every tier; SharedHits counts hits
 	// served by the shared tier (included in Hits).
-	Hits, Misses, SharedHits int64
+	Hits       int64 `json:"hits"`
+	Misses     int64 `json:"misses"`
+	SharedHits int64 `json:"shared_hits"`
 	// BytesRead and BytesWritten count entry bytes (as stored).
-	BytesRead, BytesWritten int64
+	BytesRead    int64 `json:"bytes_read"`
+	BytesWritten int64 `json:"bytes_written"`
 	// CompileTimeSaved sums the recorded compile time of every hit.
-	CompileTimeSaved time.Duration
+	CompileTimeSaved time.Duration `json:"compile_time_saved_ns"`
 	// Errors counts failures by kind: corrupt, foreign, version, signature,
 	// load, io, permission, nospace, shared, encode.
-	Errors map[string]int64
+	Errors map[string]int64 `json:"errors"`
 	// Tiers breaks hits and misses down by tier name.
-	Tiers map[string]TierStats
+	Tiers map[string]TierStats `json:"tiers"`
 }
 
 // TierStats are one tier's counters. Entries and Bytes are filled only by
 // a scan of the directory (Scan, the CLI).
 type TierStats struct {
-	Hits, Misses   int64
-	Entries, Bytes int64 `json:",omitempty"`
+	Hits    int64 `json:"hits"`
+	Misses  int64 `json:"misses"`
+	Entries int64 `json:"entries,omitempty"`
+	Bytes   int64 `json:"bytes,omitempty"`
 }
 
 // counters are the live, concurrency-safe form of Stats.
@@ -114,9 +121,6 @@ func (c *Cache) Stats() Stats {
 	return c.stats.snapshot()
 }
 
-// statsFile holds the cumulative counters of every writer process.
-const statsFile = "stats.json"
-
 // flushInterval bounds how often a writer rewrites the stats file outside
 // Close.
 const flushInterval = 10 * time.Second
@@ -144,7 +148,9 @@ func (c *Cache) flushStats() {
 	if delta.Hits == 0 && delta.Misses == 0 && delta.BytesWritten == 0 && len(delta.Errors) == 0 {
 		return
 	}
-	path := filepath.Join(c.dir, StateDir, statsFile)
+	// The stats file (layout's StatsFile) holds the cumulative counters of
+	// every writer process.
+	path := layout.Dir(c.dir).Stats()
 	err := c.ledger.locked(func() error {
 		total, err := ReadPersistedStatsFile(path)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -156,8 +162,7 @@ func (c *Cache) flushStats() {
 		if err != nil {
 			return err
 		}
-		_, err = c.replaceFile(path, b)
-		return err
+		return atomicfile.Replace(path, b, atomicfile.Options{})
 	})
 	if err != nil {
 		c.logOnce("stats-flush", "persisting cache statistics failed", "path", path, "err", err)
@@ -166,30 +171,10 @@ func (c *Cache) flushStats() {
 	c.stats.flushed = cur
 }
 
-// replaceFile atomically replaces path with data (temp file and rename).
-func (c *Cache) replaceFile(path string, data []byte) (bool, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), tmpPrefix+"*")
-	if err != nil {
-		return false, err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp)
-		return false, errors.Join(werr, cerr)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return false, err
-	}
-	return true, nil
-}
-
 // ReadPersistedStats returns the cumulative counters persisted in the
 // cache directory dir (zero Stats when none were persisted yet).
 func ReadPersistedStats(dir string) (Stats, error) {
-	st, err := ReadPersistedStatsFile(filepath.Join(dir, StateDir, statsFile))
+	st, err := ReadPersistedStatsFile(layout.Dir(dir).Stats())
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
@@ -205,6 +190,20 @@ func ReadPersistedStatsFile(path string) (Stats, error) {
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
 		return Stats{Errors: map[string]int64{}, Tiers: map[string]TierStats{}}, fmt.Errorf("stats file %s: %w", path, err)
+	}
+	// Files written before the keys were snake_case used Go's field names.
+	// json matches the one-word ones whatever their case; the others are
+	// read here, so that an upgrade keeps the totals (the next flush
+	// rewrites the file with the new keys).
+	var legacy struct {
+		SharedHits, BytesRead, BytesWritten int64
+		CompileTimeSaved                    time.Duration
+	}
+	if json.Unmarshal(b, &legacy) == nil {
+		st.SharedHits += legacy.SharedHits
+		st.BytesRead += legacy.BytesRead
+		st.BytesWritten += legacy.BytesWritten
+		st.CompileTimeSaved += legacy.CompileTimeSaved
 	}
 	if st.Errors == nil {
 		st.Errors = map[string]int64{}

@@ -8,15 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/xlacache/xlacache/entry"
+	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/entry"
+	"github.com/xlacache/xlacache/internal/layout"
 )
-
-// tmpPrefix starts the name of every temporary file; scans skip such files
-// and remove them once stale (a writer killed mid-write leaves one behind).
-const tmpPrefix = ".tmp-"
 
 // staleTemp is how old a temporary file must be before it is garbage.
 const staleTemp = time.Hour
@@ -27,9 +25,9 @@ const staleTemp = time.Hour
 type Tier struct {
 	c          *Cache
 	name       string
-	dir        string // "" when there is no usable local directory
-	thresholds bool   // apply MinCompileTime / MinEntrySize (executables only)
-	env        *Env   // when obtained from an Env: lookups are reported there
+	dir        string   // "" when there is no usable local directory
+	thresholds bool     // apply MinCompileTime / MinEntrySize (executables only)
+	session    *Session // when obtained from a Session: lookups are reported there
 }
 
 // Name returns the tier's name ("executables", "cpu/autotune", ...).
@@ -48,24 +46,20 @@ func (t *Tier) Dir() string {
 	return t.dir
 }
 
-func (t *Tier) withEnv(e *Env) *Tier {
+func (t *Tier) withSession(e *Session) *Tier {
 	if t == nil {
 		return nil
 	}
 	cp := *t
-	cp.env = e
+	cp.session = e
 	return &cp
 }
 
 // path returns where key's entry lives; keys are sanitized, so the path
 // cannot leave the tier directory.
-func (t *Tier) path(key Key) string {
-	hx := key.String()
-	shard := hx[len(hx)-64 : len(hx)-62]
-	return filepath.Join(t.dir, shard, hx)
-}
+func (t *Tier) path(key Key) string { return layout.Dir(t.c.dir).Entry(t.name, key.String()) }
 
-func (t *Tier) objectName(key Key) string { return t.name + "/" + key.String() }
+func (t *Tier) objectName(key Key) string { return layout.ObjectName(t.name, key.String()) }
 
 // exists reports whether key has a local entry (unverified), for
 // single-flight readiness checks.
@@ -136,14 +130,14 @@ func (t *Tier) lookup(ctx context.Context, key Key) (*entry.Entry, string, bool)
 
 func (t *Tier) reportHit(e *entry.Entry) {
 	t.report(true)
-	if t.env != nil {
-		t.env.recordSaved(e.CompileTime)
+	if t.session != nil {
+		t.session.recordSaved(e.CompileTime)
 	}
 }
 
 func (t *Tier) report(hit bool) {
-	if t.env != nil {
-		t.env.recordTier(t.name, hit)
+	if t.session != nil {
+		t.session.recordTier(t.name, hit)
 	}
 }
 
@@ -203,9 +197,9 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 	data, err := c.shared.Get(ctx, name)
 	if err != nil {
 		switch {
-		case errors.Is(err, ErrNotExist) || ctx.Err() != nil:
-		case errors.Is(err, ErrUnavailable):
-			c.countError("shared") // the store logged it once already
+		case errors.Is(err, blob.ErrNotExist) || ctx.Err() != nil:
+		case errors.Is(err, blob.ErrUnavailable):
+			c.countError("shared") // the store's guard logged it once already
 		default:
 			c.failure(t.name, "reading shared entry", name, err)
 			c.countError("shared")
@@ -275,9 +269,9 @@ func (t *Tier) Put(ctx context.Context, key Key, payload []byte, compileTime tim
 	if c.shared != nil {
 		err := c.shared.PutIfAbsent(ctx, t.objectName(key), data)
 		switch {
-		case err == nil || errors.Is(err, ErrExist):
-		case errors.Is(err, ErrUnavailable):
-			c.countError("shared") // the store logged it once already
+		case err == nil || errors.Is(err, blob.ErrExist):
+		case errors.Is(err, blob.ErrUnavailable):
+			c.countError("shared") // the store's guard logged it once already
 		default:
 			c.countError("shared")
 			errs = append(errs, fmt.Errorf("tier %s: publishing %s to the shared tier: %w", t.name, key, err))
@@ -286,10 +280,8 @@ func (t *Tier) Put(ctx context.Context, key Key, payload []byte, compileTime tim
 	return errors.Join(errs...)
 }
 
-// writeLocal writes data as key's entry: a temporary file in the same
-// directory, then a hard link to the final name (atomic, and fails if the
-// name exists: first writer wins). It returns whether this call created
-// the entry.
+// writeLocal writes data as key's entry, first writer wins
+// (atomicfile.Publish). It returns whether this call created the entry.
 func (t *Tier) writeLocal(key Key, data []byte) (bool, error) {
 	c := t.c
 	final := t.path(key)
@@ -302,55 +294,15 @@ func (t *Tier) writeLocal(key Key, data []byte) (bool, error) {
 	return true, nil
 }
 
-// writeFileAtomic publishes data at final unless final exists.
+// writeFileAtomic publishes data at final unless final exists, creating
+// the shard directory as needed.
 func (c *Cache) writeFileAtomic(final string, data []byte) (bool, error) {
-	dir := filepath.Dir(final)
-	if err := os.MkdirAll(dir, c.opts.EffectiveDirMode()); err != nil {
-		return false, err
-	}
-	createTemp := c.hooks.createTemp
-	if createTemp == nil {
-		createTemp = os.CreateTemp
-	}
-	f, err := createTemp(dir, tmpPrefix+"*")
-	if err != nil {
-		return false, err
-	}
-	tmp := f.Name()
-	write := c.hooks.write
-	if write == nil {
-		write = (*os.File).Write
-	}
-	_, werr := write(f, data)
-	if werr == nil && c.opts.EffectiveFileMode() != 0o600 {
-		werr = f.Chmod(c.opts.EffectiveFileMode())
-	}
-	cerr := f.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp)
-		return false, errors.Join(werr, cerr)
-	}
-	lerr := os.Link(tmp, final)
-	switch {
-	case lerr == nil:
-		os.Remove(tmp)
-		return true, nil
-	case errors.Is(lerr, fs.ErrExist):
-		os.Remove(tmp)
-		return false, nil
-	}
-	// Hard links unsupported here (some FUSE and SMB mounts): fall back to
-	// rename, accepting that two racing writers both publish; their entries
-	// are equivalent and each is complete.
-	if _, err := os.Lstat(final); err == nil {
-		os.Remove(tmp)
-		return false, nil
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
-		return false, err
-	}
-	return true, nil
+	return atomicfile.Publish(final, data, atomicfile.Options{
+		Perm:       c.opts.EffectiveFileMode(),
+		DirPerm:    c.opts.EffectiveDirMode(),
+		CreateTemp: c.hooks.createTemp,
+		Write:      c.hooks.write,
+	})
 }
 
 // damaged handles a local entry that failed verification: counted, logged
@@ -386,11 +338,11 @@ func (c *Cache) quarantine(tier, p string, st os.FileInfo) (string, error) {
 	if st != nil && !os.SameFile(st, cur) {
 		return "", nil
 	}
-	qdir := filepath.Join(c.dir, QuarantineDir)
+	qdir := layout.Dir(c.dir).Quarantine()
 	if err := os.MkdirAll(qdir, c.opts.EffectiveDirMode()); err != nil {
 		return "", err
 	}
-	dst := filepath.Join(qdir, strings.ReplaceAll(tier, "/", "_")+"_"+filepath.Base(p)+"."+strconv.FormatInt(time.Now().UnixNano(), 36))
+	dst := filepath.Join(qdir, layout.QuarantineName(tier, filepath.Base(p), strconv.FormatInt(time.Now().UnixNano(), 36)))
 	if err := os.Rename(p, dst); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", nil

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/lease"
+	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/lockedfile"
 )
 
 // lowWater is the fraction of MaxSize a trim shrinks the cache to. Trimming
@@ -33,7 +33,7 @@ func (c *Cache) addSize(delta int64) {
 	}
 	total, err := c.ledger.add(delta)
 	if err != nil {
-		c.failure("ledger", "updating the size ledger", filepath.Join(c.dir, StateDir, ledgerFile), err)
+		c.failure("ledger", "updating the size ledger", c.ledger.path, err)
 		return
 	}
 	if c.opts.MaxSize > 0 && total > c.opts.MaxSize {
@@ -96,19 +96,22 @@ type fileInfo struct {
 	rel   string // slash-separated, relative to the cache directory
 	size  int64
 	mtime time.Time
+	// class is what layout.Classify says the file is: an entry, a file of
+	// XLA's subcaches or a quarantined file (only those are counted).
+	class layout.Class
 }
 
 // PruneResult reports what a trim or prune did.
 type PruneResult struct {
 	// Files and Bytes found by the scan.
-	Files int
-	Bytes int64
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
 	// Removed files and the bytes they held.
-	Removed      int
-	RemovedBytes int64
+	Removed      int   `json:"removed"`
+	RemovedBytes int64 `json:"removed_bytes"`
 	// StaleTemps are leftover temporary files removed (writers killed
 	// mid-write leave them).
-	StaleTemps int
+	StaleTemps int `json:"stale_temps"`
 }
 
 // errTrimBusy: another process holds the trim lock (and is doing the work).
@@ -123,14 +126,14 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 	if c.dir == "" || !c.writer {
 		return res, nil
 	}
-	lock, err := tryLockFile(filepath.Join(c.dir, StateDir, "trim.lock"), c.opts.EffectiveFileMode())
+	lock, err := lockedfile.TryLock(layout.Dir(c.dir).TrimLock(), lockedfile.Options{Perm: c.opts.EffectiveFileMode()})
+	if errors.Is(err, lockedfile.ErrLocked) {
+		return res, errTrimBusy
+	}
 	if err != nil {
 		return res, fmt.Errorf("trim lock: %w", err)
 	}
-	if lock == nil {
-		return res, errTrimBusy
-	}
-	defer lock.Close()
+	defer lock.Unlock()
 
 	var before int64
 	if c.ledger != nil {
@@ -193,14 +196,15 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 	return res, nil
 }
 
-// scanFiles lists every file under dir that counts toward the size bound:
-// entries of every tier, XLA's subcaches, quarantined files. Nothing else
-// is counted or ever evicted: not the state directory, not the
-// single-flight lease directory (removing a live lease would break
-// single-flight), and not files xlacache does not own — a user's file, or
-// the entries of a JAX cache sharing the directory, which JAX manages under
-// its own lock. Temporary files are returned separately when stale (young
-// ones belong to writes in progress).
+// scanFiles lists every file under dir that counts toward the size bound
+// (layout.Class.Counted): entries of every tier, XLA's subcaches,
+// quarantined files. Nothing else is counted or ever evicted: not the
+// state directory, not the single-flight lease directory (removing a live
+// lease would break single-flight), and not files xlacache does not own —
+// a user's file, a stray file in a tier that is not an entry, or the
+// entries of a JAX cache sharing the directory, which JAX manages under its
+// own lock. Temporary files (layout.Temp) are returned separately when
+// stale (young ones belong to writes in progress).
 func scanFiles(ctx context.Context, dir string) ([]fileInfo, []string, error) {
 	var files []fileInfo
 	var temps []string
@@ -218,28 +222,29 @@ func scanFiles(ctx context.Context, dir string) ([]fileInfo, []string, error) {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == StateDir || rel == lease.LocksDir {
-				return fs.SkipDir
-			}
-			if rel != "." && !strings.Contains(rel, "/") && !ownedTopDir(rel, p) {
+			if rel != "." && !strings.Contains(rel, "/") && !layout.OwnedTopDir(rel, p) {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || areaOf(rel) == "other" {
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		class := layout.Classify(rel)
+		if class.Kind != layout.Temp && !class.Counted() {
 			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
 			return nil // vanished
 		}
-		if strings.HasPrefix(d.Name(), tmpPrefix) {
+		if class.Kind == layout.Temp {
 			if now.Sub(info.ModTime()) > staleTemp {
 				temps = append(temps, p)
 			}
 			return nil
 		}
-		files = append(files, fileInfo{path: p, rel: rel, size: info.Size(), mtime: info.ModTime()})
+		files = append(files, fileInfo{path: p, rel: rel, size: info.Size(), mtime: info.ModTime(), class: class})
 		return nil
 	})
 	if err != nil {
@@ -264,15 +269,4 @@ func (c *Cache) Prune(ctx context.Context, maxSize int64, dryRun bool) (PruneRes
 	// lock; let it finish rather than report a busy lock.
 	c.waitBackground()
 	return c.trim(ctx, maxSize, maxSize, dryRun)
-}
-
-// ownedTopDir reports whether the top-level directory name (at path p)
-// holds files that xlacache manages: a tier, the quarantine, XLA's
-// autotune subcache, or a backend's tier directory.
-func ownedTopDir(name, p string) bool {
-	switch name {
-	case ExecutablesDir, QuarantineDir, string(config.SubcacheAutotune):
-		return true
-	}
-	return isBackendDir(p)
 }

@@ -9,6 +9,8 @@ package config
 import (
 	"os"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
 // Role says whether this process may write to the shared cache tiers.
@@ -32,10 +34,10 @@ type Subcache string
 const (
 	// SubcacheAutotune is the per-kernel autotuning cache
 	// (XLA: xla_gpu_per_fusion_autotune_cache_dir; alias "autotune").
-	SubcacheAutotune Subcache = "xla_gpu_per_fusion_autotune_cache_dir"
+	SubcacheAutotune Subcache = layout.XLAAutotuneDir
 	// SubcacheKernels is the compiled-kernel cache
 	// (XLA: xla_gpu_kernel_cache_file; alias "kernels").
-	SubcacheKernels Subcache = "xla_gpu_kernel_cache_file"
+	SubcacheKernels Subcache = layout.XLAKernelFile
 )
 
 // Source says where an option's value came from, for `xlacache env`.
@@ -83,6 +85,15 @@ type Options struct {
 	// WaitTimeout bounds how long a process waits for another process that
 	// is compiling the same key (XLACACHE_WAIT_SECS).
 	WaitTimeout time.Duration
+	// LeaseStale is how long a compiling process's lease heartbeat may
+	// stay unchanged before others take the lease over
+	// (XLACACHE_LEASE_STALE_SECS); 0 means DefaultLeaseStale. Raise it on
+	// network filesystems with long attribute caching.
+	LeaseStale time.Duration
+	// LeaseNoPIDCheck turns off the same-host shortcut that declares a
+	// lease holder dead as soon as its pid is gone
+	// (XLACACHE_LEASE_PID_CHECK=0).
+	LeaseNoPIDCheck bool
 	// SharedURL is an optional shared object-store tier, s3://bucket/prefix
 	// (XLACACHE_SHARED_URL).
 	SharedURL string

@@ -28,6 +28,8 @@ const (
 	EnvSharedURL      = "XLACACHE_SHARED_URL"
 	EnvSigningKey     = "XLACACHE_SIGNING_KEY"
 	EnvSigningKeyFile = "XLACACHE_SIGNING_KEY_FILE"
+	EnvLeaseStale     = "XLACACHE_LEASE_STALE_SECS"
+	EnvLeasePIDCheck  = "XLACACHE_LEASE_PID_CHECK"
 )
 
 // RankVars are the launcher rank variables consulted, in this order, when
@@ -41,6 +43,11 @@ const (
 	DefaultWaitTimeout    = 120 * time.Second
 	DefaultDirMode        = os.FileMode(0o700)
 	DefaultFileMode       = os.FileMode(0o600)
+	// DefaultLeaseStale is the single-flight lease's heartbeat timeout
+	// when LeaseStale is zero.
+	DefaultLeaseStale = 30 * time.Second
+	// MaxLeaseStale bounds LeaseStale: a longer silence is no heartbeat.
+	MaxLeaseStale = 24 * time.Hour
 )
 
 // allEnvVars lists every option variable, in the order `xlacache env` shows
@@ -48,7 +55,7 @@ const (
 var allEnvVars = []string{
 	EnvDir, EnvEnableXLA, EnvMinCompileTime, EnvMinEntrySize, EnvMaxSize,
 	EnvProcessIndex, EnvRole, EnvExplainMisses, EnvDirMode, EnvFileMode,
-	EnvWaitSecs, EnvSharedURL, EnvSigningKey, EnvSigningKeyFile,
+	EnvWaitSecs, EnvLeaseStale, EnvLeasePIDCheck, EnvSharedURL, EnvSigningKey, EnvSigningKeyFile,
 }
 
 // Defaults returns the options used when nothing is configured: caching off
@@ -194,6 +201,25 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 			bad(EnvWaitSecs, v, err)
 		} else {
 			o.WaitTimeout = d
+		}
+	}
+	if v, ok := get(EnvLeaseStale); ok {
+		d, err := ParseSeconds(v)
+		switch {
+		case err != nil:
+			bad(EnvLeaseStale, v, err)
+		case d <= 0 || d > MaxLeaseStale:
+			bad(EnvLeaseStale, v, fmt.Errorf("want more than 0 and at most %v", MaxLeaseStale))
+		default:
+			o.LeaseStale = d
+		}
+	}
+	if v, ok := get(EnvLeasePIDCheck); ok {
+		b, err := parseBool(v)
+		if err != nil {
+			bad(EnvLeasePIDCheck, v, err)
+		} else {
+			o.LeaseNoPIDCheck = !b
 		}
 	}
 	if v, ok := get(EnvSharedURL); ok {
@@ -490,10 +516,21 @@ func (o Options) Validate() error {
 	if o.WaitTimeout < 0 {
 		errs = append(errs, fmt.Errorf("WaitTimeout %v is negative", o.WaitTimeout))
 	}
+	if o.LeaseStale < 0 || o.LeaseStale > MaxLeaseStale {
+		errs = append(errs, fmt.Errorf("LeaseStale %v is not between 0 (the default) and %v", o.LeaseStale, MaxLeaseStale))
+	}
 	if o.SharedURL != "" && !strings.HasPrefix(o.SharedURL, "s3://") {
 		errs = append(errs, fmt.Errorf("SharedURL %q is not an S3 URL such as s3://bucket/prefix (the only shared store supported)", o.SharedURL))
 	}
 	return errors.Join(errs...)
+}
+
+// EffectiveLeaseStale is LeaseStale, or DefaultLeaseStale when zero.
+func (o Options) EffectiveLeaseStale() time.Duration {
+	if o.LeaseStale <= 0 {
+		return DefaultLeaseStale
+	}
+	return o.LeaseStale
 }
 
 // Enabled reports whether caching is on (a directory is set).
@@ -599,6 +636,8 @@ func (o Options) Settings() []Setting {
 		{EnvDirMode, fmt.Sprintf("%04o", uint32(o.EffectiveDirMode())), src(EnvDirMode, o.EffectiveDirMode() != def.DirMode), "permissions of created directories"},
 		{EnvFileMode, fmt.Sprintf("%04o", uint32(o.EffectiveFileMode())), src(EnvFileMode, o.EffectiveFileMode() != def.FileMode), "permissions of created files"},
 		{EnvWaitSecs, strconv.FormatFloat(o.WaitTimeout.Seconds(), 'g', -1, 64), src(EnvWaitSecs, o.WaitTimeout != def.WaitTimeout), "how long to wait for another process compiling the same program"},
+		{EnvLeaseStale, strconv.FormatFloat(o.EffectiveLeaseStale().Seconds(), 'g', -1, 64), src(EnvLeaseStale, o.LeaseStale != 0), "silence (seconds) after which a compiling process's lease is taken over"},
+		{EnvLeasePIDCheck, strconv.FormatBool(!o.LeaseNoPIDCheck), src(EnvLeasePIDCheck, o.LeaseNoPIDCheck), "a same-host lease holder whose pid is gone is dead at once"},
 		{EnvSharedURL, o.SharedURL, src(EnvSharedURL, o.SharedURL != ""), "shared object-store tier, s3://bucket/prefix"},
 		{EnvSigningKey, keyVal, keySrc, "HMAC key: sign entries, refuse unsigned or forged ones (or use " + EnvSigningKeyFile + ")"},
 	}

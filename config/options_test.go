@@ -316,3 +316,40 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+func TestLeaseVars(t *testing.T) {
+	o, err := FromEnv(envOf(map[string]string{EnvLeaseStale: "1.5", EnvLeasePIDCheck: "0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.LeaseStale != 1500*time.Millisecond || !o.LeaseNoPIDCheck || o.EffectiveLeaseStale() != 1500*time.Millisecond {
+		t.Fatalf("LeaseStale %v, LeaseNoPIDCheck %v", o.LeaseStale, o.LeaseNoPIDCheck)
+	}
+	if o.Sources[EnvLeaseStale] != SourceEnv || o.Sources[EnvLeasePIDCheck] != SourceEnv {
+		t.Fatalf("sources %v", o.Sources)
+	}
+	d := Defaults()
+	if d.LeaseStale != 0 || d.LeaseNoPIDCheck || d.EffectiveLeaseStale() != DefaultLeaseStale {
+		t.Fatalf("defaults: %v %v", d.LeaseStale, d.LeaseNoPIDCheck)
+	}
+	if o, err := FromEnv(envOf(map[string]string{EnvLeasePIDCheck: "yes"})); err != nil || o.LeaseNoPIDCheck {
+		t.Fatalf("%s=yes: %v, %v", EnvLeasePIDCheck, o.LeaseNoPIDCheck, err)
+	}
+	for _, tt := range []struct{ name, value string }{
+		{EnvLeaseStale, "-3"},
+		{EnvLeaseStale, "0"},
+		{EnvLeaseStale, "abc"},
+		{EnvLeaseStale, "100000"},
+		{EnvLeasePIDCheck, "maybe"},
+	} {
+		_, err := FromEnv(envOf(map[string]string{tt.name: tt.value}))
+		if err == nil || !strings.Contains(err.Error(), tt.name+"=") {
+			t.Errorf("%s=%q: %v, want an error naming the variable", tt.name, tt.value, err)
+		}
+	}
+	bad := Defaults()
+	bad.LeaseStale = -time.Second
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "LeaseStale") {
+		t.Errorf("Validate of a negative LeaseStale: %v", err)
+	}
+}

@@ -12,19 +12,19 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
-// File name parts of JAX's layout.
+// File name parts of JAX's layout (names owned by internal/layout).
 const (
-	CacheSuffix = "-cache"
-	AtimeSuffix = "-atime"
-	LockName    = ".lockfile"
+	CacheSuffix = layout.JAXCacheSuffix
+	AtimeSuffix = layout.JAXAtimeSuffix
+	LockName    = layout.JAXLockFile
 	// AutotuneDirName and KernelFileName are XLA's subcaches inside the
 	// directory, at the paths JAX gives them.
-	AutotuneDirName = "xla_gpu_per_fusion_autotune_cache_dir"
-	KernelFileName  = "xla_gpu_kernel_cache_file"
-	// autotuneTmpDir is where XLA writes autotune results before renaming.
-	autotuneTmpDir = "tmp"
+	AutotuneDirName = layout.XLAAutotuneDir
+	KernelFileName  = layout.XLAKernelFile
 )
 
 // keyPattern is JAX's key text: a module name, a dash, 64 hex digits
@@ -67,7 +67,8 @@ type SubcacheFile struct {
 	ModTime time.Time
 	// LastUse is the later of mtime and the filesystem's access time.
 	LastUse time.Time
-	// Temp marks XLA's in-progress autotune files under tmp/.
+	// Temp marks in-progress autotune files: XLA's under tmp/, and
+	// temporary files of atomic writes (layout.Classify's Temp).
 	Temp bool
 }
 
@@ -165,7 +166,7 @@ func Scan(ctx context.Context, dir string) (*Dir, error) {
 }
 
 func (d *Dir) scanAutotune(ctx context.Context) error {
-	root := filepath.Join(d.Path, AutotuneDirName)
+	root := layout.Dir(d.Path).XLAAutotune()
 	return filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -180,7 +181,7 @@ func (d *Dir) scanAutotune(ctx context.Context) error {
 			return nil // directories are walked; links and devices are never followed or counted
 		}
 		rel, _ := filepath.Rel(d.Path, p)
-		temp := filepath.Dir(rel) == filepath.Join(AutotuneDirName, autotuneTmpDir)
+		temp := layout.Classify(filepath.ToSlash(rel)).Kind == layout.Temp
 		if f, err := subcacheFile(d.Path, AutotuneDirName, rel, temp); err == nil {
 			d.Subcaches = append(d.Subcaches, f)
 		}
@@ -212,21 +213,21 @@ func readAtime(p string) (time.Time, bool) {
 
 // SubcacheStats sums one XLA subcache.
 type SubcacheStats struct {
-	Files int
-	Bytes int64
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
 	// TempFiles are XLA's in-progress autotune files.
-	TempFiles int
+	TempFiles int `json:"temp_files"`
 }
 
 // Stats sums a directory.
 type Stats struct {
-	Entries      int
-	EntryBytes   int64
-	MissingAtime int
-	OrphanAtimes int
-	Subcaches    map[string]SubcacheStats
+	Entries      int                      `json:"entries"`
+	EntryBytes   int64                    `json:"entry_bytes"`
+	MissingAtime int                      `json:"missing_atime"`
+	OrphanAtimes int                      `json:"orphan_atimes"`
+	Subcaches    map[string]SubcacheStats `json:"subcaches"`
 	// TotalBytes covers entries, their atime files and every subcache file.
-	TotalBytes int64
+	TotalBytes int64 `json:"total_bytes"`
 }
 
 // Stats sums the scanned directory, XLA's subcaches included.

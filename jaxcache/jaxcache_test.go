@@ -1,7 +1,6 @@
 package jaxcache
 
 import (
-	"bufio"
 	"bytes"
 	"compress/zlib"
 	"context"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // encodeEntry builds an entry exactly as JAX's compilation_cache.py does:
@@ -211,12 +209,9 @@ func TestScanAndStats(t *testing.T) {
 	}
 }
 
-func TestVerify(t *testing.T) {
-	dir, paths := fixture(t)
-	// A kernel cache with a truncated field, and a truncated entry written
-	// just now (it may be in flight).
-	writeFile(t, paths["kernels"], kernelCache[:len(kernelCache)-2], time.Now().Add(-time.Hour))
-	young := writeEntry(t, dir, entrySpec{key: key("jit_young", 8), codec: CodecZstd, exe: []byte("abcdefgh"), truncate: 3, lastUse: time.Now()})
+// verifyDir scans and verifies dir.
+func verifyDir(t *testing.T, dir string) VerifyResult {
+	t.Helper()
 	d, err := Scan(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -225,6 +220,16 @@ func TestVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func TestVerify(t *testing.T) {
+	dir, paths := fixture(t)
+	// A kernel cache with a truncated field, and a truncated entry written
+	// just now (it may be in flight).
+	writeFile(t, paths["kernels"], kernelCache[:len(kernelCache)-2], time.Now().Add(-time.Hour))
+	young := writeEntry(t, dir, entrySpec{key: key("jit_young", 8), codec: CodecZstd, exe: []byte("abcdefgh"), truncate: 3, lastUse: time.Now()})
+	r := verifyDir(t, dir)
 	got := map[string]Problem{}
 	for _, p := range r.Problems {
 		got[p.Path] = p
@@ -397,37 +402,6 @@ func FuzzDecode(f *testing.F) {
 		}
 		if h, err := ReadHeader(bytes.NewReader(b)); err != nil || h.CompileTime != d.CompileTime {
 			t.Fatalf("header %v %v disagrees with %v", h, err, d.CompileTime)
-		}
-	})
-}
-
-func FuzzCheckWire(f *testing.F) {
-	f.Add(kernelCache)
-	f.Add(kernelCache[:5])
-	f.Add([]byte{0x0b, 0x0c})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		err := checkWire(bufio.NewReader(bytes.NewReader(b)))
-		if err != nil && !strings.Contains(err.Error(), "offset") {
-			t.Fatalf("error without an offset: %v", err)
-		}
-		// Agree with protowire on what is well formed (groups and field
-		// numbers above the protobuf maximum aside, which checkWire rejects).
-		ok := true
-		for i := 0; i < len(b); {
-			num, typ, n := protowire.ConsumeTag(b[i:])
-			if n < 0 || num > protowire.MaxValidNumber || typ == protowire.StartGroupType || typ == protowire.EndGroupType {
-				ok = false
-				break
-			}
-			m := protowire.ConsumeFieldValue(num, typ, b[i+n:])
-			if m < 0 {
-				ok = false
-				break
-			}
-			i += n + m
-		}
-		if ok != (err == nil) {
-			t.Fatalf("checkWire err=%v, protowire says well-formed=%v for %x", err, ok, b)
 		}
 	})
 }

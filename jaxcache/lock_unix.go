@@ -6,11 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/lockedfile"
 )
 
 // lockJAX takes the lock JAX's LRUCache takes around every read and write
@@ -19,46 +20,20 @@ import (
 // process writes an entry. The file is created when absent unless create
 // is false, in which case there is nothing to hold and unlock is a no-op.
 func lockJAX(ctx context.Context, dir string, mode os.FileMode, create bool, timeout time.Duration) (unlock func(), held bool, err error) {
-	p := filepath.Join(dir, LockName)
-	flags := os.O_RDWR
-	if create {
-		flags |= os.O_CREATE
-	}
-	f, err := os.OpenFile(p, flags|unix.O_NOFOLLOW, mode)
-	if errors.Is(err, os.ErrPermission) {
-		// Another user's lock file: flock works on a read-only descriptor.
-		f, err = os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
-	}
-	if errors.Is(err, os.ErrNotExist) && !create {
+	p := layout.Dir(dir).Join(LockName)
+	// Another user's lock file opens read-only: flock works on a read-only
+	// descriptor.
+	o := lockedfile.Options{Perm: mode, NoCreate: !create, ReadOnlyFallback: true}
+	f, err := lockedfile.LockWait(ctx, p, o, timeout)
+	switch {
+	case err == nil:
+		return func() { _ = f.Unlock() }, true, nil
+	case !create && errors.Is(err, fs.ErrNotExist):
 		return func() {}, false, nil
+	case errors.Is(err, lockedfile.ErrLocked):
+		return nil, false, fmt.Errorf("lock %s: held by a JAX process for more than %v", p, timeout)
+	case ctx.Err() != nil:
+		return nil, false, ctx.Err()
 	}
-	if err != nil {
-		return nil, false, fmt.Errorf("open JAX lock file: %w", err)
-	}
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() {
-				_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-				_ = f.Close()
-			}, true, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			f.Close()
-			return nil, false, fmt.Errorf("lock %s: %w", p, err)
-		}
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, false, fmt.Errorf("lock %s: held by a JAX process for more than %v", p, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, false, ctx.Err()
-		case <-tick.C:
-		}
-	}
+	return nil, false, fmt.Errorf("JAX lock file: %w", err)
 }

@@ -1,19 +1,13 @@
 package jaxcache
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
-	"unicode/utf8"
 
-	"google.golang.org/protobuf/encoding/protowire"
+	"github.com/xlacache/xlacache/internal/subcache"
 )
 
 // Problem is one file that failed verification.
@@ -41,14 +35,11 @@ type VerifyOptions struct {
 	Now   func() time.Time
 }
 
-// maxAutotuneFile bounds an autotune result file; they are small text
-// protos, a few hundred bytes each.
-const maxAutotuneFile = 16 << 20
-
 // Verify reads every entry and subcache file of a scanned directory:
 // entries must decompress cleanly (see Decode), atime files must be 8
-// bytes, autotune results must be UTF-8 text, and the kernel cache file
-// must be well-formed protobuf wire format.
+// bytes, and XLA's subcache files must pass xla/subcache's checks
+// (autotune results: a valid name and UTF-8 text; the kernel cache file:
+// well-formed protobuf wire format).
 func Verify(ctx context.Context, d *Dir, vo VerifyOptions) (VerifyResult, error) {
 	var r VerifyResult
 	now := time.Now
@@ -97,106 +88,28 @@ func Verify(ctx context.Context, d *Dir, vo VerifyOptions) (VerifyResult, error)
 func verifySubcacheFile(f SubcacheFile) error {
 	switch f.Subcache {
 	case AutotuneDirName:
-		if !strings.HasSuffix(f.Rel, ".textproto") {
-			return fmt.Errorf("unexpected file in XLA's autotune cache (want *.textproto)")
+		if !subcache.ValidAutotuneName(filepath.Base(f.Path)) {
+			return fmt.Errorf("unexpected file in XLA's autotune cache (want <base64 name>.textproto)")
 		}
-		if f.Size > maxAutotuneFile {
-			return fmt.Errorf("autotune result of %d bytes, larger than %d", f.Size, maxAutotuneFile)
+		if f.Size > subcache.MaxAutotuneFile {
+			return fmt.Errorf("autotune result of %d bytes, larger than %d", f.Size, subcache.MaxAutotuneFile)
 		}
 		b, err := os.ReadFile(f.Path)
 		if err != nil {
 			return err
 		}
-		if len(b) == 0 || !utf8.Valid(b) {
-			return fmt.Errorf("autotune result is empty or not text")
-		}
+		return subcache.VerifyAutotuneFile(b)
 	case KernelFileName:
 		fh, err := os.Open(f.Path)
 		if err != nil {
 			return err
 		}
 		defer fh.Close()
-		if err := checkWire(bufio.NewReader(fh)); err != nil {
+		if err := subcache.VerifyKernelFile(fh); err != nil {
 			return fmt.Errorf("XLA kernel cache: %w", err)
 		}
 	}
 	return nil
-}
-
-// checkWire checks that r holds a sequence of well-formed protobuf fields,
-// streaming, since XLA's kernel cache file can be large. Nested messages
-// are not descended into (their type is not known here), and groups,
-// which XLA's protos do not use, are rejected.
-func checkWire(r *bufio.Reader) error {
-	var off int64
-	for {
-		if _, err := r.Peek(1); err == io.EOF {
-			return nil
-		}
-		tag, n, err := readUvarint(r)
-		if err != nil {
-			return fmt.Errorf("offset %d: bad field tag: %w", off, err)
-		}
-		start := off
-		off += int64(n)
-		num, typ := protowire.DecodeTag(tag)
-		if num < protowire.MinValidNumber || num > protowire.MaxValidNumber {
-			return fmt.Errorf("offset %d: invalid field number %d", start, num)
-		}
-		var skip int64
-		switch typ {
-		case protowire.VarintType:
-			_, n, err := readUvarint(r)
-			if err != nil {
-				return fmt.Errorf("offset %d: field %d: %w", start, num, err)
-			}
-			off += int64(n)
-			continue
-		case protowire.Fixed64Type:
-			skip = 8
-		case protowire.Fixed32Type:
-			skip = 4
-		case protowire.BytesType:
-			l, n, err := readUvarint(r)
-			if err != nil {
-				return fmt.Errorf("offset %d: field %d length: %w", start, num, err)
-			}
-			off += int64(n)
-			if l > math.MaxInt64-uint64(off) {
-				return fmt.Errorf("offset %d: field %d: length %d too large", start, num, l)
-			}
-			skip = int64(l)
-		default:
-			return fmt.Errorf("offset %d: field %d: unexpected wire type %d", start, num, typ)
-		}
-		got, err := io.CopyN(io.Discard, r, skip)
-		off += got
-		if err != nil {
-			return fmt.Errorf("offset %d: field %d: %d of %d bytes present: %w", start, num, got, skip, io.ErrUnexpectedEOF)
-		}
-	}
-}
-
-// readUvarint reads a protobuf varint and returns it with its length.
-func readUvarint(r io.ByteReader) (uint64, int, error) {
-	var v uint64
-	for i := 0; i < binary.MaxVarintLen64; i++ {
-		b, err := r.ReadByte()
-		if err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return 0, i, err
-		}
-		if i == binary.MaxVarintLen64-1 && b > 1 {
-			return 0, i + 1, fmt.Errorf("varint overflows 64 bits")
-		}
-		v |= uint64(b&0x7f) << (7 * i)
-		if b < 0x80 {
-			return v, i + 1, nil
-		}
-	}
-	return 0, binary.MaxVarintLen64, fmt.Errorf("varint overflows 64 bits")
 }
 
 // relTo returns p relative to dir for display.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/xlacache/xlacache/internal/atomicfile"
 )
 
 // Encode builds an entry's bytes exactly as JAX's compilation_cache.py
@@ -56,6 +58,10 @@ func Encode(c Codec, compileTime time.Duration, exe []byte) ([]byte, error) {
 // Both files get mode (0 means 0600) and lastUse as their modification
 // time. The key must be a JAX key ("<module>-<64 hex>") so that nothing is
 // written outside dir.
+//
+// JAX itself writes the files in place; each is replaced atomically here
+// (atomicfile.Replace), so a JAX process reading concurrently sees the old
+// file or the new one, never a torn entry.
 func WriteEntry(dir, key string, data []byte, lastUse time.Time, mode os.FileMode) error {
 	if _, _, ok := SplitKey(key); !ok || filepath.Base(key) != key {
 		return fmt.Errorf("write JAX entry: %q is not a JAX cache key", key)
@@ -72,7 +78,7 @@ func WriteEntry(dir, key string, data []byte, lastUse time.Time, mode os.FileMod
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, f.data, mode); err != nil {
+		if err := atomicfile.Replace(p, f.data, atomicfile.Options{Perm: mode}); err != nil {
 			return fmt.Errorf("write JAX entry: %w", err)
 		}
 		if err := os.Chtimes(p, lastUse, lastUse); err != nil {

@@ -3,6 +3,7 @@ package jaxcache
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -50,6 +51,24 @@ func TestWriteEntry(t *testing.T) {
 	if e.Key != k || !e.HasAtime || !e.LastUse.Equal(use) || !e.ModTime.Equal(use) {
 		t.Errorf("entry %+v", e)
 	}
+	// Rewriting replaces both files whole, with the mode asked for, and
+	// leaves no temporary file behind.
+	if err := WriteEntry(dir, k, data, use, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("directory holds %d files after a rewrite, want 2", len(ents))
+	}
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: mode %v, want 0640", e.Name(), fi.Mode())
+		}
+	}
 	for _, bad := range []string{"nohash", "../" + k, filepath.Join("sub", k)} {
 		if err := WriteEntry(dir, bad, data, use, 0); err == nil {
 			t.Errorf("WriteEntry accepted key %q", bad)
@@ -84,5 +103,27 @@ func TestPruneSkipSubcaches(t *testing.T) {
 	}
 	if exists(filepath.Join(dir, k+CacheSuffix)) {
 		t.Error("entry survived a prune to 1 byte")
+	}
+}
+
+// Verify judges XLA's subcache files by xla/subcache's rules: autotune
+// file names and content, kernel cache wire format; temporary files of an
+// atomic write in progress are not judged.
+func TestVerifySubcacheRules(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	auto := filepath.Join(dir, AutotuneDirName)
+	writeFile(t, filepath.Join(auto, "QUJD.textproto"), []byte("version: 3\n"), old)
+	writeFile(t, filepath.Join(auto, "bad name.textproto"), []byte("version: 3\n"), old)
+	writeFile(t, filepath.Join(auto, "empty.textproto"), nil, old)
+	writeFile(t, filepath.Join(auto, ".tmp-123"), nil, old)
+	writeFile(t, filepath.Join(dir, KernelFileName), []byte{0x0b}, old) // a group
+	r := verifyDir(t, dir)
+	var bad []string
+	for _, p := range r.Problems {
+		bad = append(bad, filepath.Base(p.Path))
+	}
+	if r.Checked != 4 || len(bad) != 3 || bad[0] != KernelFileName || bad[1] != "bad name.textproto" || bad[2] != "empty.textproto" {
+		t.Errorf("checked %d, problems %q", r.Checked, bad)
 	}
 }

@@ -5,6 +5,10 @@
 // Arrays are held as raw little-endian, row-major bytes; big-endian and
 // Fortran-ordered files are converted on read. Only the fixed-size numeric
 // and boolean dtypes that StableHLO programs use are supported.
+//
+// ToTensor, FromTensor and LoadArgs convert between arrays and
+// stablehlo.Tensor values, matching a program's arguments by name or
+// position.
 package npy
 
 import (
@@ -329,22 +333,21 @@ func pyString(s string) (string, string, error) {
 	if s == "" || (s[0] != '\'' && s[0] != '"') {
 		return "", s, fmt.Errorf("expected a quoted string near %.40q", s)
 	}
-	end := strings.IndexByte(s[1:], s[0])
-	if end < 0 {
+	body, rest, ok := strings.Cut(s[1:], s[:1])
+	if !ok {
 		return "", s, errors.New("unterminated string")
 	}
-	return s[1 : 1+end], s[2+end:], nil
+	return body, rest, nil
 }
 
 func pyTuple(s string) ([]int64, string, error) {
 	if !strings.HasPrefix(s, "(") {
 		return nil, s, fmt.Errorf("shape is not a tuple near %.40q", s)
 	}
-	end := strings.IndexByte(s, ')')
-	if end < 0 {
+	body, rest, ok := strings.Cut(s[1:], ")")
+	if !ok {
 		return nil, s, errors.New("unterminated shape tuple")
 	}
-	body, rest := s[1:end], s[end+1:]
 	shape := []int64{}
 	for _, f := range strings.Split(body, ",") {
 		f = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(f), "L"))

@@ -564,6 +564,8 @@ func (p *parser) parseDenseLit() (*denseLit, error) {
 			return nil, err
 		}
 		lit.shape = shape
+	case p.tok.is("("):
+		return nil, p.unsupportedf(p.tok.pos, "complex literals are not supported")
 	default:
 		t := p.tok
 		if !isScalarLit(t) {
@@ -619,6 +621,9 @@ func (p *parser) parseNestedList(lit *denseLit, depth int) ([]int64, error) {
 				return nil, p.errorf(p.tok.pos, "ragged dense literal")
 			}
 			t := p.tok
+			if t.is("(") {
+				return nil, p.unsupportedf(t.pos, "complex literals are not supported")
+			}
 			if !isScalarLit(t) {
 				return nil, p.errorf(t.pos, "expected dense literal element, found %s", t.describe())
 			}
@@ -859,6 +864,15 @@ func formatScalar(t *Tensor, i int64) string {
 		}
 		s := strconv.FormatFloat(float64(f), 'e', -1, 32)
 		return s
+	case isHalf(dt):
+		b := t.halfBits()[i]
+		f := halfToFloat32(b, dt)
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return fmt.Sprintf("0x%04X", b)
+		}
+		// The shortest f32 decimal of the exactly widened value parses
+		// back to the same 16-bit value.
+		return strconv.FormatFloat(float64(f), 'e', -1, 32)
 	case dt == F64:
 		f := t.Float64s()[i]
 		if math.IsNaN(f) || math.IsInf(f, 0) {

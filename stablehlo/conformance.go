@@ -24,16 +24,29 @@ type ConformanceResult struct {
 // wrapping ErrUnsupported are reported as "unsupported".
 type RunFunc func(ctx context.Context, m *Module) error
 
-// InterpRunner runs main with the reference interpreter (Eval).
-func InterpRunner(ctx context.Context, m *Module) error {
+// ConformanceMain returns the function a conformance run executes: m's
+// main (Module.Main). A module without one, or whose main takes
+// arguments, is not a self-checking test program; both are reported as
+// unsupported (errors.Is(err, ErrUnsupported)) so that runners count them
+// as skipped rather than failed.
+func ConformanceMain(m *Module) (*Func, error) {
 	f := m.Main()
 	if f == nil {
-		return fmt.Errorf("%s: no main function", m.File)
+		return nil, fmt.Errorf("%s: module has no @main function (nor a single public one): %w", m.File, ErrUnsupported)
 	}
 	if len(f.Args) > 0 {
-		return fmt.Errorf("%s: main takes %d arguments; conformance programs take none: %w", m.File, len(f.Args), ErrUnsupported)
+		return nil, fmt.Errorf("%s: main takes %d arguments; conformance programs take none: %w", m.File, len(f.Args), ErrUnsupported)
 	}
-	_, err := EvalContext(ctx, m, f.Name, nil)
+	return f, nil
+}
+
+// InterpRunner runs main with the reference interpreter (Eval).
+func InterpRunner(ctx context.Context, m *Module) error {
+	f, err := ConformanceMain(m)
+	if err != nil {
+		return err
+	}
+	_, err = EvalContext(ctx, m, f.Name, nil)
 	return err
 }
 

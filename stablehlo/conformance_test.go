@@ -2,10 +2,13 @@ package stablehlo
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,8 +17,19 @@ import (
 // $XLACACHE_CONFORMANCE_DIR, else ../shared/conformance/stablehlo-testdata
 // relative to the module root (the directory holding go.mod).
 func conformanceDir(t *testing.T) string {
+	return sharedConformanceDir(t, "XLACACHE_CONFORMANCE_DIR", "stablehlo-testdata")
+}
+
+// extConformanceDir locates the development set stablehlo-ext the same
+// way ($XLACACHE_CONFORMANCE_EXT_DIR overrides it). The files are read in
+// place, never copied into the repository.
+func extConformanceDir(t *testing.T) string {
+	return sharedConformanceDir(t, "XLACACHE_CONFORMANCE_EXT_DIR", "stablehlo-ext")
+}
+
+func sharedConformanceDir(t *testing.T, env, name string) string {
 	t.Helper()
-	if d := os.Getenv("XLACACHE_CONFORMANCE_DIR"); d != "" {
+	if d := os.Getenv(env); d != "" {
 		return d
 	}
 	dir, err := os.Getwd()
@@ -32,9 +46,9 @@ func conformanceDir(t *testing.T) string {
 		}
 		dir = parent
 	}
-	d := filepath.Join(dir, "..", "shared", "conformance", "stablehlo-testdata")
+	d := filepath.Join(dir, "..", "shared", "conformance", name)
 	if _, err := os.Stat(d); err != nil {
-		t.Fatalf("conformance programs not found at %s (set XLACACHE_CONFORMANCE_DIR): %v", d, err)
+		t.Fatalf("conformance programs not found at %s (set %s): %v", d, env, err)
 	}
 	return d
 }
@@ -179,4 +193,55 @@ func TestRunOneUnsupportedFromBackend(t *testing.T) {
 	if r.Status != "fail" || !strings.Contains(r.Detail, "panic") {
 		t.Fatalf("crashing backend: %+v", r)
 	}
+}
+
+// extMinPassInterp is the number of stablehlo-ext programs the interpreter
+// passed when this was last raised; fewer is a regression. Raise it as
+// ops and types are added (the test logs the current count).
+const extMinPassInterp = 218
+
+// TestConformanceExtInterp runs the development set through the
+// interpreter: no program may fail (a wrong result, an error that is not
+// "unsupported", a crash), and at least extMinPassInterp must pass.
+func TestConformanceExtInterp(t *testing.T) {
+	dir := extConformanceDir(t)
+	var out bytes.Buffer
+	passed, failed, skipped, err := RunConformance(context.Background(), dir, InterpRunner, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]int{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		switch {
+		case strings.HasPrefix(line, "fail "):
+			t.Error(line)
+		case strings.HasPrefix(line, "unsupported "):
+			reasons[unsupportedReason(line)]++
+		}
+	}
+	keys := slices.Collect(maps.Keys(reasons))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(reasons[b]-reasons[a], strings.Compare(a, b)) })
+	for _, r := range keys {
+		t.Logf("unsupported %3d: %s", reasons[r], r)
+	}
+	t.Logf("stablehlo-ext on interp: %d passed, %d failed, %d unsupported", passed, failed, skipped)
+	if failed > 0 || passed < extMinPassInterp {
+		t.Errorf("stablehlo-ext on interp: %d passed (minimum %d), %d failed", passed, extMinPassInterp, failed)
+	}
+}
+
+// unsupportedReason strips the file name and position from an
+// "unsupported NAME: FILE:L:C: reason" line, and shapes from type
+// reasons, so that log lines group by cause.
+func unsupportedReason(line string) string {
+	_, r, _ := strings.Cut(line, ": ")
+	if _, rest, ok := strings.Cut(r, ".mlir:"); ok {
+		if i := strings.Index(rest, ": "); i >= 0 {
+			r = rest[i+2:]
+		}
+	}
+	if _, rest, ok := strings.Cut(r, ">: "); ok && strings.HasPrefix(r, "tensor<") {
+		r = rest
+	}
+	return r
 }

@@ -10,6 +10,16 @@ import (
 // lhs[batch, m, k] and rhs[batch, k, n] and running a typed i-k-j matrix
 // multiply (unit-stride inner loop over the output row).
 func evalDot(l, r *Tensor, rt TensorType, d DotDims) (*Tensor, error) {
+	if isHalf(rt.DType) {
+		// Accumulate in f32 and round once, as XLA's CPU backend does
+		// (the spec leaves the accumulation precision to the
+		// implementation, §dot_general precision_config).
+		out, err := evalDot(evalConvert(l, F32), evalConvert(r, F32), TensorType{DType: F32, Shape: rt.Shape}, d)
+		if err != nil {
+			return nil, err
+		}
+		return narrowHalf(out, rt.DType), nil
+	}
 	if l.Type.DType != rt.DType {
 		l = evalConvert(l, rt.DType)
 	}
@@ -117,7 +127,9 @@ func matmul[T numberT](a, b, o []T, B, M, K, N int64) {
 // Check semantics follow the StableHLO reference interpreter
 // (openxla/stablehlo, stablehlo/reference/Api.cpp and
 // stablehlo/tests/CheckOps.cpp):
-//   - check.expect_eq: elementwise ==, so NaN never matches and +0 == -0.
+//   - check.expect_eq: elementwise ==, so +0 == -0, except that a NaN
+//     result matches a NaN expectation (the rule of expect_almost_eq and
+//     of NumPy's assert_array_equal, which JAX's tests use).
 //   - check.expect_close: ULP difference within [min_ulp_difference,
 //     max_ulp_difference], defaults 0 and 3 (Api.cpp calls
 //     evalExpectCloseOp(lhs, rhs, 0, 3)). The ULP difference is 0 for
@@ -250,10 +262,20 @@ func Check(spec CheckSpec, got, want *Tensor) *CheckError {
 		if err != nil {
 			return &CheckError{Target: a.Target, Detail: err.Error()}
 		}
+		isFloat := got.Type.DType.IsFloat()
 		for i := int64(0); i < n; i++ {
-			if eq.Data[i] == 0 {
-				return fail(i, "values differ")
+			if eq.Data[i] != 0 {
+				continue
 			}
+			// A NaN result matches a NaN expectation, as in the reference
+			// interpreter's expect_almost_eq and NumPy's assert_array_equal;
+			// only the values differ, not "NaN != NaN".
+			if isFloat {
+				if g, w := got.Float64At(i), want.Float64At(i); g != g && w != w {
+					continue
+				}
+			}
+			return fail(i, "values differ")
 		}
 	case "check.expect_close":
 		lo, hi := uint64(defaultMinULP), uint64(defaultMaxULP)
@@ -265,9 +287,12 @@ func Check(spec CheckSpec, got, want *Tensor) *CheckError {
 		}
 		for i := int64(0); i < n; i++ {
 			var d uint64
-			if got.Type.DType == F32 {
+			switch dt := got.Type.DType; {
+			case isHalf(dt):
+				d = ULPDifference16(got.halfBits()[i], want.halfBits()[i], dt)
+			case dt == F32:
 				d = ULPDifference32(got.Float32s()[i], want.Float32s()[i])
-			} else {
+			default:
 				d = ULPDifference64(got.Float64s()[i], want.Float64s()[i])
 			}
 			if d < lo || d > hi {

@@ -29,6 +29,9 @@ func floatFn[T floatT](f func(float64) float64, x, o []T) {
 
 // evalUnary evaluates elementwise unary ops (stablehlo and chlo).
 func evalUnary(name string, x *Tensor) (*Tensor, error) {
+	if isHalf(x.Type.DType) {
+		return one(viaF32(func(w []*Tensor) ([]*Tensor, error) { return many(evalUnary(name, w[0])) }, x))
+	}
 	out := NewTensor(x.Type)
 	dt := x.Type.DType
 	if dt.IsFloat() {
@@ -62,6 +65,9 @@ func evalUnary(name string, x *Tensor) (*Tensor, error) {
 			}
 			floatFn(f, xs, os)
 		} else {
+			if name == "chlo.erf_inv" {
+				f = erfInv64
+			}
 			floatFn(f, x.Float64s(), out.Float64s())
 		}
 		return out, nil
@@ -93,6 +99,8 @@ func evalUnary(name string, x *Tensor) (*Tensor, error) {
 func unaryInt[T intT](name string, x, o []T) error {
 	var zero T
 	switch name {
+	case "popcnt", "count_leading_zeros":
+		bitCountInt(name, x, o)
 	case "negate":
 		for i, v := range x {
 			o[i] = zero - v
@@ -225,6 +233,9 @@ func digamma(x float64) float64 {
 
 // evalBinary evaluates elementwise binary ops.
 func evalBinary(name string, a, b *Tensor) (*Tensor, error) {
+	if isHalf(a.Type.DType) {
+		return one(viaF32(func(w []*Tensor) ([]*Tensor, error) { return many(evalBinary(name, w[0], w[1])) }, a, b))
+	}
 	out := NewTensor(a.Type)
 	var err error
 	switch a.Type.DType {
@@ -315,6 +326,13 @@ func binFloat[T floatT](name string, a, b, o []T) error {
 			o[i] = T(math.Mod(float64(a[i]), float64(b[i])))
 		}
 	case "power":
+		if a64, ok := any(a).([]float64); ok {
+			b64, o64 := any(b).([]float64), any(o).([]float64)
+			for i := range a64 {
+				o64[i] = pow64(a64[i], b64[i])
+			}
+			break
+		}
 		for i := range a {
 			o[i] = T(math.Pow(float64(a[i]), float64(b[i])))
 		}
@@ -408,6 +426,8 @@ func binInt[T intT](name string, a, b, o []T) error {
 		for i := range a {
 			o[i] = a[i] ^ b[i]
 		}
+	case "shift_left", "shift_right_logical", "shift_right_arithmetic":
+		shiftInt(name, a, b, o)
 	default:
 		return fmt.Errorf("%s does not support integer operands", name)
 	}
@@ -465,6 +485,11 @@ func binBool(name string, a, b, o []uint8) error {
 // evalCompare implements compare; the comparison type only changes the
 // float ordering (TOTALORDER) since signedness follows the element type.
 func evalCompare(dir, ctype string, a, b *Tensor) (*Tensor, error) {
+	if isHalf(a.Type.DType) {
+		// Widening is exact and keeps the order, the sign of zero and
+		// NaN's sign, so FLOAT and TOTALORDER compare alike in f32.
+		return one(viaF32(func(w []*Tensor) ([]*Tensor, error) { return many(evalCompare(dir, ctype, w[0], w[1])) }, a, b))
+	}
 	out := NewTensor(TensorType{DType: I1, Shape: a.Type.Shape})
 	o := out.Data
 	switch a.Type.DType {
@@ -587,6 +612,9 @@ func evalSelect(p, t, f *Tensor) *Tensor {
 }
 
 func evalClamp(lo, x, hi *Tensor) (*Tensor, error) {
+	if isHalf(x.Type.DType) {
+		return one(viaF32(func(w []*Tensor) ([]*Tensor, error) { return many(evalClamp(w[0], w[1], w[2])) }, lo, x, hi))
+	}
 	out := NewTensor(x.Type)
 	var err error
 	switch x.Type.DType {
@@ -691,11 +719,22 @@ func evalConvert(x *Tensor, to DType) *Tensor {
 		}
 	case to.IsFloat():
 		for i := int64(0); i < n; i++ {
+			v := x.Int64At(i)
+			u, neg := absU(v), v < 0
 			if from == UI64 {
-				out.setFloat(i, float64(uint64(x.Int64At(i))))
-			} else {
-				out.setFloat(i, float64(x.Int64At(i)))
+				u, neg = uint64(v), false
 			}
+			if to == F64 {
+				f := float64(u) // Go rounds to nearest-even
+				if neg {
+					f = -f
+				}
+				out.setFloat(i, f)
+				continue
+			}
+			// Narrower targets: an odd-rounded f64 rounds correctly once
+			// more (no double rounding for integers beyond 2^53).
+			out.setFloat(i, intToFloat64Odd(u, neg))
 		}
 	default:
 		for i := int64(0); i < n; i++ {
@@ -879,3 +918,66 @@ func sinh32(x float32) float32 {
 	e := float32(math.Expm1(float64(x)))
 	return 0.5 * (e + e/(e+1))
 }
+
+// erfInv64 is the f64 inverse error function the chlo decomposition uses
+// (chlo-legalize-to-stablehlo, after M. Giles, "Approximating the erfinv
+// function", GPU Computing Gems Jade Edition, 2011): polynomials in
+// w = -log((1-x)(1+x)) on three ranges, evaluated by Horner's rule
+// without fused multiply-adds, then ±Inf at |x| = 1. JAX-generated
+// expectations are computed this way, a few ULP from the exact value
+// (math.Erfinv), and loops such as the gamma sampler amplify the
+// difference beyond expect_close's tolerance.
+func erfInv64(x float64) float64 {
+	w := -math.Log((1 - x) * (1 + x))
+	horner := func(t float64, c []float64) float64 {
+		p := c[0]
+		for _, ci := range c[1:] {
+			p = float64(p*t) + ci // the conversion forbids fusing into an FMA
+		}
+		return p
+	}
+	var p float64
+	switch {
+	case w < 6.25:
+		p = horner(w-3.125, erfInvC1)
+	case w < 16:
+		p = horner(math.Sqrt(w)-3.25, erfInvC2)
+	default:
+		p = horner(math.Sqrt(w)-5, erfInvC3)
+	}
+	if math.Abs(x) == 1 {
+		return x * math.Inf(1)
+	}
+	return p * x
+}
+
+// Giles' coefficients, highest degree first.
+var (
+	erfInvC1 = []float64{
+		-3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+		1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+		6.6376381343583238325e-15, -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+		2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+		1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+		4.2347877827932403518e-07, -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+		0.0001867342080340571352, -0.00074070253416626697512, -0.0060336708714301490533,
+		0.24015818242558961693, 1.6536545626831027356,
+	}
+	erfInvC2 = []float64{
+		2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+		1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+		2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+		6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+		0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+		-0.0037512085075692412107, 0.005370914553590063617, 1.0052589676941592334,
+		3.0838856104922207635,
+	}
+	erfInvC3 = []float64{
+		-2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+		-3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+		2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+		-9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+		7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+		1.0103004648645343977, 4.8499064014085844221,
+	}
+)

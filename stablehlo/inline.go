@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -114,6 +115,10 @@ func (in *inliner) block(b *Block, vmap map[*Value]*Value, depth int) ([]*Op, []
 		nop := &Op{Name: op.Name, Operands: operands, Attrs: op.Attrs, Pos: op.Pos}
 		for _, r := range op.Regions {
 			rmap := map[*Value]*Value{}
+			if capturingOps[op.Name] {
+				// The region may read values defined around it.
+				rmap = maps.Clone(vmap)
+			}
 			nb := &Block{}
 			for i, a := range r.Args {
 				v := in.newValue(a.Type, nil, i, a.Name)

@@ -158,6 +158,8 @@ func (in *interp) block(b *Block, e *env, depth int) ([]*Tensor, error) {
 				return nil, in.errorf(op, "call to unknown function @%s", op.Attrs.Callee)
 			}
 			outs, err = in.call(g, ins, depth+1)
+		} else if capturingOps[op.Name] {
+			outs, err = in.control(op, ins, e, depth)
 		} else {
 			outs, err = in.op(op, ins, depth)
 		}
@@ -172,6 +174,22 @@ func (in *interp) block(b *Block, e *env, depth int) ([]*Tensor, error) {
 		}
 	}
 	return nil, fmt.Errorf("block without return")
+}
+
+// wrap passes results through and positions errors that are not already
+// positioned (check failures, cancellation pass unchanged).
+func (in *interp) wrap(op *Op) func([]*Tensor, error) ([]*Tensor, error) {
+	return func(out []*Tensor, err error) ([]*Tensor, error) {
+		if err == nil {
+			return out, nil
+		}
+		var pe *ParseError
+		var ce *CheckError
+		if errors.As(err, &pe) || errors.As(err, &ce) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		return nil, in.errorf(op, "%v", err)
+	}
 }
 
 func (in *interp) errorf(op *Op, format string, args ...any) error {
@@ -272,6 +290,28 @@ func (in *interp) op(op *Op, x []*Tensor, depth int) ([]*Tensor, error) {
 	case "chlo.top_k":
 		v, i := evalTopK(x[0], a.K)
 		return []*Tensor{v, i}, nil
+	case "is_finite":
+		return one(evalIsFinite(x[0]), nil)
+	case "bitcast_convert":
+		return one(evalBitcast(x[0], rt), nil)
+	case "reduce_precision":
+		return one(evalReducePrecision(x[0], a.ExponentBits, a.MantissaBits), nil)
+	case "reverse":
+		return one(evalReverse(x[0], a.Dims), nil)
+	case "dynamic_slice":
+		return one(evalDynamicSlice(x[0], x[1:], a.SliceSizes), nil)
+	case "dynamic_update_slice":
+		return one(evalDynamicUpdateSlice(x[0], x[1], x[2:]), nil)
+	case "gather":
+		return one(evalGather(x[0], x[1], rt, a.Gather, a.SliceSizes), nil)
+	case "scatter":
+		return in.wrap(op)(in.evalScatter(op, x, depth))
+	case "sort":
+		return in.wrap(op)(in.evalSort(op, x, depth))
+	case "reduce_window":
+		return in.wrap(op)(in.evalReduceWindow(op, x, depth))
+	case "select_and_scatter":
+		return in.wrap(op)(in.evalSelectAndScatter(op, x, depth))
 	}
 	return nil, in.errorf(op, "not supported by the interpreter")
 }

@@ -27,6 +27,8 @@ const (
 	UI16
 	UI32
 	UI64
+	F16
+	BF16
 )
 
 var dtypeNames = [...]string{
@@ -42,6 +44,8 @@ var dtypeNames = [...]string{
 	UI16:         "ui16",
 	UI32:         "ui32",
 	UI64:         "ui64",
+	F16:          "f16",
+	BF16:         "bf16",
 }
 
 // String returns the MLIR spelling ("f32", "i1", "ui8", ...).
@@ -58,7 +62,7 @@ func (d DType) Size() int {
 	switch d {
 	case I1, I8, UI8:
 		return 1
-	case I16, UI16:
+	case I16, UI16, F16, BF16:
 		return 2
 	case F32, I32, UI32:
 		return 4
@@ -69,7 +73,7 @@ func (d DType) Size() int {
 }
 
 // IsFloat reports whether d is a floating-point type.
-func (d DType) IsFloat() bool { return d == F32 || d == F64 }
+func (d DType) IsFloat() bool { return d == F32 || d == F64 || d == F16 || d == BF16 }
 
 // IsInt reports whether d is an integer type other than i1.
 func (d DType) IsInt() bool { return d.IsSigned() || d.IsUnsigned() }
@@ -315,6 +319,24 @@ type Attrs struct {
 	Constant *Tensor
 	// K: chlo.top_k.
 	K int64
+	// Dims: reverse dimensions.
+	Dims []int64
+	// SliceSizes: dynamic_slice (and gather) slice sizes.
+	SliceSizes []int64
+	// ExponentBits, MantissaBits: reduce_precision's target format.
+	ExponentBits, MantissaBits int64
+	// Gather: gather's dimension numbers (slice sizes in SliceSizes).
+	Gather GatherDims
+	// Scatter: scatter's dimension numbers.
+	Scatter ScatterDims
+	// IndicesAreSorted, UniqueIndices: gather/scatter hints (they do not
+	// change results this implementation computes; kept for the
+	// canonical form).
+	IndicesAreSorted, UniqueIndices bool
+	// IsStable: sort.
+	IsStable bool
+	// Window: reduce_window and select_and_scatter.
+	Window Window
 	// HasSideEffect: custom_call has_side_effect.
 	HasSideEffect bool
 	// Check tolerances for check.expect_close (ULP bounds) and

@@ -163,6 +163,14 @@ func (l *lexer) next() (token, error) {
 		return mk(tPunct, 2), nil
 	case strings.IndexByte("()[]{}<>,:=?*+|", c) >= 0:
 		return mk(tPunct, 1), nil
+	case c == '!' && l.off+1 < len(l.src) && isIdentStart(l.src[l.off+1]):
+		// A dialect type such as !stablehlo.token: valid MLIR, but no
+		// tensor type the front end can hold.
+		n := 1
+		for l.off+n < len(l.src) && isIdentChar(l.src[l.off+n]) && l.src[l.off+n] != '-' {
+			n++
+		}
+		return token{}, &lexError{pos: start, msg: fmt.Sprintf("type %s is not supported (only tensor types are)", clip(l.src[off:off+n])), unsupported: true}
 	}
 	return token{}, errAt(start, "unexpected character %q", string(c))
 }
@@ -306,6 +314,9 @@ func (l *lexer) rawAngle() (string, Pos, error) {
 type lexError struct {
 	pos Pos
 	msg string
+	// unsupported marks valid MLIR outside the supported subset (a
+	// dialect type such as !stablehlo.token), as ParseError.Unsupported.
+	unsupported bool
 }
 
 func (e *lexError) Error() string { return e.pos.String() + ": " + e.msg }

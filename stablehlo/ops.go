@@ -16,6 +16,7 @@ type opInfo struct {
 	class     opClass
 	floatOnly bool
 	intOnly   bool // integer or i1 only
+	noBool    bool // with intOnly: integer only, i1 rejected
 }
 
 // opTable is the supported op set; anything else is rejected by the parser
@@ -42,6 +43,8 @@ var opTable = map[string]opInfo{
 	"sine":                  {class: classUnary, floatOnly: true},
 	"tan":                   {class: classUnary, floatOnly: true},
 	"not":                   {class: classLogical, intOnly: true},
+	"popcnt":                {class: classUnary, intOnly: true, noBool: true},
+	"count_leading_zeros":   {class: classUnary, intOnly: true, noBool: true},
 	// chlo unary (float only).
 	"chlo.acos":    {class: classUnary, floatOnly: true},
 	"chlo.acosh":   {class: classUnary, floatOnly: true},
@@ -71,25 +74,43 @@ var opTable = map[string]opInfo{
 	"or":              {class: classLogical, intOnly: true},
 	"xor":             {class: classLogical, intOnly: true},
 	"chlo.next_after": {class: classBinary, floatOnly: true},
+	// Shifts (spec §shift_left, §shift_right_*): integer operands only.
+	"shift_left":             {class: classBinary, intOnly: true, noBool: true},
+	"shift_right_logical":    {class: classBinary, intOnly: true, noBool: true},
+	"shift_right_arithmetic": {class: classBinary, intOnly: true, noBool: true},
 	// Everything else.
-	"constant":         {class: classOther},
-	"iota":             {class: classOther},
-	"compare":          {class: classOther},
-	"select":           {class: classOther},
-	"clamp":            {class: classOther},
-	"convert":          {class: classOther},
-	"broadcast_in_dim": {class: classOther},
-	"reshape":          {class: classOther},
-	"transpose":        {class: classOther},
-	"slice":            {class: classOther},
-	"concatenate":      {class: classOther},
-	"pad":              {class: classOther},
-	"dot_general":      {class: classOther},
-	"reduce":           {class: classOther},
-	"custom_call":      {class: classOther},
-	"call":             {class: classOther},
-	"return":           {class: classOther},
-	"chlo.top_k":       {class: classOther},
+	"constant":             {class: classOther},
+	"iota":                 {class: classOther},
+	"compare":              {class: classOther},
+	"select":               {class: classOther},
+	"clamp":                {class: classOther},
+	"convert":              {class: classOther},
+	"broadcast_in_dim":     {class: classOther},
+	"reshape":              {class: classOther},
+	"transpose":            {class: classOther},
+	"slice":                {class: classOther},
+	"concatenate":          {class: classOther},
+	"pad":                  {class: classOther},
+	"dot_general":          {class: classOther},
+	"reduce":               {class: classOther},
+	"custom_call":          {class: classOther},
+	"call":                 {class: classOther},
+	"return":               {class: classOther},
+	"chlo.top_k":           {class: classOther},
+	"is_finite":            {class: classOther},
+	"bitcast_convert":      {class: classOther},
+	"reduce_precision":     {class: classOther},
+	"reverse":              {class: classOther},
+	"dynamic_slice":        {class: classOther},
+	"dynamic_update_slice": {class: classOther},
+	"gather":               {class: classOther},
+	"scatter":              {class: classOther},
+	"sort":                 {class: classOther},
+	"reduce_window":        {class: classOther},
+	"select_and_scatter":   {class: classOther},
+	"while":                {class: classOther},
+	"if":                   {class: classOther},
+	"case":                 {class: classOther},
 }
 
 func knownOp(name string) bool {

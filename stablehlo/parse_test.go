@@ -30,7 +30,7 @@ func TestParseErrors(t *testing.T) {
 		{"operand types differ", strings.Replace(strings.Replace(addProgram, "%b: tensor<2xf32>", "%b: tensor<2xi32>", 1), "stablehlo.add %a, %b : tensor<2xf32>", "stablehlo.add %a, %b : (tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32>", 1), "operands %a (tensor<2xf32>) and %b (tensor<2xi32>) must have the same type", false},
 		{"redefinition", strings.Replace(addProgram, "%0 = stablehlo.add", "%a = stablehlo.add", 1), "redefinition of value %a", false},
 		{"dynamic shape", strings.Replace(addProgram, "%a: tensor<2xf32>", "%a: tensor<?xf32>", 1), "dynamic shapes are not supported", true},
-		{"bad element type", strings.Replace(addProgram, "%a: tensor<2xf32>", "%a: tensor<2xbf16>", 1), "bf16", true},
+		{"bad element type", strings.Replace(addProgram, "%a: tensor<2xf32>", "%a: tensor<2xf8E4M3FN>", 1), "element type f8E4M3FN is not supported", true},
 		{"unterminated string", `module { func.func @main() -> () { "stablehlo.add`, "unterminated string", false},
 		{"unknown callee", strings.Replace(addProgram, "%0 = stablehlo.add %a, %b : tensor<2xf32>", "%0 = call @nope(%a) : (tensor<2xf32>) -> tensor<2xf32>", 1), "call to unknown function @nope", false},
 		{"bad broadcast", strings.Replace(addProgram, "%0 = stablehlo.add %a, %b : tensor<2xf32>", "%0 = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<2xf32>) -> tensor<2xf32>", 1), "bad broadcast dimension 1", false},

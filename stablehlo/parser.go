@@ -27,6 +27,22 @@ type parser struct {
 	// Per-function state.
 	nextID int
 	scopes []map[string]*Value
+	// capture[i] reports whether scope i may use values of the scopes
+	// around it (the regions of while, if and case); other regions are
+	// isolated from above.
+	capture []bool
+}
+
+// pushScope opens the value scope of a region; capture lets it use the
+// enclosing scopes' values.
+func (p *parser) pushScope(capture bool) {
+	p.scopes = append(p.scopes, map[string]*Value{})
+	p.capture = append(p.capture, capture)
+}
+
+func (p *parser) popScope() {
+	p.scopes = p.scopes[:len(p.scopes)-1]
+	p.capture = p.capture[:len(p.capture)-1]
 }
 
 // Parse parses StableHLO MLIR text in the pretty form (as printed by JAX /
@@ -101,7 +117,7 @@ func (p *parser) advance() error {
 	if err != nil {
 		var le *lexError
 		if errors.As(err, &le) {
-			return &ParseError{File: p.file, Pos: le.pos, Msg: le.msg}
+			return &ParseError{File: p.file, Pos: le.pos, Msg: le.msg, Unsupported: le.unsupported}
 		}
 		return &ParseError{File: p.file, Pos: p.tok.pos, Msg: err.Error()}
 	}
@@ -285,6 +301,7 @@ func (p *parser) parseFunc() (*Func, error) {
 	}
 	p.nextID = 0
 	p.scopes = []map[string]*Value{{}}
+	p.capture = []bool{false}
 	if err := p.expect("("); err != nil {
 		return nil, err
 	}
@@ -423,16 +440,22 @@ func (p *parser) defineValue(t token, index int) (*Value, error) {
 // lookup resolves a value use. Regions are isolated from above (as in
 // StableHLO), so only the innermost scope is searched.
 func (p *parser) lookup(t token) (*Value, error) {
-	s := p.scopes[len(p.scopes)-1]
-	if v, ok := s[t.text]; ok {
-		return v, nil
-	}
-	if strings.HasSuffix(t.text, "#0") {
-		if v, ok := s[strings.TrimSuffix(t.text, "#0")]; ok {
+	i := len(p.scopes) - 1
+	for ; i >= 0; i-- {
+		s := p.scopes[i]
+		if v, ok := s[t.text]; ok {
 			return v, nil
 		}
+		if strings.HasSuffix(t.text, "#0") {
+			if v, ok := s[strings.TrimSuffix(t.text, "#0")]; ok {
+				return v, nil
+			}
+		}
+		if !p.capture[i] {
+			break
+		}
 	}
-	for i := len(p.scopes) - 2; i >= 0; i-- {
+	for i--; i >= 0; i-- {
 		if _, ok := p.scopes[i][t.text]; ok {
 			return nil, p.errorf(t.pos, "value %%%s is defined outside the region (regions are isolated from above)", t.text)
 		}
@@ -458,7 +481,7 @@ func (p *parser) parseType() (TensorType, error) {
 	if err != nil {
 		var le *lexError
 		if errors.As(err, &le) {
-			return TensorType{}, &ParseError{File: p.file, Pos: le.pos, Msg: le.msg}
+			return TensorType{}, &ParseError{File: p.file, Pos: le.pos, Msg: le.msg, Unsupported: le.unsupported}
 		}
 		return TensorType{}, &ParseError{File: p.file, Pos: pos, Msg: err.Error()}
 	}
@@ -472,23 +495,36 @@ func (p *parser) parseType() (TensorType, error) {
 	return ty, p.advance()
 }
 
+// unsupportedMsg is an error about valid MLIR outside the supported subset;
+// errors.Is(err, ErrUnsupported) reports it without ": unsupported" in the
+// text.
+type unsupportedMsg string
+
+func (e unsupportedMsg) Error() string { return string(e) }
+
+// Is makes errors.Is(e, ErrUnsupported) true.
+func (e unsupportedMsg) Is(target error) bool { return target == ErrUnsupported }
+
 func parseTensorInner(s string) (TensorType, error) {
 	s = strings.TrimSpace(s)
-	if strings.ContainsAny(s, ",#") {
-		return TensorType{}, fmt.Errorf("tensor encodings are not supported: %w", ErrUnsupported)
-	}
-	parts := strings.Split(s, "x")
-	elem := strings.TrimSpace(parts[len(parts)-1])
-	dt, ok := ParseDType(elem)
-	if !ok {
-		return TensorType{}, fmt.Errorf("element type %q: %w", clip(elem), ErrUnsupported)
-	}
-	ty := TensorType{DType: dt, Shape: []int64{}}
+	// Dimensions are the leading "N x" groups; everything after the last
+	// one is the element type, which may itself contain an 'x'
+	// (complex<f64>) or angle brackets, so it is not split further.
+	ty := TensorType{Shape: []int64{}}
 	total := int64(1)
-	for _, d := range parts[:len(parts)-1] {
-		d = strings.TrimSpace(d)
+	rest := s
+	for {
+		i := 0
+		for i < len(rest) && (isDigit(rest[i]) || rest[i] == '?' || rest[i] == '*' || rest[i] == ' ') {
+			i++
+		}
+		if i == 0 || i >= len(rest) || rest[i] != 'x' {
+			break
+		}
+		d := strings.TrimSpace(rest[:i])
+		rest = rest[i+1:]
 		if d == "?" || d == "*" {
-			return TensorType{}, fmt.Errorf("dynamic shapes are not supported: %w", ErrUnsupported)
+			return TensorType{}, unsupportedMsg("dynamic shapes are not supported")
 		}
 		n, err := strconv.ParseInt(d, 10, 64)
 		if err != nil || n < 0 {
@@ -500,6 +536,20 @@ func parseTensorInner(s string) (TensorType, error) {
 		total *= n
 		ty.Shape = append(ty.Shape, n)
 	}
+	elem := strings.TrimSpace(rest)
+	if i := strings.IndexByte(elem, ','); i >= 0 {
+		if _, ok := ParseDType(strings.TrimSpace(elem[:i])); ok {
+			return TensorType{}, unsupportedMsg("tensor encodings are not supported")
+		}
+	}
+	dt, ok := ParseDType(elem)
+	if !ok {
+		if elem == "" || !(isIdentStart(elem[0]) || elem[0] == '!') {
+			return TensorType{}, fmt.Errorf("bad element type %q", clip(elem))
+		}
+		return TensorType{}, unsupportedMsg("element type " + clip(elem) + " is not supported")
+	}
+	ty.DType = dt
 	return ty, nil
 }
 
@@ -799,7 +849,7 @@ func (p *parser) parseGenericOp() (*Op, []TensorType, error) {
 					return nil, nil, err
 				}
 			}
-			blk, err := p.parseGenericRegion()
+			blk, err := p.parseGenericRegion(capturingOps[name])
 			if err != nil {
 				return nil, nil, err
 			}
@@ -829,7 +879,7 @@ func (p *parser) parseGenericOp() (*Op, []TensorType, error) {
 // parseGenericRegion parses "{ ^bb(%a: T, ...): ops }" (the block label is
 // optional when the block has no arguments). GoMLX writes the label as
 // "^name(%a: T) :" with a space before the colon.
-func (p *parser) parseGenericRegion() (*Block, error) {
+func (p *parser) parseGenericRegion(capture bool) (*Block, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
@@ -838,8 +888,8 @@ func (p *parser) parseGenericRegion() (*Block, error) {
 	if err := p.expect("{"); err != nil {
 		return nil, err
 	}
-	p.scopes = append(p.scopes, map[string]*Value{})
-	defer func() { p.scopes = p.scopes[:len(p.scopes)-1] }()
+	p.pushScope(capture)
+	defer p.popScope()
 	b := &Block{}
 	if p.tok.kind == tCaret {
 		if err := p.advance(); err != nil {

@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -56,6 +57,8 @@ func (p *parser) parsePrettyOp() (*Op, []TensorType, error) {
 		return p.prettyReturn(op, nameTok)
 	case "chlo.top_k":
 		return p.prettyTopK(op, nameTok)
+	case "while":
+		return p.prettyWhile(op, nameTok)
 	}
 	// Operand list followed by op-specific keyword attributes.
 	operands, err := p.parseOperandsUntilKeyword()
@@ -195,8 +198,27 @@ func (p *parser) prettyKeyword(op *Op) error {
 			op.Attrs.Precision = append(op.Attrs.Precision, t.text)
 		}
 		err = p.advance()
+	case "reverse/dims":
+		op.Attrs.Dims, err = p.parseIntList()
+	case "dynamic_slice/sizes":
+		op.Attrs.SliceSizes, err = p.parseIntList()
+	case "reduce_precision/format":
+		// e5m10: exponent and mantissa bit counts.
+		t, e := p.parseIdent("format such as e5m10")
+		if e != nil {
+			return e
+		}
+		var eb, mb int64
+		if n, _ := fmt.Sscanf(t.text, "e%dm%d", &eb, &mb); n != 2 || fmt.Sprintf("e%dm%d", eb, mb) != t.text {
+			return p.errorf(t.pos, "bad reduce_precision format %q", t.text)
+		}
+		op.Attrs.ExponentBits, op.Attrs.MantissaBits = eb, mb
+	case "dot_general/algorithm":
+		// The algorithm fixes operand and accumulation precisions; computing
+		// with other ones would be a silently different result.
+		return p.unsupportedf(kw.pos, "dot_general algorithm attribute is not supported")
 	default:
-		// Any other keyword is kept verbatim (e.g. dot_general algorithm).
+		// Any other keyword is kept verbatim.
 		v, verr := p.parseAttrValue()
 		if verr != nil {
 			return verr
@@ -468,8 +490,8 @@ func (p *parser) prettyReduce(op *Op, nameTok token) (*Op, []TensorType, error) 
 	if err := p.expectIdent("reducer"); err != nil {
 		return nil, nil, err
 	}
-	p.scopes = append(p.scopes, map[string]*Value{})
-	defer func() { p.scopes = p.scopes[:len(p.scopes)-1] }()
+	p.pushScope(false)
+	defer p.popScope()
 	lhs := make([]*Value, 0, n)
 	rhs := make([]*Value, 0, n)
 	for p.tok.is("(") {
@@ -638,6 +660,44 @@ func (p *parser) applyAttrs(op *Op, fields []attrField) error {
 			a.ReduceDims, err = ints(f)
 		case "chlo.top_k/k":
 			a.K, err = one(f)
+		case "reverse/dimensions":
+			a.Dims, err = ints(f)
+		case "dynamic_slice/slice_sizes":
+			a.SliceSizes, err = ints(f)
+		case "gather/dimension_numbers":
+			err = p.applyGatherDims(f.val, &a.Gather)
+		case "gather/slice_sizes":
+			a.SliceSizes, err = ints(f)
+		case "scatter/scatter_dimension_numbers":
+			err = p.applyScatterDims(f.val, &a.Scatter)
+		case "gather/indices_are_sorted", "scatter/indices_are_sorted", "scatter/unique_indices", "sort/is_stable":
+			if f.val.kind != aBool {
+				return p.errorf(f.val.pos, "%s must be a boolean", f.name)
+			}
+			switch f.name {
+			case "indices_are_sorted":
+				a.IndicesAreSorted = f.val.b
+			case "unique_indices":
+				a.UniqueIndices = f.val.b
+			default:
+				a.IsStable = f.val.b
+			}
+		case "sort/dimension":
+			a.Dimension, err = one(f)
+		case "reduce_window/window_dimensions", "select_and_scatter/window_dimensions":
+			a.Window.Dimensions, err = ints(f)
+		case "reduce_window/window_strides", "select_and_scatter/window_strides":
+			a.Window.Strides, err = ints(f)
+		case "reduce_window/base_dilations":
+			a.Window.BaseDilations, err = ints(f)
+		case "reduce_window/window_dilations":
+			a.Window.WindowDilations, err = ints(f)
+		case "reduce_window/padding", "select_and_scatter/padding":
+			a.Window.PadLow, a.Window.PadHigh, err = p.paddingAttr(f)
+		case "reduce_precision/exponent_bits":
+			a.ExponentBits, err = one(f)
+		case "reduce_precision/mantissa_bits":
+			a.MantissaBits, err = one(f)
 		case "compare/comparison_direction":
 			if f.val.kind != aEnum {
 				return p.errorf(f.val.pos, "comparison_direction must be #stablehlo<comparison_direction X>")
@@ -681,6 +741,8 @@ func (p *parser) applyAttrs(op *Op, fields []attrField) error {
 				}
 				a.Precision = append(a.Precision, e.s)
 			}
+		case "dot_general/algorithm":
+			return p.unsupportedf(f.val.pos, "dot_general algorithm attribute is not supported")
 		case "custom_call/call_target_name":
 			if f.val.kind != aString {
 				return p.errorf(f.val.pos, "call_target_name must be a string")

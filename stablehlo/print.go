@@ -357,6 +357,26 @@ func opAttrText(op *Op, canonical bool) []string {
 		m["callee"] = symbolText(a.Callee)
 	case "chlo.top_k":
 		m["k"] = strconv.FormatInt(a.K, 10) + " : i64"
+	case "reverse":
+		m["dimensions"] = arrayI64(a.Dims)
+	case "gather":
+		m["dimension_numbers"] = gatherDimsText(a.Gather)
+		m["slice_sizes"] = arrayI64(a.SliceSizes)
+		m["indices_are_sorted"] = strconv.FormatBool(a.IndicesAreSorted)
+	case "scatter":
+		m["scatter_dimension_numbers"] = scatterDimsText(a.Scatter)
+		m["indices_are_sorted"] = strconv.FormatBool(a.IndicesAreSorted)
+		m["unique_indices"] = strconv.FormatBool(a.UniqueIndices)
+	case "sort":
+		m["dimension"] = strconv.FormatInt(a.Dimension, 10) + " : i64"
+		m["is_stable"] = strconv.FormatBool(a.IsStable)
+	case "reduce_window", "select_and_scatter":
+		windowAttrText(op.Name, a.Window, m)
+	case "dynamic_slice":
+		m["slice_sizes"] = arrayI64(a.SliceSizes)
+	case "reduce_precision":
+		m["exponent_bits"] = strconv.FormatInt(a.ExponentBits, 10) + " : i32"
+		m["mantissa_bits"] = strconv.FormatInt(a.MantissaBits, 10) + " : i32"
 	}
 	return sortedEntries(m, nil)
 }

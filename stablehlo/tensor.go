@@ -164,6 +164,8 @@ func (t *Tensor) Float64At(i int64) float64 {
 		return float64(t.Uint32s()[i])
 	case UI64:
 		return float64(t.Uint64s()[i])
+	case F16, BF16:
+		return float64(halfToFloat32(t.halfBits()[i], t.Type.DType))
 	}
 	return math.NaN()
 }
@@ -192,6 +194,8 @@ func (t *Tensor) Int64At(i int64) int64 {
 		return int64(t.Float32s()[i])
 	case F64:
 		return int64(t.Float64s()[i])
+	case F16, BF16:
+		return int64(t.Float64At(i))
 	}
 	return 0
 }
@@ -203,6 +207,8 @@ func (t *Tensor) setFloat(i int64, v float64) {
 		t.Float32s()[i] = float32(v)
 	case F64:
 		t.Float64s()[i] = v
+	case F16, BF16:
+		t.halfBits()[i] = float64ToHalf(v, t.Type.DType)
 	default:
 		t.setInt(i, int64(v))
 	}
@@ -237,7 +243,17 @@ func (t *Tensor) setInt(i int64, v int64) {
 		t.Float32s()[i] = float32(v)
 	case F64:
 		t.Float64s()[i] = float64(v)
+	case F16, BF16:
+		t.halfBits()[i] = float64ToHalf(intToFloat64Odd(absU(v), v < 0), t.Type.DType)
 	}
+}
+
+// absU is |v| as an unsigned value (exact for math.MinInt64).
+func absU(v int64) uint64 {
+	if v < 0 {
+		return -uint64(v)
+	}
+	return uint64(v)
 }
 
 // setBits stores the raw bit pattern v (as written in hex literals like
@@ -248,6 +264,8 @@ func (t *Tensor) setBits(i int64, v uint64) {
 		t.Float32s()[i] = math.Float32frombits(uint32(v))
 	case F64:
 		t.Float64s()[i] = math.Float64frombits(v)
+	case F16, BF16:
+		t.halfBits()[i] = uint16(v)
 	default:
 		t.setInt(i, int64(v))
 	}

@@ -112,8 +112,10 @@ func (v *verifier) verifyOp(op *Op) error {
 			return v.errorf(op.Pos, "%s operand #%d is nil", op.Name, i)
 		}
 	}
-	if op.Name != "reduce" && len(op.Regions) > 0 {
+	if n, ok := regionOps[op.Name]; !ok && len(op.Regions) > 0 {
 		return v.errorf(op.Pos, "%s does not take regions", op.Name)
+	} else if ok && n >= 0 && len(op.Regions) != n {
+		return v.errorf(op.Pos, "%s takes %d regions, has %d", op.Name, n, len(op.Regions))
 	}
 	inferred, err := v.infer(op, info)
 	if err != nil {
@@ -157,6 +159,9 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 		}
 		if info.intOnly && t.DType.IsFloat() {
 			return fmt.Errorf("requires an integer or i1 operand, got %s", t)
+		}
+		if info.noBool && t.DType == I1 {
+			return fmt.Errorf("requires an integer operand, got %s", t)
 		}
 		return nil
 	}
@@ -413,13 +418,30 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 			return nil, err
 		}
 		return []TensorType{t}, nil
+	case "is_finite", "bitcast_convert", "reduce_precision", "reverse", "dynamic_slice", "dynamic_update_slice":
+		return inferIndexOrBits(op)
 	case "dot_general":
 		if err := need(2); err != nil {
 			return nil, err
 		}
+		if _, ok := a.Other["algorithm"]; ok {
+			return nil, fmt.Errorf("algorithm attribute is not supported: %w", ErrUnsupported)
+		}
 		return inferDot(ops[0].Type, ops[1].Type, a.Dot, op.Results)
 	case "reduce":
 		return v.inferReduce(op)
+	case "while", "if", "case":
+		return v.inferControl(op)
+	case "gather":
+		return inferGather(op)
+	case "scatter":
+		return v.inferScatter(op)
+	case "sort":
+		return v.inferSort(op)
+	case "reduce_window":
+		return v.inferReduceWindow(op)
+	case "select_and_scatter":
+		return v.inferSelectAndScatter(op)
 	case "custom_call":
 		if !CheckOps[a.Callee] {
 			return nil, fmt.Errorf("custom_call target %q: %w", a.Callee, ErrUnsupported)

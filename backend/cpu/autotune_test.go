@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/backend/cpu/cc"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
@@ -171,7 +172,7 @@ func TestKernelTierServesAutotuning(t *testing.T) {
 	compile := func(name, text string) (*cache.Report, *Executable) {
 		opts := config.Defaults()
 		opts.Dir, opts.MinCompileTime = dir, 0
-		c, err := cache.Open(context.Background(), opts, nil)
+		c, err := xlacache.Open(context.Background(), opts, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

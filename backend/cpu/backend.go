@@ -27,6 +27,8 @@ import (
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
+var _ cache.Backend = (*Backend)(nil)
+
 // Backend is the cpu backend. The zero value is not usable; call New.
 type Backend struct {
 	// TuneBudget bounds the timing runs of one kernel's candidates.
@@ -70,11 +72,8 @@ func (b *Backend) parse(p cache.Program) (*stablehlo.Module, error) {
 	if name == "" {
 		name = "program"
 	}
-	m, err := stablehlo.Parse(p.Text, name)
+	m, err := stablehlo.Parse(p.Text, name) // Parse verifies
 	if err != nil {
-		return nil, err
-	}
-	if err := stablehlo.Verify(m); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
@@ -111,7 +110,7 @@ func (b *Backend) optionsKey(p cache.Program) string {
 }
 
 // Compile implements cache.Backend.
-func (b *Backend) Compile(ctx context.Context, p cache.Program, env *cache.Env) (cache.Executable, error) {
+func (b *Backend) Compile(ctx context.Context, p cache.Program, env *cache.Session) (cache.Executable, error) {
 	start := time.Now()
 	m, err := b.parse(p)
 	if err != nil {
@@ -122,7 +121,7 @@ func (b *Backend) Compile(ctx context.Context, p cache.Program, env *cache.Env) 
 }
 
 // Load implements cache.Backend.
-func (b *Backend) Load(ctx context.Context, data []byte, env *cache.Env) (cache.Executable, error) {
+func (b *Backend) Load(ctx context.Context, data []byte, env *cache.Session) (cache.Executable, error) {
 	plan, so, err := decodeExecutable(data)
 	if err != nil {
 		return nil, err
@@ -133,7 +132,7 @@ func (b *Backend) Load(ctx context.Context, data []byte, env *cache.Env) (cache.
 
 // CompileModule compiles a parsed, verified module. env may be nil (no
 // cache tiers).
-func (b *Backend) CompileModule(ctx context.Context, m *stablehlo.Module, env *cache.Env) (*Executable, error) {
+func (b *Backend) CompileModule(ctx context.Context, m *stablehlo.Module, env *cache.Session) (*Executable, error) {
 	pl := &pipeline{b: b, env: env, log: env.Logger()}
 	return pl.run(ctx, m)
 }
@@ -141,7 +140,7 @@ func (b *Backend) CompileModule(ctx context.Context, m *stablehlo.Module, env *c
 // pipeline is one compile.
 type pipeline struct {
 	b   *Backend
-	env *cache.Env
+	env *cache.Session
 	cc  *cc.Compiler
 	log *slog.Logger
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -39,7 +40,7 @@ func compileTogether(t *testing.T, subcaches []config.Subcache) ([]*Executable, 
 		// Long enough never to run out on a loaded machine: a waiter
 		// that gives up compiles itself, which the tests would report.
 		opts.WaitTimeout = 5 * time.Minute
-		c, err := cache.Open(context.Background(), opts, nil)
+		c, err := xlacache.Open(context.Background(), opts, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

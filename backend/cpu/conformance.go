@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -20,12 +19,8 @@ func init() {
 func ConformanceRunner(c *cache.Cache) stablehlo.RunFunc {
 	b := New()
 	return func(ctx context.Context, m *stablehlo.Module) error {
-		f := m.Main()
-		if f == nil {
-			return fmt.Errorf("%s: no main function", m.File)
-		}
-		if len(f.Args) > 0 {
-			return fmt.Errorf("%s: main takes %d arguments; conformance programs take none: %w", m.File, len(f.Args), stablehlo.ErrUnsupported)
+		if _, err := stablehlo.ConformanceMain(m); err != nil {
+			return err
 		}
 		exe, err := b.CompileModule(ctx, m, c.ForBackend(b.Name(), true))
 		if err != nil {

@@ -1,14 +1,15 @@
 package cpu
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
+	"runtime"
+	"sync"
 	"testing"
 
+	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -16,15 +17,25 @@ import (
 
 // conformanceDir finds the shared StableHLO test programs.
 func conformanceDir(t testing.TB) string {
-	if d := os.Getenv("XLACACHE_CONFORMANCE_DIR"); d != "" {
+	return sharedConformanceDir(t, "XLACACHE_CONFORMANCE_DIR", "stablehlo-testdata")
+}
+
+// extConformanceDir finds the development set stablehlo-ext (read in
+// place, never copied into the repository).
+func extConformanceDir(t testing.TB) string {
+	return sharedConformanceDir(t, "XLACACHE_CONFORMANCE_EXT_DIR", "stablehlo-ext")
+}
+
+func sharedConformanceDir(t testing.TB, env, name string) string {
+	if d := os.Getenv(env); d != "" {
 		return d
 	}
-	d, err := filepath.Abs("../../../shared/conformance/stablehlo-testdata")
+	d, err := filepath.Abs(filepath.Join("../../../shared/conformance", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(d); err != nil {
-		t.Fatalf("conformance programs not found at %s (set XLACACHE_CONFORMANCE_DIR): %v", d, err)
+		t.Fatalf("conformance programs not found at %s (set %s): %v", d, env, err)
 	}
 	return d
 }
@@ -34,7 +45,7 @@ func testCache(t testing.TB, dir string) *cache.Cache {
 	opts := config.Defaults()
 	opts.Dir = dir
 	opts.MinCompileTime = 0
-	c, err := cache.Open(context.Background(), opts, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	c, err := xlacache.Open(context.Background(), opts, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,21 +53,92 @@ func testCache(t testing.TB, dir string) *cache.Cache {
 	return c
 }
 
-func TestConformance(t *testing.T) {
-	dir := conformanceDir(t)
-	c := testCache(t, t.TempDir())
-	var out bytes.Buffer
-	passed, failed, skipped, err := stablehlo.RunConformance(context.Background(), dir, ConformanceRunner(c), &out)
+// runConformanceParallel runs every program of dir through the cpu
+// backend, GOMAXPROCS files at a time (compiling C dominates), all sharing
+// the cache c so identical kernels are compiled once. Results are in file
+// order.
+func runConformanceParallel(t *testing.T, dir string, c *cache.Cache) []stablehlo.ConformanceResult {
+	files, err := stablehlo.ConformanceFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(out.String(), "\n") {
-		if !strings.HasPrefix(line, "pass ") && line != "" {
-			t.Log(line)
+	if len(files) == 0 {
+		t.Fatalf("no .mlir files in %s", dir)
+	}
+	res := make([]stablehlo.ConformanceResult, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run := ConformanceRunner(c)
+			for i := range next {
+				res[i] = stablehlo.RunOne(context.Background(), files[i], run)
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return res
+}
+
+// tally counts results and logs every line that is not a pass.
+func tally(t *testing.T, res []stablehlo.ConformanceResult) (passed, failed, skipped int) {
+	for _, r := range res {
+		switch r.Status {
+		case "pass":
+			passed++
+		case "unsupported":
+			skipped++
+			t.Logf("unsupported %s: %s", r.File, r.Detail)
+		default:
+			failed++
+			t.Logf("fail %s: %s", r.File, r.Detail)
 		}
 	}
+	return passed, failed, skipped
+}
+
+func TestConformance(t *testing.T) {
+	dir := conformanceDir(t)
+	c := testCache(t, t.TempDir())
+	passed, failed, skipped := tally(t, runConformanceParallel(t, dir, c))
 	t.Logf("%d passed, %d failed, %d skipped", passed, failed, skipped)
 	if failed > 0 || skipped > 0 || passed != 128 {
 		t.Errorf("conformance through cpu: %d passed, %d failed, %d skipped", passed, failed, skipped)
+	}
+}
+
+// extMinPassCPU is the number of stablehlo-ext programs the cpu backend
+// passed when this was last raised; fewer is a regression. Raise it as
+// lowerings are added (the test logs the current count).
+const extMinPassCPU = 2
+
+// TestConformanceExt runs the development set stablehlo-ext through the
+// cpu backend: no program may fail (a wrong result, an error that is not
+// "unsupported", a crash), and at least extMinPassCPU must pass. Every
+// program the backend passes must pass on the interpreter too.
+func TestConformanceExt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles every program of stablehlo-ext")
+	}
+	dir := extConformanceDir(t)
+	c := testCache(t, t.TempDir())
+	res := runConformanceParallel(t, dir, c)
+	passed, failed, skipped := tally(t, res)
+	for _, r := range res {
+		if r.Status == "pass" {
+			if ir := stablehlo.RunOne(context.Background(), filepath.Join(dir, r.File), stablehlo.InterpRunner); ir.Status != "pass" {
+				t.Errorf("%s passes on cpu but is %s on interp: %s", r.File, ir.Status, ir.Detail)
+			}
+		}
+	}
+	t.Logf("stablehlo-ext on cpu: %d passed, %d failed, %d unsupported", passed, failed, skipped)
+	if failed > 0 || passed < extMinPassCPU {
+		t.Errorf("stablehlo-ext on cpu: %d passed (minimum %d), %d failed", passed, extMinPassCPU, failed)
 	}
 }

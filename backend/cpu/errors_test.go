@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -47,6 +48,11 @@ func TestUnsupportedRejectedBeforeCodegen(t *testing.T) {
 	_, err := New().CompileModule(context.Background(), m, nil)
 	if err == nil || !strings.Contains(err.Error(), "chlo.bessel_i1e") || !strings.Contains(err.Error(), "test.mlir:3:") {
 		t.Fatalf("want an error naming the op and its position, got %v", err)
+	}
+	// An op the front end accepts but this backend cannot lower is
+	// "unsupported", not a failure.
+	if !errors.Is(err, stablehlo.ErrUnsupported) {
+		t.Fatalf("error does not wrap stablehlo.ErrUnsupported: %v", err)
 	}
 }
 

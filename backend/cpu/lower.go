@@ -38,14 +38,24 @@ type lowering struct {
 	roots []*stablehlo.Op // ops whose results are materialized, in program order
 }
 
-// unsupportedError reports an op the backend cannot compile, with its
-// source position.
+// errorf reports a malformed op (a broken invariant of the front end),
+// with its source position.
 func (l *lowering) errorf(op *stablehlo.Op, format string, args ...any) error {
-	where := l.file
+	return fmt.Errorf("%s: cpu backend: %s", l.where(op), fmt.Sprintf(format, args...))
+}
+
+// unsupportedf reports a valid op or type the backend cannot compile; the
+// error wraps stablehlo.ErrUnsupported so that callers (the conformance
+// runner, the cache's fallbacks) can tell it from a failure.
+func (l *lowering) unsupportedf(op *stablehlo.Op, format string, args ...any) error {
+	return fmt.Errorf("%s: cpu backend: %s: %w", l.where(op), fmt.Sprintf(format, args...), stablehlo.ErrUnsupported)
+}
+
+func (l *lowering) where(op *stablehlo.Op) string {
 	if op != nil && op.Pos.Line > 0 {
-		where = fmt.Sprintf("%s:%d:%d", l.file, op.Pos.Line, op.Pos.Col)
+		return fmt.Sprintf("%s:%d:%d", l.file, op.Pos.Line, op.Pos.Col)
 	}
-	return fmt.Errorf("%s: cpu backend: %s", where, fmt.Sprintf(format, args...))
+	return l.file
 }
 
 var elementwiseOps = map[string]bool{
@@ -185,7 +195,7 @@ func analyze(fn *stablehlo.Func, file string) (*lowering, error) {
 
 func (l *lowering) checkType(op *stablehlo.Op, t stablehlo.TensorType) error {
 	if ctype(t.DType) == "" {
-		return l.errorf(op, "unsupported element type %s", t.DType)
+		return l.unsupportedf(op, "element type %s is not supported", t.DType)
 	}
 	for _, d := range t.Shape {
 		if d < 0 {
@@ -210,7 +220,7 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 	case op.Name == "return":
 	case op.Name == "custom_call":
 		if !stablehlo.CheckOps[op.Attrs.Callee] {
-			return l.errorf(op, "unsupported custom_call target %q (only check.* assertions)", op.Attrs.Callee)
+			return l.unsupportedf(op, "custom_call target %q is not supported (only check.* assertions)", op.Attrs.Callee)
 		}
 		if len(op.Operands) != 2 {
 			return l.errorf(op, "custom_call %s needs 2 operands, has %d", op.Attrs.Callee, len(op.Operands))
@@ -238,7 +248,7 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 		}
 		for _, b := range body.Ops[:len(body.Ops)-1] {
 			if !elementwiseOps[b.Name] && !(b.Name == "constant" && b.Attrs.Constant != nil && b.Attrs.Constant.Type.Rank() == 0) {
-				return l.errorf(b, "op %s in a reduce body is not supported (only scalar elementwise ops)", b.Name)
+				return l.unsupportedf(b, "op %s in a reduce body is not supported (only scalar elementwise ops)", b.Name)
 			}
 			for _, r := range b.Results {
 				if r.Type.Rank() != 0 {
@@ -253,7 +263,7 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 		}
 	case rootOps[op.Name]:
 	default:
-		return l.errorf(op, "unsupported op %s", op.Name)
+		return l.unsupportedf(op, "op %s is not supported", op.Name)
 	}
 	return nil
 }

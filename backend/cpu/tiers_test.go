@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"context"
+	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/stablehlo"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestTiersSaveWork(t *testing.T) {
 	compile := func(role config.Role) (*cache.Report, *Executable) {
 		opts := config.Defaults()
 		opts.Dir, opts.MinCompileTime, opts.Role = dir, 0, role
-		c, err := cache.Open(context.Background(), opts, nil)
+		c, err := xlacache.Open(context.Background(), opts, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func TestSubcacheSelection(t *testing.T) {
 	opts := config.Defaults()
 	opts.Dir, opts.MinCompileTime = dir, 0
 	opts.Subcaches, opts.SubcachesExplicit = []config.Subcache{config.SubcacheAutotune}, true
-	c, err := cache.Open(context.Background(), opts, nil)
+	c, err := xlacache.Open(context.Background(), opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestTierWriteFailuresLogOnce(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := config.Defaults()
 	opts.Dir, opts.MinCompileTime = dir, 0
-	c, err := cache.Open(context.Background(), opts, logger)
+	c, err := xlacache.Open(context.Background(), opts, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -31,6 +33,23 @@ func runAdminCLI(t *testing.T, env map[string]string, args ...string) (string, i
 		t.Logf("xlacache %s -> %d\n%s%s", strings.Join(args, " "), code, out, errb.String())
 	}
 	return out, code
+}
+
+// goNameKey matches a JSON key in Go's field-name style ("MaxSize").
+var goNameKey = regexp.MustCompile(`"[A-Z][A-Za-z]*":`)
+
+// checkJSONKeys fails unless the JSON text out has only snake_case keys
+// (the documented ones) and contains each of want.
+func checkJSONKeys(t *testing.T, out string, want ...string) {
+	t.Helper()
+	if k := goNameKey.FindString(out); k != "" {
+		t.Errorf("JSON key %s is not snake_case:\n%s", k, out)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, `"`+w+`":`) {
+			t.Errorf("JSON lacks key %q:\n%s", w, out)
+		}
+	}
 }
 
 // populateAdmin writes a few entries through the library.
@@ -71,11 +90,13 @@ func TestCLIStatsLsVerify(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &sr) != nil || sr.Areas["executables"].Entries != 2 || sr.Areas["cpu/kernels"].Entries != 1 || sr.Counters.Hits != 1 {
 		t.Errorf("stats --json (%d): %s", code, out)
 	}
+	checkJSONKeys(t, out, "dir", "max_size", "areas", "entries", "counters", "shared_hits", "compile_time_saved_ns", "tiers", "total")
 	out, code = runAdminCLI(t, env, "ls", "--json")
 	var ls []cache.EntryInfo
 	if code != 0 || json.Unmarshal([]byte(out), &ls) != nil || len(ls) != 3 {
 		t.Fatalf("ls --json (%d): %s", code, out)
 	}
+	checkJSONKeys(t, out, "tier", "key", "path", "size", "raw_size", "compile_time_ns", "created", "last_used", "signed", "codec")
 	out, code = runAdminCLI(t, env, "ls")
 	for _, k := range keys {
 		if !strings.Contains(out, k) {
@@ -99,6 +120,7 @@ func TestCLIStatsLsVerify(t *testing.T) {
 	if code != 1 || json.Unmarshal([]byte(out), &vr) != nil || len(vr.Bad) != 1 || vr.Bad[0].Quarantined == "" {
 		t.Errorf("verify --repair (%d): %s", code, out)
 	}
+	checkJSONKeys(t, out, "dir", "checked", "bad", "tier", "path", "error", "kind", "quarantined")
 	if _, code = runAdminCLI(t, env, "verify"); code != 0 {
 		t.Errorf("verify after repair: %d", code)
 	}
@@ -118,6 +140,7 @@ func TestCLIExplainPruneClear(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &x) != nil || x.Present || x.Candidates != 2 {
 		t.Errorf("explain absent key (%d): %s", code, out)
 	}
+	checkJSONKeys(t, out, "key", "present", "candidates", "closest", "differs")
 	// A program file with a registered backend.
 	explainBackends["testfake"] = func() cache.Backend { return adminPartsBackend{} }
 	defer delete(explainBackends, "testfake")
@@ -164,10 +187,21 @@ func TestCLIExplainPruneClear(t *testing.T) {
 
 func TestCLIUsageErrors(t *testing.T) {
 	dir := t.TempDir()
-	for _, args := range [][]string{{"nosuchcmd"}, {"stats", "--nosuchflag"}, {"stats", "extra"}, {"explain"}} {
+	for _, args := range [][]string{{"nosuchcmd"}, {"--nosuchflag"}, {"stats", "--nosuchflag"}, {"stats", "extra"}, {"explain"},
+		{"run"}, {"run", "a.mlir", "b.mlir"}, {"conformance"}, {"demo", "extra"}, {"env", "extra"}, {"prune", "--max-size"}} {
 		if _, code := runAdminCLI(t, map[string]string{config.EnvDir: dir}, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+	// An unknown command gets cobra's message, suggestions included.
+	_, _, err := execCLI(t, "stat")
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), `unknown command "stat" for "xlacache"`) || !strings.Contains(err.Error(), "Did you mean this?\n\tstats\n") {
+		t.Errorf("unknown command: %q", err)
+	}
+	// Without a command, the help.
+	if out, _, err := execCLI(t, "-v"); err != nil || !strings.Contains(out, "Available Commands:") {
+		t.Errorf("no command: %v\n%s", err, out)
 	}
 	if _, code := runAdminCLI(t, map[string]string{config.EnvDir: dir, config.EnvRole: "boss"}, "stats"); code != 2 {
 		t.Errorf("bad XLACACHE_ROLE: exit %d, want 2", code)
@@ -188,9 +222,9 @@ func (adminPartsBackend) Name() string { return "testfake" }
 func (adminPartsBackend) KeyParts(_ context.Context, p cache.Program) ([]cache.KeyPart, error) {
 	return []cache.KeyPart{{Name: "program", Data: p.Text}, {Name: "options", Data: []byte("q")}}, nil
 }
-func (adminPartsBackend) Compile(context.Context, cache.Program, *cache.Env) (cache.Executable, error) {
+func (adminPartsBackend) Compile(context.Context, cache.Program, *cache.Session) (cache.Executable, error) {
 	return nil, io.EOF
 }
-func (adminPartsBackend) Load(context.Context, []byte, *cache.Env) (cache.Executable, error) {
+func (adminPartsBackend) Load(context.Context, []byte, *cache.Session) (cache.Executable, error) {
 	return nil, io.EOF
 }

@@ -18,7 +18,7 @@ its own results with check.expect_eq / expect_close / expect_almost_eq custom
 calls) through the chosen backend. Prints one line per file (pass, fail with
 the first mismatch, unsupported with the reason) and a summary line
 "N passed, N failed" (plus ", N skipped"). Exits non-zero when any file fails.`,
-	Args: cobra.ExactArgs(1),
+	Args: usageArgs(cobra.ExactArgs(1)),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		// Arguments are valid by now; errors below are about the run,
 		// where repeating the usage text only hides the message.

@@ -31,7 +31,7 @@ created under the cache directory (XLACACHE_DIR, default
 The first process compiles cold (autotuning, C compilation, linking); the
 second loads the executable from the cache. Both reports are shown, with
 the wall-clock time of each process and the ratio.`,
-	Args: cobra.NoArgs,
+	Args: usageArgs(cobra.NoArgs),
 	RunE: runDemo,
 }
 

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/xla"
 )
 
 // envCmd is `xlacache env`: with no flags it shows the options in effect
@@ -39,7 +39,7 @@ process a reader (READ mode), unless XLACACHE_ROLE says otherwise.
   set: the plugin given by --xla-plugin (or found by --plugin-name on
   go-xla's search path) is read to find out; else --jaxlib-version; else
   jaxlib ` + xla.DefaultVersion.String() + `, the first release for which JAX itself enables them.`,
-	Args: cobra.NoArgs,
+	Args: usageArgs(cobra.NoArgs),
 	RunE: runEnv,
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xlacache/xlacache/xla"
+	"github.com/xlacache/xlacache/backend/xla"
 )
 
 // TestEnvEvalByBash has bash eval `xlacache env` for a writer and a reader

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -51,12 +54,11 @@ func runExplain(cmd *cobra.Command, args []string) error {
 	ctx := cmd.Context()
 	arg := args[0]
 	out := cmd.OutOrStdout()
-	if !lay.own {
-		if jsonOutput(cmd) {
-			return usagef("--json is not supported for a JAX-only cache directory (%s)", opts.Dir)
-		}
-		_, err := jaxExplain(ctx, out, opts.Dir, arg)
-		return err
+	if !lay.Own {
+		return jaxOnly(cmd, opts.Dir, func(ctx context.Context, w io.Writer, dir string) error {
+			_, err := jaxExplain(ctx, w, dir, arg)
+			return err
+		})
 	}
 	var key cache.Key
 	jaxQuery := arg
@@ -67,14 +69,14 @@ func runExplain(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		jaxQuery = key.Module
-	} else if !lay.jax {
+	} else if !lay.JAX {
 		return usagef("%q is neither a key (%v) nor a readable program file (%v)", arg, perr, serr)
 	}
 	// rep is the --json form: xlacache's explanation (absent for a bare
 	// module name) with JAX's beside it.
 	var rep struct {
 		*cache.Explanation
-		JAX *jaxExplainReport `json:",omitempty"`
+		JAX *jaxExplainReport `json:"jax,omitempty"`
 	}
 	if !key.IsZero() {
 		c, _, err := openAdmin(cmd, false)
@@ -89,7 +91,7 @@ func runExplain(cmd *cobra.Command, args []string) error {
 		rep.Explanation = &x
 	}
 	var jaxText bytes.Buffer
-	if lay.jax {
+	if lay.JAX {
 		j, err := jaxExplain(ctx, &jaxText, opts.Dir, jaxQuery)
 		if err != nil {
 			return err
@@ -130,11 +132,7 @@ func keyForFile(cmd *cobra.Command, path string) (cache.Key, error) {
 	name, _ := cmd.Flags().GetString("backend")
 	mk, ok := explainBackends[name]
 	if !ok {
-		known := make([]string, 0, len(explainBackends))
-		for n := range explainBackends {
-			known = append(known, n)
-		}
-		sort.Strings(known)
+		known := slices.Sorted(maps.Keys(explainBackends))
 		return cache.Key{}, usagef("--backend %q: no such backend for explain (available: %s)", name, strings.Join(known, ", "))
 	}
 	text, err := os.ReadFile(path)

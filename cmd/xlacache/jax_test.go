@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -37,69 +36,6 @@ func jaxFixture(t *testing.T) string {
 	write(k2+"-cache", entry[:len(entry)/2])
 	write("xla_gpu_per_fusion_autotune_cache_dir/Qk9P.textproto", []byte("version: 3\n"))
 	return dir
-}
-
-// TestLayoutOf checks which parts a directory is found to hold: JAX
-// entries alone keep the JAX-only behaviour; with any xlacache state both
-// parts are handled.
-func TestLayoutOf(t *testing.T) {
-	ctx := context.Background()
-	for _, tc := range []struct {
-		name string
-		make func(dir string)
-		want dirLayout
-	}{
-		{"empty", func(string) {}, dirLayout{own: true}},
-		{"jax only", func(dir string) { copyDir(t, jaxFixture(t), dir) }, dirLayout{jax: true}},
-		{"jax and state", func(dir string) {
-			copyDir(t, jaxFixture(t), dir)
-			os.Mkdir(filepath.Join(dir, ".xlacache"), 0o700)
-		}, dirLayout{own: true, jax: true}},
-		{"jax and a backend tier", func(dir string) {
-			copyDir(t, jaxFixture(t), dir)
-			os.MkdirAll(filepath.Join(dir, "cpu", "kernels", "ab"), 0o700)
-			os.WriteFile(filepath.Join(dir, "cpu", "kernels", "ab", "k"), []byte("x"), 0o600)
-		}, dirLayout{own: true, jax: true}},
-		{"subcaches only", func(dir string) {
-			os.MkdirAll(filepath.Join(dir, "xla_gpu_per_fusion_autotune_cache_dir"), 0o700)
-		}, dirLayout{own: true}},
-	} {
-		dir := t.TempDir()
-		tc.make(dir)
-		got, err := layoutOf(ctx, dir)
-		if err != nil || got != tc.want {
-			t.Errorf("%s: layout %+v, %v; want %+v", tc.name, got, err, tc.want)
-		}
-	}
-	if _, err := layoutOf(ctx, filepath.Join(t.TempDir(), "missing")); err == nil {
-		t.Error("missing directory: no error")
-	}
-}
-
-// copyDir copies the regular files of src (recursively) into dst,
-// keeping their modification times.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		info, _ := d.Info()
-		q := filepath.Join(dst, rel)
-		os.MkdirAll(filepath.Dir(q), 0o700)
-		if err := os.WriteFile(q, data, 0o600); err != nil {
-			return err
-		}
-		return os.Chtimes(q, info.ModTime(), info.ModTime())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestJAXDirThroughCLI drives stats, ls, verify, explain and prune on a JAX

@@ -32,19 +32,16 @@ func runLs(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	if !lay.own {
-		if jsonOutput(cmd) {
-			return usagef("--json is not supported for a JAX-only cache directory (%s)", opts.Dir)
-		}
-		return jaxLs(ctx, cmd.OutOrStdout(), opts.Dir)
+	if !lay.Own {
+		return jaxOnly(cmd, opts.Dir, jaxLs)
 	}
+	ctx := cmd.Context()
 	entries, err := cache.List(ctx, opts.Dir)
 	if err != nil {
 		return err
 	}
 	var jax []jaxcache.Listing
-	if lay.jax {
+	if lay.JAX {
 		d, err := jaxcache.Scan(ctx, opts.Dir)
 		if err != nil {
 			return err
@@ -61,7 +58,7 @@ func runLs(cmd *cobra.Command, _ []string) error {
 	if err := writeLsText(out, entries); err != nil {
 		return err
 	}
-	if !lay.jax {
+	if !lay.JAX {
 		return nil
 	}
 	fmt.Fprintf(out, "\nJAX cache entries (%d):\n", len(jax))

@@ -62,6 +62,12 @@ in size. These commands inspect and maintain that directory.
 Exit codes: 0 ok; 1 failure, or verify found damaged entries; 2 usage error.`,
 	SilenceUsage:  true,
 	SilenceErrors: true,
+	// Args and RunE make the root runnable, so that cobra checks its
+	// arguments with unknownCommand; without arguments it shows the help,
+	// as cobra does for a command that does not run.
+	Args:                       unknownCommand,
+	RunE:                       func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	SuggestionsMinimumDistance: 2,
 	PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 		verbose, _ := cmd.Flags().GetCount("verbose")
 		level := slog.LevelWarn
@@ -79,8 +85,10 @@ Exit codes: 0 ok; 1 failure, or verify found damaged entries; 2 usage error.`,
 func init() {
 	pf := rootCmd.PersistentFlags()
 	pf.String("dir", "", "cache directory (default: $XLACACHE_DIR, else the user cache directory's xlacache)")
-	pf.Bool("json", false, "machine-readable JSON output (stats, ls, verify)")
+	pf.Bool("json", false, "machine-readable JSON output (stats, ls, verify, explain; keys in the README)")
 	pf.CountP("verbose", "v", "log more (-v info, -vv debug)")
+	// Every error cobra's flag parsing returns (unknown flag, bad value)
+	// is the user's.
 	rootCmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 }
 
@@ -168,19 +176,23 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "xlacache:", err)
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if errors.As(err, &ue) {
 		return exitUsage
 	}
 	return exitFailure
 }
 
-// isCobraUsage recognises cobra's own usage errors, which are plain errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "required flag", "invalid argument", "accepts ", "requires at least", "requires at most"} {
-		if strings.HasPrefix(msg, p) {
-			return true
-		}
+// unknownCommand is the root command's argument check. Cobra's own check
+// for an unknown subcommand runs only when a command has no Args; it
+// returns a plain error, so the root checks its arguments itself to make
+// the error a usage error. The message is cobra's.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
 	}
-	return false
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+	}
+	return usageError{errors.New(msg)}
 }

@@ -56,11 +56,11 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	ctx := cmd.Context()
-	lay, err := layoutOf(ctx, opts.Dir)
+	lay, err := jaxcache.Inspect(ctx, opts.Dir)
 	if err != nil {
 		return err
 	}
-	if !lay.own {
+	if !lay.Own {
 		// JAX's entries and XLA's subcaches alone: xlacache has nothing
 		// here, so nothing else counts against the bound.
 		_, err := jaxPrune(ctx, cmd.OutOrStdout(), opts.Dir, jaxcache.PruneOptions{MaxSize: maxSize, DryRun: dryRun})
@@ -71,8 +71,8 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer c.Close()
-	if lay.jax {
-		return pruneShared(ctx, cmd.OutOrStdout(), c, opts.Dir, maxSize, dryRun, nil)
+	if lay.JAX {
+		return pruneShared(ctx, cmd.OutOrStdout(), c, opts.Dir, maxSize, dryRun)
 	}
 	res, err := c.Prune(ctx, maxSize, dryRun)
 	if err != nil {
@@ -86,14 +86,4 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 		opts.Dir, res.Files, fmtBytes(res.Bytes), verb, res.Removed, fmtBytes(res.RemovedBytes), res.StaleTemps,
 		fmtBytes(res.Bytes-res.RemovedBytes), fmtBytes(maxSize))
 	return nil
-}
-
-// isBackendArea reports whether a scan area is a backend tier ("cpu/kernels").
-func isBackendArea(area string) bool {
-	for i := 0; i < len(area); i++ {
-		if area[i] == '/' {
-			return true
-		}
-	}
-	return false
 }

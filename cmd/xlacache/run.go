@@ -8,11 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"math"
-	"math/rand/v2"
+	"maps"
 	"os"
-	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/npy"
@@ -43,7 +42,7 @@ one <name>.npy (or arg<N>.npy) per argument.
 Prints the cache key, which tiers hit or missed, the time of every phase
 (parse, fuse, codegen, autotune, compile, link, load, run), and with
 --verbose each kernel and its chosen configuration.`,
-	Args: cobra.ExactArgs(1),
+	Args: usageArgs(cobra.ExactArgs(1)),
 	RunE: runRun,
 }
 
@@ -80,10 +79,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("reading program: %w", err)
 	}
 	start := time.Now()
-	m, err := stablehlo.Parse(src, path)
-	if err == nil {
-		err = stablehlo.Verify(m)
-	}
+	m, err := stablehlo.Parse(src, path) // Parse verifies
 	if err != nil {
 		return err
 	}
@@ -114,7 +110,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-		c, err := cache.Open(ctx, opts, logger)
+		c, err := xlacache.Open(ctx, opts, logger)
 		if err != nil {
 			return err
 		}
@@ -168,15 +164,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(out, "output %d  %s %s\n", i, r.Type, summarize(r))
 	}
 	if output != "" {
-		var named []npy.Named
-		for i, r := range results {
-			a, err := toArray(r)
-			if err != nil {
-				return err
-			}
-			named = append(named, npy.Named{Name: fmt.Sprintf("out%d", i), Array: a})
-		}
-		if err := npy.WriteNPZFile(output, named); err != nil {
+		if err := npy.WriteTensorsNPZ(output, results); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "wrote     %s\n", output)
@@ -240,12 +228,7 @@ func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time
 	default:
 		fmt.Fprintf(w, "executable miss: compiled in %s, not stored\n", fmtDur(rep.CompileTime))
 	}
-	names := make([]string, 0, len(rep.Tiers))
-	for n := range rep.Tiers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(rep.Tiers)) {
 		t := rep.Tiers[n]
 		fmt.Fprintf(w, "tier      %-14s %d hit, %d miss\n", n, t.Hits, t.Misses)
 	}
@@ -268,8 +251,8 @@ func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time
 
 // runReport is what --report-json writes.
 type runReport struct {
-	Report *cache.Report
-	Run    time.Duration
+	Report *cache.Report `json:"report"`
+	Run    time.Duration `json:"run_ns"`
 }
 
 func writeReportJSON(path string, rep *cache.Report, run time.Duration) error {
@@ -362,169 +345,34 @@ func (p *progress) finish() {
 	}
 }
 
-// loadInputs builds main's arguments from the --inputs value.
+// loadInputs builds main's arguments from the --inputs value: random
+// (stablehlo.RandomArgs), or arrays read by npy.LoadArgs.
 func loadInputs(spec string, fn *stablehlo.Func, seed uint64) ([]*stablehlo.Tensor, error) {
 	if spec == "random" || spec == "" {
-		return randomInputs(fn, seed), nil
+		return stablehlo.RandomArgs(fn, seed), nil
 	}
-	if strings.HasSuffix(spec, ".npy") {
-		// One .npy file per argument, comma-separated, in argument order.
-		files := strings.Split(spec, ",")
-		if len(files) != len(fn.Args) {
-			return nil, fmt.Errorf("--inputs: %d .npy files for %d arguments", len(files), len(fn.Args))
-		}
-		out := make([]*stablehlo.Tensor, len(files))
-		for i, f := range files {
-			arr, err := npy.ReadFile(f)
-			if err != nil {
-				return nil, fmt.Errorf("--inputs: argument #%d: %w", i, err)
-			}
-			if out[i], err = fromArray(arr, fn.Args[i].Type); err != nil {
-				return nil, fmt.Errorf("--inputs %s: argument #%d (%s): %w", f, i, fn.Args[i].Name, err)
-			}
-		}
-		return out, nil
-	}
-	st, err := os.Stat(spec)
+	args, err := npy.LoadArgs(spec, fn)
 	if err != nil {
-		return nil, fmt.Errorf("--inputs %q: %w", spec, err)
+		return nil, fmt.Errorf("--inputs: %w", err)
 	}
-	var arrays []npy.Named
-	if st.IsDir() {
-		for i, a := range fn.Args {
-			var arr *npy.Array
-			var lastErr error
-			for _, n := range []string{a.Name, fmt.Sprintf("arg%d", i)} {
-				if n == "" {
-					continue
-				}
-				arr, lastErr = npy.ReadFile(filepath.Join(spec, n+".npy"))
-				if lastErr == nil {
-					break
-				}
-			}
-			if arr == nil {
-				return nil, fmt.Errorf("--inputs %s: argument #%d (%s): %w", spec, i, a.Name, lastErr)
-			}
-			arrays = append(arrays, npy.Named{Name: a.Name, Array: arr})
-		}
-	} else {
-		all, err := npy.ReadNPZFile(spec)
-		if err != nil {
-			return nil, err
-		}
-		byName := map[string]*npy.Array{}
-		for _, a := range all {
-			byName[a.Name] = a.Array
-		}
-		for i, a := range fn.Args {
-			arr := byName[a.Name]
-			if arr == nil {
-				arr = byName[fmt.Sprintf("arg%d", i)]
-			}
-			if arr == nil && len(all) == len(fn.Args) {
-				arr = all[i].Array
-			}
-			if arr == nil {
-				return nil, fmt.Errorf("--inputs %s: no array for argument #%d (%s)", spec, i, a.Name)
-			}
-			arrays = append(arrays, npy.Named{Name: a.Name, Array: arr})
-		}
-	}
-	out := make([]*stablehlo.Tensor, len(fn.Args))
-	for i, a := range fn.Args {
-		t, err := fromArray(arrays[i].Array, a.Type)
-		if err != nil {
-			return nil, fmt.Errorf("--inputs %s: argument #%d (%s): %w", spec, i, a.Name, err)
-		}
-		out[i] = t
-	}
-	return out, nil
+	return args, nil
 }
 
-var npyDTypes = map[stablehlo.DType]string{
-	stablehlo.F32: npy.Float32, stablehlo.F64: npy.Float64, stablehlo.I1: npy.Bool,
-	stablehlo.I8: npy.Int8, stablehlo.I16: npy.Int16, stablehlo.I32: npy.Int32, stablehlo.I64: npy.Int64,
-	stablehlo.UI8: npy.Uint8, stablehlo.UI16: npy.Uint16, stablehlo.UI32: npy.Uint32, stablehlo.UI64: npy.Uint64,
-}
-
-func fromArray(a *npy.Array, want stablehlo.TensorType) (*stablehlo.Tensor, error) {
-	if a.DType != npyDTypes[want.DType] {
-		return nil, fmt.Errorf("dtype %s, want %s", a.DType, want)
-	}
-	got := stablehlo.TensorType{DType: want.DType, Shape: a.Shape}
-	if !got.Equal(want) {
-		return nil, fmt.Errorf("shape %v, want %s", a.Shape, want)
-	}
-	t := stablehlo.NewTensor(want)
-	copy(t.Data, a.Data)
-	return t, nil
-}
-
-func toArray(t *stablehlo.Tensor) (*npy.Array, error) {
-	d, ok := npyDTypes[t.Type.DType]
-	if !ok {
-		return nil, fmt.Errorf("cannot write %s to .npy", t.Type)
-	}
-	return &npy.Array{DType: d, Shape: append([]int64{}, t.Type.Shape...), Data: t.Data}, nil
-}
-
-// randomInputs fills arguments deterministically: floats uniform in
-// [-1, 1) scaled by 1/sqrt(rows) for matrices (weights of a sensible
-// magnitude), integers in [-8, 8], booleans 0/1.
-func randomInputs(fn *stablehlo.Func, seed uint64) []*stablehlo.Tensor {
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	out := make([]*stablehlo.Tensor, len(fn.Args))
-	for i, a := range fn.Args {
-		t := stablehlo.NewTensor(a.Type)
-		scale := 1.0
-		if a.Type.Rank() == 2 && a.Type.Shape[0] > 0 {
-			scale = 2 / math.Sqrt(float64(a.Type.Shape[0]))
-		}
-		n := a.Type.NumElements()
-		for j := int64(0); j < n; j++ {
-			switch a.Type.DType {
-			case stablehlo.F32:
-				t.Float32s()[j] = float32((rng.Float64()*2 - 1) * scale)
-			case stablehlo.F64:
-				t.Float64s()[j] = (rng.Float64()*2 - 1) * scale
-			case stablehlo.I1:
-				t.Data[j] = byte(rng.IntN(2))
-			default:
-				size := int64(a.Type.DType.Size())
-				v := uint64(rng.IntN(17)) - 8
-				if a.Type.DType.IsUnsigned() {
-					v = uint64(rng.IntN(9))
-				}
-				for k := int64(0); k < size; k++ {
-					t.Data[j*size+k] = byte(v >> (8 * k))
-				}
-			}
-		}
-		out[i] = t
-	}
-	return out
-}
-
-// cpuConformanceRunner returns the cpu conformance runner backed by the
-// cache configured for cmd (its kernel tier makes reruns cheap). The lead
-// wires it into `conformance --backend cpu`; without that, the runner the
-// cpu package registers (no cache) is used.
+// cpuConformanceRunner returns the runner `conformance --backend cpu` uses:
+// the cpu backend compiling through the cache configured for cmd, so that
+// reruns reuse tuned and compiled kernels, instead of the cache-less runner
+// the cpu package registers with stablehlo.
 func cpuConformanceRunner(cmd *cobra.Command) (stablehlo.RunFunc, func() error, error) {
 	opts, err := loadOptions(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := cache.Open(cmd.Context(), opts, slog.Default())
+	c, err := xlacache.Open(cmd.Context(), opts, slog.Default())
 	if err != nil {
 		return nil, nil, err
 	}
 	return cpu.ConformanceRunner(c), c.Close, nil
 }
 
-// explainBackends registration for the cpu backend.
-func init() {
-	if explainBackends != nil {
-		explainBackends["cpu"] = func() cache.Backend { return cpu.New() }
-	}
-}
+// The cpu backend computes key parts for `explain --backend cpu`.
+func init() { explainBackends["cpu"] = func() cache.Backend { return cpu.New() } }

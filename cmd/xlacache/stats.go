@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -34,19 +35,19 @@ func init() { rootCmd.AddCommand(statsCmd) }
 
 // statsReport is the --json form of `xlacache stats`.
 type statsReport struct {
-	Dir     string
-	MaxSize int64
-	Files   int64
-	Bytes   int64
-	Areas   map[string]cache.TierStats
+	Dir     string                     `json:"dir"`
+	MaxSize int64                      `json:"max_size"`
+	Files   int64                      `json:"files"`
+	Bytes   int64                      `json:"bytes"`
+	Areas   map[string]cache.TierStats `json:"areas"`
 	// Counters are the persisted cumulative counters.
-	Counters cache.Stats
+	Counters cache.Stats `json:"counters"`
 	// JAX sums the JAX entries sharing the directory (nil when none); its
 	// Subcaches are the same files as the XLA areas above.
-	JAX *jaxcache.Stats `json:",omitempty"`
+	JAX *jaxcache.Stats `json:"jax,omitempty"`
 	// Total is the whole directory: xlacache's bytes plus JAX's entries
 	// and atime files (XLA's subcaches counted once).
-	Total int64
+	Total int64 `json:"total"`
 }
 
 func runStats(cmd *cobra.Command, _ []string) error {
@@ -54,13 +55,10 @@ func runStats(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	if !lay.own {
-		if jsonOutput(cmd) {
-			return usagef("--json is not supported for a JAX-only cache directory (%s)", opts.Dir)
-		}
-		return jaxStats(ctx, cmd.OutOrStdout(), opts.Dir)
+	if !lay.Own {
+		return jaxOnly(cmd, opts.Dir, jaxStats)
 	}
+	ctx := cmd.Context()
 	u, err := cache.Scan(ctx, opts.Dir)
 	if err != nil {
 		return err
@@ -71,13 +69,13 @@ func runStats(cmd *cobra.Command, _ []string) error {
 	}
 	r := statsReport{Dir: opts.Dir, MaxSize: opts.MaxSize, Files: u.Files, Bytes: u.Bytes, Areas: u.Areas, Counters: counters, Total: u.Bytes}
 	var jd *jaxcache.Dir
-	if lay.jax {
+	if lay.JAX {
 		if jd, err = jaxcache.Scan(ctx, opts.Dir); err != nil {
 			return err
 		}
 		s := jd.Stats()
 		r.JAX = &s
-		r.Total += jaxOwnBytes(s)
+		r.Total += s.OwnBytes()
 	}
 	out := cmd.OutOrStdout()
 	if jsonOutput(cmd) {
@@ -106,19 +104,9 @@ func writeStatsText(w io.Writer, r statsReport) error {
 	fmt.Fprintf(w, "cache %s: %d files, %s (max size %s)\n\n", r.Dir, r.Files, fmtBytes(r.Bytes), bound)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIER\tENTRIES\tBYTES\tHITS\tMISSES")
-	names := map[string]bool{}
-	for n := range r.Areas {
-		names[n] = true
-	}
-	for n := range r.Counters.Tiers {
-		names[n] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	for _, n := range sorted {
+	names := slices.AppendSeq(slices.Collect(maps.Keys(r.Areas)), maps.Keys(r.Counters.Tiers))
+	slices.Sort(names)
+	for _, n := range slices.Compact(names) {
 		a, c := r.Areas[n], r.Counters.Tiers[n]
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\n", n, a.Entries, fmtBytes(a.Bytes), c.Hits, c.Misses)
 	}
@@ -129,13 +117,8 @@ func writeStatsText(w io.Writer, r statsReport) error {
 	fmt.Fprintf(w, "\nhits %d (shared %d), misses %d, read %s, written %s, compile time saved %s\n",
 		c.Hits, c.SharedHits, c.Misses, fmtBytes(c.BytesRead), fmtBytes(c.BytesWritten), c.CompileTimeSaved.Round(time.Millisecond))
 	if len(c.Errors) > 0 {
-		kinds := make([]string, 0, len(c.Errors))
-		for k := range c.Errors {
-			kinds = append(kinds, k)
-		}
-		sort.Strings(kinds)
 		fmt.Fprint(w, "errors:")
-		for _, k := range kinds {
+		for _, k := range slices.Sorted(maps.Keys(c.Errors)) {
 			fmt.Fprintf(w, " %s=%d", k, c.Errors[k])
 		}
 		fmt.Fprintln(w)

@@ -37,12 +37,12 @@ func init() {
 
 // verifyReport is the --json form of `xlacache verify`.
 type verifyReport struct {
-	Dir     string
-	Checked int
-	Bad     []cache.BadEntry
+	Dir     string           `json:"dir"`
+	Checked int              `json:"checked"`
+	Bad     []cache.BadEntry `json:"bad"`
 	// JAX is the check of JAX's entries and XLA's subcache files sharing
 	// the directory (nil when there are none).
-	JAX *jaxVerifyReport `json:",omitempty"`
+	JAX *jaxVerifyReport `json:"jax,omitempty"`
 }
 
 func runVerify(cmd *cobra.Command, _ []string) error {
@@ -51,7 +51,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	if !lay.own {
+	if !lay.Own {
 		if jsonOutput(cmd) || repair {
 			return usagef("--json and --repair are not supported for a JAX-only cache directory (%s)", opts.Dir)
 		}
@@ -74,7 +74,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	var jaxRep *jaxVerifyReport
 	var jaxText bytes.Buffer
 	jaxBad := 0
-	if lay.jax {
+	if lay.JAX {
 		r, bad, err := jaxVerify(cmd.Context(), &jaxText, opts.Dir)
 		if err != nil {
 			return err
@@ -96,7 +96,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 			}
 		}
 		fmt.Fprintf(out, "%d entries checked, %d damaged\n", res.Checked, len(res.Bad))
-		if lay.jax {
+		if lay.JAX {
 			fmt.Fprintf(out, "\nJAX cache:\n%s", jaxText.String())
 		}
 	}

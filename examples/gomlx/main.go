@@ -25,8 +25,8 @@ import (
 	xlabackend "github.com/gomlx/gomlx/backends/xla"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/xla"
 )
 
 func main() {

@@ -25,6 +25,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/xlacache/xlacache/internal/atomicfile"
 )
 
 // EnvCC names the environment variable that overrides the C compiler.
@@ -240,31 +242,15 @@ func probedFlags(flags []string) bool {
 	return len(flags) == len(baseFlags) || flags[len(baseFlags)] == "-march=native"
 }
 
-// writeMemo stores c's probe results at path atomically (a temporary file
-// in the same directory, then a rename), so a concurrent reader sees the
-// old memo, the new one, or none, never a torn one.
+// writeMemo stores c's probe results at path atomically
+// (atomicfile.Replace), so a concurrent reader sees the old memo, the new
+// one, or none, never a torn one.
 func writeMemo(path string, c *Compiler) error {
 	data, err := json.Marshal(memoRecord{Path: c.Path, Version: c.Version, Target: c.Target, Flags: c.Flags})
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("cc: creating probe memo directory: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*") // mode 0600
-	if err != nil {
-		return fmt.Errorf("cc: writing probe memo: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cc: writing probe memo %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Replace(path, data, atomicfile.Options{Perm: 0o600, DirPerm: 0o700}); err != nil {
 		return fmt.Errorf("cc: writing probe memo %s: %w", path, err)
 	}
 	return nil

@@ -1,0 +1,145 @@
+// Package archive packs a cache directory into one portable file and
+// unpacks such a file into a cache directory, so that a warm cache can be
+// shipped (in a container image, to a host without the shared tier).
+//
+// An archive is a zstd-compressed tar stream. Its first member is a
+// manifest (ManifestName, JSON) listing the SHA-256 of every XLA raw
+// subcache file in the archive, HMAC-signed when a signing key is set; the
+// other members are files at their paths relative to the cache directory:
+// xlacache entries ("<tier>/<shard>/<key>"), XLA's autotune files and its
+// kernel cache file. Entries carry their own checksum and signature; XLA's
+// files, which have none, are checked against the manifest.
+//
+// Import treats the archive as hostile: every member is checked before
+// anything is written (a plain relative path at its place in the layout,
+// a regular file, a bounded size, a verified entry or a raw file matching a
+// trusted manifest), files are installed atomically, existing entries are
+// never replaced, and the kernel cache file is merged rather than
+// overwritten.
+package archive
+
+import (
+	"archive/tar"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/subcache"
+)
+
+// ManifestName is the name of an archive's first member.
+const ManifestName = ".xlacache-manifest.json"
+
+// Options configure Export and Import.
+type Options struct {
+	// SigningKey, when set, is required of every entry exported or
+	// imported (an entry not signed with it is left out or refused), signs
+	// the manifest on export, and on import accepts XLA's raw files only
+	// under a manifest signed with it.
+	SigningKey []byte
+	// DirMode and FileMode are the modes of the directories and files
+	// Import creates; zero means 0700 and 0600.
+	DirMode, FileMode fs.FileMode
+}
+
+func (o Options) modes() (dir, file fs.FileMode) {
+	dir, file = o.DirMode, o.FileMode
+	if dir == 0 {
+		dir = 0o700
+	}
+	if file == 0 {
+		file = 0o600
+	}
+	return dir, file
+}
+
+// manifest lists XLA's raw files (which, unlike entries, carry no checksum
+// of their own) with their SHA-256, and is signed when a key is set.
+type manifest struct {
+	Version int               `json:"version"`
+	Created time.Time         `json:"created"`
+	Raw     map[string]string `json:"raw"`
+	// MAC is HMAC-SHA256 over the manifest with MAC empty, hex.
+	MAC string `json:"mac,omitempty"`
+}
+
+// macInvalid marks a manifest whose signature is missing or wrong under
+// the importer's key: its raw-file hashes are then not trusted.
+const macInvalid = "invalid"
+
+func (m manifest) mac(key []byte) string {
+	c := m
+	c.MAC = ""
+	b, _ := json.Marshal(c)
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte("xlacache-manifest-v1\x00"))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// classify decides what the file at name (slash path relative to the cache
+// directory) is, and refuses anything but an entry at its place in a tier
+// and XLA's autotune and kernel cache files.
+func classify(name string) (layout.Class, error) {
+	if err := layout.ValidRel(name); err != nil {
+		return layout.Class{}, err
+	}
+	c := layout.Classify(name)
+	switch c.Kind {
+	case layout.XLAKernel:
+		return c, nil
+	case layout.XLAAutotune:
+		if subcache.ValidAutotuneName(strings.TrimPrefix(name, layout.XLAAutotuneDir+"/")) {
+			return c, nil
+		}
+	case layout.Entry:
+		if _, _, err := cache.ParseKey(c.Key); err != nil {
+			return layout.Class{}, err
+		}
+		return c, nil
+	}
+	if strings.HasPrefix(name, layout.XLAAutotuneDir+"/") {
+		return layout.Class{}, fmt.Errorf("%q is not an XLA autotune file name", name)
+	}
+	return layout.Class{}, fmt.Errorf("%q is not an entry at its place in a cache tier (<tier>/<shard>/<key>)", name)
+}
+
+// checkRaw verifies an XLA raw file against the manifest.
+func checkRaw(m *manifest, name string, data []byte) error {
+	if m == nil {
+		return errors.New("archive has no manifest to check XLA's raw files against")
+	}
+	if m.MAC == macInvalid {
+		return errors.New("the archive's manifest is unsigned or does not verify with this signing key")
+	}
+	want, ok := m.Raw[name]
+	if !ok {
+		return errors.New("not listed in the archive's manifest")
+	}
+	if sha256Hex(data) != want {
+		return errors.New("content does not match the archive's manifest")
+	}
+	return nil
+}
+
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+func writeMember(tw *tar.Writer, name string, data []byte, mtime time.Time) error {
+	hdr := &tar.Header{Name: name, Mode: 0o600, Size: int64(len(data)), ModTime: mtime, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	_, err := tw.Write(data)
+	return err
+}

@@ -1,0 +1,149 @@
+package archive
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/entry"
+	"github.com/xlacache/xlacache/internal/layout"
+)
+
+// ExportStats counts what Export packed.
+type ExportStats struct {
+	// Files and Bytes count the files packed (the manifest aside).
+	Files int
+	Bytes int64
+	// Skipped counts entries left out because they failed verification.
+	Skipped int
+}
+
+// exportFile is one file to pack.
+type exportFile struct {
+	rel   string // slash path relative to the directory
+	path  string
+	class layout.Class
+}
+
+// Export writes every tier of the cache directory dir to w as an archive:
+// entries of every tier that verify (with o.SigningKey when set; damaged
+// ones are left out and counted), XLA's autotune files and kernel cache
+// file. State, temporary, quarantined and lease files never travel. The
+// caller owns w; Export does not close it.
+func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStats, error) {
+	var st ExportStats
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return st, err
+	}
+	files, err := collect(ctx, dir)
+	if err != nil {
+		return st, err
+	}
+	m := manifest{Version: 1, Created: time.Now().UTC(), Raw: map[string]string{}}
+	var keep []exportFile
+	for _, f := range files {
+		if f.class.Kind != layout.Entry {
+			data, err := os.ReadFile(f.path)
+			if err != nil {
+				return st, err
+			}
+			m.Raw[f.rel] = sha256Hex(data)
+		} else if data, err := cache.ReadEntryFile(f.path); err != nil {
+			st.Skipped++ // damaged entries are not shipped
+			continue
+		} else if _, err := entry.DecodeAs(data, f.class.Key, o.SigningKey); err != nil {
+			st.Skipped++
+			continue
+		}
+		keep = append(keep, f)
+	}
+	if len(o.SigningKey) > 0 {
+		m.MAC = m.mac(o.SigningKey)
+	}
+	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault))
+	if err != nil {
+		return st, err
+	}
+	tw := tar.NewWriter(zw)
+	mb, _ := json.MarshalIndent(m, "", " ")
+	if err := writeMember(tw, ManifestName, mb, m.Created); err != nil {
+		return st, err
+	}
+	for _, f := range keep {
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			return st, err
+		}
+		// The raw file may have changed since it was hashed (XLA appends
+		// to its kernel cache): pack only what the manifest says.
+		if f.class.Kind != layout.Entry && sha256Hex(data) != m.Raw[f.rel] {
+			return st, fmt.Errorf("%s changed while exporting; try again", f.path)
+		}
+		info, err := os.Stat(f.path)
+		if err != nil {
+			return st, err
+		}
+		if err := writeMember(tw, f.rel, data, info.ModTime()); err != nil {
+			return st, err
+		}
+		st.Files++
+		st.Bytes += int64(len(data))
+	}
+	if err := tw.Close(); err != nil {
+		return st, err
+	}
+	return st, zw.Close()
+}
+
+// collect lists the files of dir an archive carries, sorted by path.
+func collect(ctx context.Context, dir string) ([]exportFile, error) {
+	var files []exportFile
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if p == dir {
+			return nil
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
+		if strings.HasPrefix(d.Name(), ".") {
+			// State, temporary and hidden files are not part of a cache.
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if rel == layout.QuarantineDir || rel == layout.LocksDir {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		c, err := classify(rel)
+		if err != nil {
+			return nil // not part of any tier
+		}
+		files = append(files, exportFile{rel: rel, path: p, class: c})
+		return nil
+	})
+	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+	return files, err
+}

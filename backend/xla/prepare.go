@@ -1,0 +1,316 @@
+package xla
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/layout"
+)
+
+// Environment variables read by this package (beside config's XLACACHE_*).
+const (
+	// EnvXLAFlags is XLA's own flag variable.
+	EnvXLAFlags = "XLA_FLAGS"
+	// EnvXLAVersion states the jaxlib / PJRT plugin release of the XLA the
+	// program loads, for gating when the plugin file cannot be probed.
+	EnvXLAVersion = "XLACACHE_XLA_VERSION"
+	// EnvXLAPlugin names the PJRT plugin file to probe for flag support.
+	EnvXLAPlugin = "XLACACHE_XLA_PLUGIN"
+	// EnvPluginPath is go-xla's plugin search path variable.
+	EnvPluginPath = "PJRT_PLUGIN_LIBRARY_PATH"
+)
+
+// Skip records a flag xlacache did not set, and why.
+type Skip struct {
+	Flag   string `json:"flag"`
+	Reason string `json:"reason"`
+}
+
+// AutotuneDir and KernelFile return where XLA's subcaches live under the
+// cache directory; the names follow XLA's flags (and JAX's layout), so a
+// JAX process given the same directory uses the same files.
+func AutotuneDir(dir string) string { return layout.Dir(dir).XLAAutotune() }
+
+// KernelFile returns the path of XLA's kernel cache file under dir.
+func KernelFile(dir string) string { return layout.Dir(dir).XLAKernel() }
+
+// CacheFlags returns the XLA flags that turn on the subcaches opts selects,
+// for a target XLA with the given support, and the flags left out with the
+// reason. The writer gets the autotune cache in UPDATE mode, every other
+// process in READ mode. The kernel cache is given to the writer only: XLA
+// has no read-only mode for it and appends to the file whenever it
+// compiles a kernel the file lacks, so a reader would write to the shared
+// cache.
+func CacheFlags(opts config.Options, sup Support) ([]Flag, []Skip) {
+	if !opts.Enabled() {
+		return nil, nil
+	}
+	var flags []Flag
+	var skips []Skip
+	unknown := func(name string) Skip {
+		return Skip{name, fmt.Sprintf("the target XLA (%s %s) does not know it", sup.Source, sup.Detail)}
+	}
+	if opts.HasSubcache(config.SubcacheAutotune) {
+		switch {
+		case !sup.Knows(FlagAutotuneCacheDir):
+			skips = append(skips, unknown(FlagAutotuneCacheDir))
+		case !sup.Knows(FlagAutotuneCacheMode) && !opts.Writer():
+			// Without the mode flag XLA updates the cache: a reader would write.
+			skips = append(skips, Skip{FlagAutotuneCacheDir, "reader process and the target XLA has no " + FlagAutotuneCacheMode + " to make it read-only"})
+		default:
+			flags = append(flags, Flag{Name: FlagAutotuneCacheDir, Value: AutotuneDir(opts.Dir), HasValue: true})
+			if sup.Knows(FlagAutotuneCacheMode) {
+				mode := ModeRead
+				if opts.Writer() {
+					mode = ModeUpdate
+				}
+				flags = append(flags, Flag{Name: FlagAutotuneCacheMode, Value: mode, HasValue: true})
+			}
+		}
+	}
+	if opts.HasSubcache(config.SubcacheKernels) {
+		switch {
+		case !opts.Writer():
+			skips = append(skips, Skip{FlagKernelCacheFile, "reader process: XLA's kernel cache has no read-only mode"})
+		case !sup.Knows(FlagKernelCacheFile):
+			skips = append(skips, unknown(FlagKernelCacheFile))
+		case !sup.Knows(FlagLLVMModuleParallelism):
+			skips = append(skips, unknown(FlagLLVMModuleParallelism))
+		default:
+			flags = append(flags,
+				Flag{Name: FlagKernelCacheFile, Value: KernelFile(opts.Dir), HasValue: true},
+				Flag{Name: FlagLLVMModuleParallelism, Value: "true", HasValue: true})
+		}
+	}
+	return flags, skips
+}
+
+// PrepareOptions says what Prepare knows about the XLA the program will
+// load. With nothing set, the plugin named by XLACACHE_XLA_PLUGIN is
+// probed, else XLACACHE_XLA_VERSION is used, else DefaultVersion.
+type PrepareOptions struct {
+	// Plugin is the path of the PJRT plugin file the program will load.
+	// Prepare reads it (without loading it) to learn which flags it knows.
+	Plugin string
+	// PluginName is a go-xla plugin name ("cuda", "cpu"); when Plugin is
+	// empty, Prepare looks for it where go-xla v0.1.4 looks (FindPlugin).
+	PluginName string
+	// Version is the jaxlib / PJRT plugin release, used when no plugin
+	// file can be probed.
+	Version string
+	// LookupEnv and Setenv default to os.LookupEnv and os.Setenv.
+	LookupEnv func(string) (string, bool)
+	Setenv    func(key, value string) error
+	// Logger receives one line per skipped or conflicting flag; nil uses
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Prepared reports what Prepare did.
+type Prepared struct {
+	// Support is what was established about the target XLA.
+	Support Support
+	// Flags are the flags xlacache wanted; Merge says which were added.
+	Flags []Flag
+	Merge MergeResult
+	// Skipped are subcache flags left out, with the reason.
+	Skipped []Skip
+	// XLAFlags is XLA_FLAGS after Prepare.
+	XLAFlags string
+}
+
+// Prepare sets up the process environment so that XLA, when the PJRT
+// plugin is loaded, uses its caches under opts.Dir with this process's
+// mode. Call it before the plugin is loaded (before go-xla's
+// pjrt.GetPlugin, GoMLX's backends.New, or anything that compiles): XLA
+// reads XLA_FLAGS once, the first time it needs its flags, and ignores
+// later changes. It creates the autotune directory on the writer (XLA
+// requires it to exist). On error nothing is changed and the program
+// should carry on without XLA's caches; Prepare never aborts.
+func Prepare(ctx context.Context, opts config.Options, po PrepareOptions) (*Prepared, error) {
+	lookup, setenv, logger := po.LookupEnv, po.Setenv, po.Logger
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	if setenv == nil {
+		setenv = os.Setenv
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	p := &Prepared{}
+	existing, _ := lookup(EnvXLAFlags)
+	p.XLAFlags = existing
+	if !opts.Enabled() {
+		return p, nil
+	}
+	sup, err := ResolveSupport(ctx, po.Plugin, po.PluginName, po.Version, lookup)
+	if err != nil {
+		return p, fmt.Errorf("xla: %w", err)
+	}
+	p.Support = sup
+	p.Flags, p.Skipped = CacheFlags(opts, sup)
+	for _, s := range p.Skipped {
+		logger.Info("xlacache: XLA cache flag not set", "flag", s.Flag, "reason", s.Reason)
+	}
+	if len(p.Flags) == 0 {
+		return p, nil
+	}
+	base, err := InlineFlags(existing)
+	if err != nil {
+		return p, fmt.Errorf("xla: %w", err)
+	}
+	merged, err := MergeFlags(base, p.Flags)
+	if err != nil {
+		return p, fmt.Errorf("xla: merge with %s: %w", EnvXLAFlags, err)
+	}
+	for _, c := range merged.Conflicts {
+		logger.Warn("xlacache: XLA_FLAGS already sets a cache flag; keeping the user's value",
+			"flag", c.Want.Name, "user", c.User.Value, "xlacache", c.Want.Value)
+		if c.Want.Name == FlagAutotuneCacheMode && c.User.Value != ModeUpdate && c.User.Value != ModeRead && c.User.Value != "AUTOTUNE_CACHE_MODE_UNSPECIFIED" {
+			logger.Warn("xlacache: XLA rejects this autotune cache mode and keeps UPDATE; use the enum name",
+				"flag", c.Want.Name, "value", c.User.Value, "valid", ModeUpdate+", "+ModeRead)
+		}
+	}
+	if opts.Writer() {
+		for _, f := range merged.Added {
+			if f.Name == FlagAutotuneCacheDir {
+				if err := os.MkdirAll(f.Value, opts.EffectiveDirMode()); err != nil {
+					return p, fmt.Errorf("xla: create XLA autotune cache directory: %w", err)
+				}
+			}
+		}
+	}
+	if merged.Value != existing {
+		if err := setenv(EnvXLAFlags, merged.Value); err != nil {
+			return p, fmt.Errorf("xla: set %s: %w", EnvXLAFlags, err)
+		}
+	}
+	p.Merge, p.XLAFlags = merged, merged.Value
+	return p, nil
+}
+
+// ResolveSupport establishes which flags the target XLA knows, from the
+// best evidence available: a plugin file to probe (plugin, else the
+// go-xla plugin called pluginName, else XLACACHE_XLA_PLUGIN), else a
+// stated release (version, else XLACACHE_XLA_VERSION), else
+// DefaultVersion. A file that is not an XLA plugin yields a Support that
+// knows no flag.
+func ResolveSupport(ctx context.Context, plugin, pluginName, version string, lookup func(string) (string, bool)) (Support, error) {
+	if plugin == "" && pluginName != "" {
+		plugin, _ = FindPlugin(pluginName, lookup)
+	}
+	if plugin == "" {
+		plugin, _ = lookup(EnvXLAPlugin)
+	}
+	if plugin != "" {
+		sup, err := ProbePlugin(ctx, plugin)
+		if errors.Is(err, ErrNotXLA) {
+			return Support{Source: SourcePlugin, Detail: plugin + " (not an XLA plugin)", known: map[string]bool{}}, nil
+		}
+		return sup, err
+	}
+	src := SourceVersion
+	if version == "" {
+		version, _ = lookup(EnvXLAVersion)
+	}
+	if version == "" {
+		return SupportForVersion(DefaultVersion, SourceDefault), nil
+	}
+	v, err := ParseVersion(version)
+	if err != nil {
+		return Support{}, err
+	}
+	return SupportForVersion(v, src), nil
+}
+
+// maxFlagsFile bounds what ReadFlagsFile reads; XLA flag files are a few
+// lines, and anything bigger is not one.
+const maxFlagsFile = 1 << 20
+
+// InlineFlags returns an XLA_FLAGS value as flags: the value itself, or,
+// when it names a file (XLA's other syntax: a value that does not start
+// with '-'), the file's content.
+func InlineFlags(value string) (string, error) {
+	if t := strings.TrimLeft(value, whitespace); t != "" && t[0] != '-' {
+		return ReadFlagsFile(strings.TrimSpace(value))
+	}
+	return value, nil
+}
+
+// ReadFlagsFile reads a file of XLA flags, as XLA does when XLA_FLAGS
+// holds a file name rather than flags.
+func ReadFlagsFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("%s names a flags file: %w", EnvXLAFlags, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxFlagsFile+1))
+	if err != nil {
+		return "", fmt.Errorf("read XLA flags file %s: %w", path, err)
+	}
+	if len(b) > maxFlagsFile {
+		return "", fmt.Errorf("XLA flags file %s is larger than %d bytes", path, maxFlagsFile)
+	}
+	return string(b), nil
+}
+
+// PluginSearchPaths returns the directories go-xla v0.1.4 searches for
+// PJRT plugins: PJRT_PLUGIN_LIBRARY_PATH when set, else its default
+// directories and LD_LIBRARY_PATH (it also reads /etc/ld.so.conf, which
+// is left out here: the plugins it installs never go there).
+func PluginSearchPaths(lookup func(string) (string, bool)) []string {
+	if v, ok := lookup(EnvPluginPath); ok {
+		var out []string
+		for _, p := range strings.Split(v, ":") {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	var out []string
+	if home, ok := lookup("HOME"); ok && home != "" {
+		out = append(out, filepath.Join(home, ".local/lib/go-xla"), filepath.Join(home, ".local/lib/go-xla/nvidia"),
+			filepath.Join(home, ".local/lib/gomlx/pjrt"))
+	}
+	out = append(out, "/usr/local/lib/go-xla", "/usr/local/lib/go-xla/nvidia", "/usr/local/lib/gomlx/pjrt")
+	if v, ok := lookup("LD_LIBRARY_PATH"); ok {
+		for _, p := range strings.Split(v, ":") {
+			if filepath.IsAbs(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// FindPlugin returns the file go-xla would load for plugin name, using
+// its search path and file names (pjrt_c_api_<name>_plugin.so,
+// pjrt-plugin-<name>.so, pjrt_plugin_<name>.so). An absolute name is
+// returned as is.
+func FindPlugin(name string, lookup func(string) (string, bool)) (string, bool) {
+	if filepath.IsAbs(name) {
+		return name, true
+	}
+	if strings.ContainsAny(name, `/\`) || name == "" || name == "." || name == ".." {
+		return "", false
+	}
+	for _, dir := range PluginSearchPaths(lookup) {
+		for _, pat := range []string{"pjrt_c_api_%s_plugin.so", "pjrt-plugin-%s.so", "pjrt_plugin_%s.so"} {
+			p := filepath.Join(dir, fmt.Sprintf(pat, name))
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,687 @@
+// Package lease implements single-flight claims in a cache directory, so
+// that when several processes (on one host, or on many hosts sharing a
+// network filesystem) miss the same entry at once, exactly one of them does
+// the expensive work and the others wait for its result.
+//
+// A claim is a lease file <dir>/locks/<hash>.lease created with O_EXCL. flock
+// is deliberately not used: it is unreliable or silently local-only on many
+// network filesystems, whereas exclusive create is atomic on local
+// filesystems and on NFSv3+. The holder proves it is alive by refreshing the
+// file's modification time (a heartbeat); a lease whose heartbeat stops is
+// stale and may be taken over. A taker first claims a per-lease takeover
+// lock (O_EXCL again), re-checks that the lease is still the stale one it
+// observed, and atomically renames its own complete lease file over it. So
+// two takers cannot both win, and the lease never disappears during a
+// takeover (which waiters would read as "released without publishing").
+//
+// Staleness is judged without trusting clocks across hosts: a waiter notes
+// the lease's (token, mtime) and measures on its own monotonic clock how long
+// that observation has stayed unchanged. Only leases whose mtime is very old
+// (AbandonAfter) are treated as stale at first sight, and on the same host
+// (same kernel boot and pid namespace) a holder whose pid no longer exists is
+// stale at once.
+package lease
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/logonce"
+)
+
+// Defaults for Options fields left zero.
+const (
+	// DefaultStale is how long a lease's heartbeat may stay unchanged before
+	// the lease is taken over. It is generous because network filesystems
+	// cache attributes for tens of seconds.
+	DefaultStale = 30 * time.Second
+	// DefaultWait bounds how long Acquire waits for another holder.
+	DefaultWait = 120 * time.Second
+	// DefaultPollMin and DefaultPollMax bound the waiter's backoff between
+	// two looks at the entry and the lease.
+	DefaultPollMin = 5 * time.Millisecond
+	DefaultPollMax = 100 * time.Millisecond
+	// DefaultReaderGrace is how long a process that cannot claim waits when
+	// nobody holds a lease at all: long enough for a writer that started a
+	// moment later to claim, short enough that a lone reader is not stalled.
+	DefaultReaderGrace = 2 * time.Second
+	// fruitlessGraces is how many grace periods in a row may expire with
+	// nobody claiming before a process stops granting them: the writer is
+	// evidently not compiling what this process compiles (or compiles it
+	// below the storing thresholds), so waiting again only adds latency.
+	fruitlessGraces = 1
+)
+
+// LocksDir is the subdirectory of the cache directory that holds leases.
+const LocksDir = layout.LocksDir
+
+// Options configures a Manager.
+type Options struct {
+	// Dir is the cache directory; leases live in Dir/locks.
+	Dir string
+	// Stale is how long an unchanged heartbeat makes a lease stale
+	// (default DefaultStale).
+	Stale time.Duration
+	// Heartbeat is how often a holder refreshes its lease (default Stale/4).
+	Heartbeat time.Duration
+	// AbandonAfter: a lease whose mtime is older than this by the local
+	// clock is stale at first sight (default 10×Stale). It covers leases
+	// left by processes that died long ago without waiting Stale per key.
+	AbandonAfter time.Duration
+	// Wait bounds how long Acquire waits before the caller compiles itself
+	// (default DefaultWait). A negative value means do not wait at all.
+	Wait time.Duration
+	// ReaderGrace bounds how long a process that cannot claim (reader role,
+	// read-only directory) waits while no lease exists (default
+	// DefaultReaderGrace, capped at Wait).
+	ReaderGrace time.Duration
+	// WriterPresent, when set, tells a process that cannot claim whether a
+	// writer uses this directory at all (for the cache: its state directory
+	// exists). Without one in sight the grace is a quarter of ReaderGrace,
+	// so readers on a host with no writer do not wait for nobody.
+	WriterPresent func() bool
+	// PollMin and PollMax bound the waiter's exponential backoff.
+	PollMin, PollMax time.Duration
+	// NoClaim makes the manager never create a lease (reader role): it only
+	// waits for entries another process publishes.
+	NoClaim bool
+	// NoPIDCheck disables the same-host shortcut that treats a lease whose
+	// holder pid is gone as stale at once; only the heartbeat then counts.
+	NoPIDCheck bool
+	// DirMode and FileMode are the permissions of the locks directory and
+	// lease files (default 0700 / 0600).
+	DirMode, FileMode os.FileMode
+	// Logger receives the few log lines (takeover, lost lease, wait timeout).
+	Logger *slog.Logger
+}
+
+// Holder is what a lease file records about the process holding it.
+type Holder struct {
+	Host   string    `json:"host"`
+	HostID string    `json:"host_id"`
+	PID    int       `json:"pid"`
+	Start  time.Time `json:"start"`
+	Token  string    `json:"token"`
+	Name   string    `json:"name"`
+}
+
+// ErrHeld is returned by TryClaim when another live process holds the lease.
+var ErrHeld = errors.New("lease: held by another process")
+
+// ErrNoClaim is returned by TryClaim when this manager cannot create leases
+// (reader role or a directory it cannot write).
+var ErrNoClaim = errors.New("lease: claims are not possible here")
+
+// Manager creates, refreshes, takes over and waits on leases in one
+// directory. It is safe for concurrent use.
+type Manager struct {
+	opts   Options
+	dir    string
+	log    *slog.Logger
+	host   string
+	hostID string
+
+	mu       sync.Mutex
+	noClaim  bool // becomes true when the directory turns out unwritable
+	warnedRO bool
+	// fruitless counts grace periods in a row that expired with nobody
+	// claiming; see fruitlessGraces.
+	fruitless int
+	logs      *logonce.Logger // one Warn line per kind of failure
+}
+
+// New returns a Manager for opts.Dir. It does not touch the filesystem until
+// a lease is claimed.
+func New(opts Options) (*Manager, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("lease: empty directory")
+	}
+	if opts.Stale <= 0 {
+		opts.Stale = DefaultStale
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = opts.Stale / 4
+	}
+	if opts.Heartbeat >= opts.Stale {
+		return nil, fmt.Errorf("lease: heartbeat %v must be shorter than the stale timeout %v", opts.Heartbeat, opts.Stale)
+	}
+	if opts.AbandonAfter <= 0 {
+		opts.AbandonAfter = 10 * opts.Stale
+	}
+	if opts.Wait == 0 {
+		opts.Wait = DefaultWait
+	}
+	if opts.ReaderGrace <= 0 {
+		opts.ReaderGrace = DefaultReaderGrace
+	}
+	if opts.Wait > 0 && opts.ReaderGrace > opts.Wait {
+		opts.ReaderGrace = opts.Wait
+	}
+	if opts.PollMin <= 0 {
+		opts.PollMin = DefaultPollMin
+	}
+	if opts.PollMax < opts.PollMin {
+		opts.PollMax = max(DefaultPollMax, opts.PollMin)
+	}
+	if opts.DirMode == 0 {
+		opts.DirMode = 0o700
+	}
+	if opts.FileMode == 0 {
+		opts.FileMode = 0o600
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	host, _ := os.Hostname()
+	return &Manager{
+		opts:    opts,
+		dir:     layout.Dir(opts.Dir).Locks(),
+		log:     logger,
+		host:    host,
+		hostID:  localHostID(host),
+		noClaim: opts.NoClaim,
+		logs:    logonce.New(logger),
+	}, nil
+}
+
+// Options returns the manager's options with defaults filled in.
+func (m *Manager) Options() Options { return m.opts }
+
+// localHostID identifies the pid namespace of this kernel boot, so that a
+// pid recorded in a lease can be checked with kill(pid, 0) only when it
+// means the same process here. Containers sharing a hostname but not a pid
+// namespace get different IDs.
+func localHostID(host string) string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return host + "/" + strings.TrimSpace(string(boot)) + "/" + ns
+}
+
+// Path returns the lease file used for name. Names are hashed, so any
+// string is safe and cannot escape the locks directory.
+func (m *Manager) Path(name string) string { return layout.Dir(m.opts.Dir).Lease(name) }
+
+// Lease is a claim this process holds. Release it exactly once.
+type Lease struct {
+	m      *Manager
+	path   string
+	holder Holder
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+	mu     sync.Mutex
+	lost   bool
+}
+
+// Lost reports whether the lease was taken over by another process while
+// this one held it (its heartbeat stopped reaching the file in time).
+func (l *Lease) Lost() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+// Release stops the heartbeat and removes the lease file if it is still
+// this holder's. It is safe to call more than once.
+func (l *Lease) Release() {
+	l.once.Do(func() {
+		close(l.stop)
+		<-l.done
+		if err := l.m.removeIfToken(l.path, l.holder.Token); err != nil {
+			l.m.log.Warn("xlacache: releasing lease", "lease", l.path, "err", err)
+		}
+	})
+}
+
+func newToken() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand never fails on Linux; a time-derived token keeps the
+		// lease usable if it ever does.
+		return fmt.Sprintf("t%x-%d", time.Now().UnixNano(), os.Getpid())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// TryClaim makes one attempt to claim name. It returns ErrHeld when a live
+// lease exists (stale leases are taken over) and ErrNoClaim when claims are
+// impossible here.
+func (m *Manager) TryClaim(name string) (*Lease, error) {
+	if m.claimDisabled() {
+		return nil, ErrNoClaim
+	}
+	if err := os.MkdirAll(m.dir, m.opts.DirMode); err != nil {
+		if isNoWrite(err) {
+			m.disableClaims(err)
+			return nil, ErrNoClaim
+		}
+		return nil, fmt.Errorf("lease: creating %s: %w", m.dir, err)
+	}
+	path := m.Path(name)
+	h := Holder{Host: m.host, HostID: m.hostID, PID: os.Getpid(), Start: time.Now().UTC(), Token: newToken(), Name: name}
+	err := m.create(path, h)
+	if err == nil {
+		return m.startLease(path, h), nil
+	}
+	if errors.Is(err, os.ErrExist) {
+		return nil, ErrHeld
+	}
+	if isNoWrite(err) {
+		m.disableClaims(err)
+		return nil, ErrNoClaim
+	}
+	return nil, err
+}
+
+// create writes a new lease file with O_EXCL. The holder record is written
+// after the create; readers tolerate a short or empty file.
+//
+// The claim is the exclusive create itself, not atomicfile.Publish (a
+// temporary file hard-linked into place): Publish falls back to a
+// check-then-rename where links are unsupported, which would let two
+// claimers both win, and its fsync would add a disk flush to every miss
+// for a file whose loss in a crash only makes the lease stale.
+func (m *Manager) create(path string, h Holder) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, m.opts.FileMode)
+	if err != nil {
+		return fmt.Errorf("lease: creating %s: %w", path, err)
+	}
+	_, werr := f.Write(holderRecord(h))
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(path)
+		return fmt.Errorf("lease: writing %s: %w", path, werr)
+	}
+	return nil
+}
+
+// holderRecord is the content of a lease file: h as one JSON line.
+func holderRecord(h Holder) []byte {
+	data, _ := json.Marshal(h) // a Holder always marshals
+	return append(data, '\n')
+}
+
+func (m *Manager) startLease(path string, h Holder) *Lease {
+	l := &Lease{m: m, path: path, holder: h, stop: make(chan struct{}), done: make(chan struct{})}
+	go l.heartbeat()
+	return l
+}
+
+// heartbeat refreshes the lease's mtime until Release. Before each refresh
+// it checks the file still carries this holder's token: refreshing someone
+// else's lease would keep a dead takeover alive.
+func (l *Lease) heartbeat() {
+	defer close(l.done)
+	t := time.NewTicker(l.m.opts.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		h, _, err := readLease(l.path)
+		if err != nil || h.Token != l.holder.Token {
+			l.mu.Lock()
+			l.lost = true
+			l.mu.Unlock()
+			l.m.log.Warn("xlacache: lease lost to another process; finishing anyway (the result is published first-writer-wins)",
+				"lease", l.path, "name", l.holder.Name, "err", err)
+			return
+		}
+		now := time.Now()
+		if err := os.Chtimes(l.path, now, now); err != nil {
+			l.m.logOnce("heartbeat", "xlacache: lease heartbeat failed", "lease", l.path, "err", err)
+		}
+	}
+}
+
+// readLease opens the lease afresh (which revalidates cached attributes on
+// NFS, close-to-open consistency) and returns its holder and mtime. A
+// partially written holder record yields a zero Holder, not an error.
+func readLease(path string) (Holder, time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Holder{}, time.Time{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Holder{}, time.Time{}, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return Holder{}, st.ModTime(), err
+	}
+	h, _ := ParseHolder(data)
+	return h, st.ModTime(), nil
+}
+
+// ParseHolder decodes a lease file's holder record. Lease files are written
+// by other processes, possibly other hosts, and may be empty or cut short
+// (the creator died between create and write); that is an error here and a
+// zero Holder for the caller, which then judges the lease by its heartbeat.
+func ParseHolder(data []byte) (Holder, error) {
+	var h Holder
+	if len(data) == 0 {
+		return Holder{}, errors.New("lease: empty holder record")
+	}
+	if err := json.Unmarshal(data, &h); err != nil {
+		return Holder{}, fmt.Errorf("lease: holder record: %w", err)
+	}
+	if h.PID < 0 {
+		return Holder{}, fmt.Errorf("lease: holder record: negative pid %d", h.PID)
+	}
+	return h, nil
+}
+
+// removeIfToken removes the lease at path only if it carries token. It
+// renames the file to a private name first so that the check and the
+// removal concern the same file; if what it moved is someone else's lease,
+// it puts it back with link (which fails rather than overwrite).
+func (m *Manager) removeIfToken(path, token string) error {
+	if h, _, err := readLease(path); err != nil || h.Token != token {
+		// Gone, or taken over: not ours to remove.
+		return nil
+	}
+	private := path + "." + newToken() + ".release"
+	if err := os.Rename(path, private); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("lease: moving %s: %w", path, err)
+	}
+	h, _, err := readLease(private)
+	if err == nil && h.Token != token && h.Token != "" {
+		m.restore(private, path)
+		return nil
+	}
+	if err := os.Remove(private); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("lease: removing %s: %w", private, err)
+	}
+	return nil
+}
+
+// restore puts a lease moved away by mistake back in place, unless a new
+// lease was created meanwhile (then the moved one's holder will notice at
+// its next heartbeat that it lost the lease).
+func (m *Manager) restore(private, path string) {
+	if err := os.Link(private, path); err != nil && !errors.Is(err, os.ErrExist) {
+		m.log.Warn("xlacache: restoring lease", "lease", path, "err", err)
+	}
+	os.Remove(private)
+}
+
+func (m *Manager) claimDisabled() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.noClaim
+}
+
+func (m *Manager) disableClaims(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.noClaim = true
+	if !m.warnedRO {
+		m.warnedRO = true
+		m.log.Warn("xlacache: cannot create leases; waiting for other processes without claiming", "dir", m.dir, "err", err)
+	}
+}
+
+func isNoWrite(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
+}
+
+// observation tracks how long a lease has looked the same to this waiter.
+type observation struct {
+	token string
+	mtime time.Time
+	since time.Time // local monotonic time of the first sighting
+}
+
+// staleCheck decides whether the lease at path is stale. It returns the
+// observed holder; exists is false when no lease (or no readable one)
+// exists.
+func (m *Manager) staleCheck(path string, obs *observation) (h Holder, exists, stale bool) {
+	h, mtime, err := readLease(path)
+	if err != nil {
+		return Holder{}, false, false
+	}
+	now := time.Now()
+	if obs.since.IsZero() || obs.token != h.Token || !obs.mtime.Equal(mtime) {
+		*obs = observation{token: h.Token, mtime: mtime, since: now}
+	}
+	if now.Sub(obs.since) >= m.opts.Stale {
+		return h, true, true
+	}
+	if now.Sub(mtime) >= m.opts.AbandonAfter {
+		return h, true, true
+	}
+	if !m.opts.NoPIDCheck && h.PID > 0 && h.HostID != "" && h.HostID == m.hostID && !pidAlive(h.PID) {
+		return h, true, true
+	}
+	return h, true, false
+}
+
+func pidAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// takeOver replaces the stale lease at path with a new lease held by this
+// process, if it is still the one observed (same token and mtime). Takers
+// first claim a per-lease takeover lock with O_EXCL, so at most one of them
+// acts at a time, and re-read the lease under it; the replacement is an
+// atomic replace (atomicfile.Replace: a complete lease file renamed onto
+// the path), so the lease never disappears (waiters see a new holder, not a
+// release). It returns the new lease, or nil when another taker got there
+// first, the lease changed since it was observed, or the takeover failed.
+//
+// The re-read and the rename are not one atomic step: a holder that was
+// only slow (not dead) may release in between and a fresh claimer may then
+// create the lease, which the rename replaces. That claimer's heartbeat
+// then finds a foreign token and reports the lease lost; it finishes its
+// compile anyway, so the cost is one duplicate compile, never a wrong
+// result (entries are published first-writer-wins).
+func (m *Manager) takeOver(path, name string, stale Holder, obs observation) *Lease {
+	lock := path + ".takeover"
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, m.opts.FileMode)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			// A taker that died inside this short critical section leaves
+			// its lock behind; after a stale period it is surely dead.
+			if st, serr := os.Stat(lock); serr == nil && time.Since(st.ModTime()) > m.opts.Stale {
+				os.Remove(lock)
+			}
+		}
+		return nil
+	}
+	f.Close()
+	defer os.Remove(lock)
+	h, mtime, err := readLease(path)
+	if err != nil || h.Token != obs.token || !mtime.Equal(obs.mtime) {
+		return nil
+	}
+	mine := Holder{Host: m.host, HostID: m.hostID, PID: os.Getpid(), Start: time.Now().UTC(), Token: newToken(), Name: name}
+	if err := atomicfile.Replace(path, holderRecord(mine), atomicfile.Options{Perm: m.opts.FileMode}); err != nil {
+		m.logOnce("takeover", "xlacache: cannot take over a stale lease", "lease", path, "err", err)
+		return nil
+	}
+	m.log.Info("xlacache: took over a stale lease", "name", stale.Name, "holder_host", stale.Host, "holder_pid", stale.PID, "lease", path)
+	return m.startLease(path, mine)
+}
+
+// Acquire implements the single-flight protocol of cache.Flight: it returns
+// (nil, nil) once ready() reports the entry present; a real release
+// function when this process now holds the claim; a no-op release when the
+// wait ran out or claims are impossible and nobody else is working on it.
+// The error is non-nil only when ctx is done.
+func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (func(), error) {
+	noop := func() {}
+	start := time.Now()
+	path := m.Path(name)
+	backoff := m.opts.PollMin
+	var obs observation
+	// sawOther: a live lease of another process was seen. If it then
+	// disappears without the entry appearing, its holder finished without
+	// publishing (compile error, or below the storing thresholds): claiming
+	// in turn would only serialize the same unpublished compile, so this
+	// process compiles at once.
+	sawOther := false
+	// claimed hands over a lease this process now holds.
+	claimed := func(l *Lease) (func(), error) {
+		// The entry may have been published between ready() and the claim
+		// by a holder that has just released.
+		if ready() {
+			l.Release()
+			return nil, nil
+		}
+		return l.Release, nil
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if ready() {
+			return nil, nil
+		}
+		if sawOther {
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				// Released: normally right after publishing, so look again.
+				if ready() {
+					return nil, nil
+				}
+				return noop, nil
+			}
+		}
+		claimErr := ErrNoClaim
+		if !m.claimDisabled() {
+			l, err := m.TryClaim(name)
+			switch {
+			case err == nil:
+				return claimed(l)
+			case errors.Is(err, ErrHeld), errors.Is(err, ErrNoClaim):
+				claimErr = err
+			default:
+				m.logOnce("claim", "xlacache: lease claim failed; compiling without single-flight", "name", name, "err", err)
+				return noop, nil
+			}
+		}
+		h, exists, stale := m.staleCheck(path, &obs)
+		if exists {
+			if stale {
+				if !m.claimDisabled() {
+					if l := m.takeOver(path, name, h, obs); l != nil {
+						return claimed(l)
+					}
+					obs = observation{}
+					backoff = m.opts.PollMin
+					continue
+				}
+				// A reader cannot take over: the holder is dead, so waiting
+				// longer would only delay this process's own compile.
+				m.log.Info("xlacache: the process compiling this entry is gone; compiling here", "name", name, "holder_pid", h.PID)
+				return noop, nil
+			}
+			if !sawOther {
+				m.graceOutcome(true) // another process is compiling what we need
+			}
+			sawOther = true
+		}
+		waited := time.Since(start)
+		if m.opts.Wait < 0 || waited >= m.opts.Wait {
+			m.log.Warn("xlacache: waited too long for another process; compiling here", "name", name, "waited", waited.Round(time.Millisecond))
+			return noop, nil
+		}
+		if !exists && errors.Is(claimErr, ErrNoClaim) && waited >= m.readerGrace() {
+			// Nobody claimed within the grace period.
+			if ready() {
+				m.graceOutcome(true)
+				return nil, nil
+			}
+			m.graceOutcome(false)
+			return noop, nil
+		}
+		if err := sleepCtx(ctx, jitter(backoff)); err != nil {
+			return nil, err
+		}
+		backoff = min(backoff*2, m.opts.PollMax)
+	}
+}
+
+// readerGrace is how long a process that cannot claim waits for a lease
+// to appear.
+func (m *Manager) readerGrace() time.Duration {
+	m.mu.Lock()
+	giveUp := m.fruitless >= fruitlessGraces
+	m.mu.Unlock()
+	if giveUp {
+		return 0
+	}
+	if m.opts.WriterPresent != nil && !m.opts.WriterPresent() {
+		return m.opts.ReaderGrace / 4
+	}
+	return m.opts.ReaderGrace
+}
+
+// graceOutcome records whether a grace period ended with the entry
+// published by another process (useful) or with nobody claiming it.
+func (m *Manager) graceOutcome(useful bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if useful {
+		m.fruitless = 0
+	} else {
+		m.fruitless++
+	}
+}
+
+func (m *Manager) logOnce(kind, msg string, args ...any) { m.logs.Warn(kind, msg, args...) }
+
+// jitter spreads waiters' polls so that they do not hit the filesystem in
+// lockstep: it returns a duration in [d/2, d].
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	n, err := rand.Int(rand.Reader, big.NewInt(int64(d/2)+1))
+	if err != nil {
+		return d
+	}
+	return d/2 + time.Duration(n.Int64())
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,60 @@
+// Package logonce keeps a failure that repeats from flooding the log: the
+// first report of each kind of failure is logged at its level, later ones
+// of the same kind at Debug. "One clear log line per failure kind" is a
+// promise of xlacache's (a full disk is one problem, not one per kernel),
+// and this type is the one place that keeps it.
+package logonce
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+)
+
+// Logger logs each key once. The zero value is not usable; use New. A nil
+// *Logger discards everything. Safe for concurrent use.
+type Logger struct {
+	log  *slog.Logger
+	seen sync.Map // key -> struct{}
+}
+
+// New returns a Logger writing to log (slog.Default() when nil).
+func New(log *slog.Logger) *Logger {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Logger{log: log}
+}
+
+// First reports whether key has not been seen before, and marks it seen.
+func (l *Logger) First(key string) bool {
+	if l == nil {
+		return false
+	}
+	_, seen := l.seen.LoadOrStore(key, struct{}{})
+	return !seen
+}
+
+// Warn logs msg at Warn the first time key is seen and at Debug after.
+func (l *Logger) Warn(key, msg string, args ...any) { l.logAt(slog.LevelWarn, key, msg, args...) }
+
+// Info logs msg at Info the first time key is seen and at Debug after.
+func (l *Logger) Info(key, msg string, args ...any) { l.logAt(slog.LevelInfo, key, msg, args...) }
+
+func (l *Logger) logAt(level slog.Level, key, msg string, args ...any) {
+	if l == nil {
+		return
+	}
+	if !l.First(key) {
+		level = slog.LevelDebug
+	}
+	l.log.Log(context.Background(), level, msg, args...)
+}
+
+// Forget makes key loggable again, for a condition that ended (a store
+// that is reachable again) so that its next occurrence is reported.
+func (l *Logger) Forget(key string) {
+	if l != nil {
+		l.seen.Delete(key)
+	}
+}

@@ -1,0 +1,311 @@
+// Package subcache is the one home of XLA's own subcaches as they sit in a
+// cache directory (names in internal/layout): the autotune cache, one
+// text-proto file per fused kernel, and the kernel cache, one binary
+// protobuf file. It validates their names and content, merges kernel cache
+// versions, and mirrors both to and from a shared blob.Store (Mirror),
+// since XLA reads them only from a POSIX path.
+package subcache
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/layout"
+)
+
+// MirrorOptions configures a Mirror.
+type MirrorOptions struct {
+	// Dir is the local cache directory.
+	Dir string
+	// Autotune and Kernels select which raw subcaches to synchronize.
+	Autotune, Kernels bool
+	// SigningKey signs what is pushed and is required of what is pulled.
+	SigningKey []byte
+	// DirMode and FileMode are used for what the mirror creates.
+	DirMode, FileMode os.FileMode
+}
+
+// MirrorStats counts what one pull or push moved.
+type MirrorStats struct {
+	Pulled, Pushed, Refused int
+	Bytes                   int64
+}
+
+// Mirror keeps XLA's raw subcaches (which XLA reads and writes as POSIX
+// files) in step with the store. It remembers, per process, which kernel
+// cache parts it already merged, so a pull before every compile stays
+// cheap.
+type Mirror struct {
+	opts MirrorOptions
+	objs blob.Store
+
+	mu     sync.Mutex
+	merged map[string]bool // kernel parts merged into the local file
+	pushed map[string]bool // local kernel file versions published
+}
+
+// NewMirror returns a Mirror of opts.Dir onto objs.
+func NewMirror(objs blob.Store, opts MirrorOptions) *Mirror {
+	if opts.DirMode == 0 {
+		opts.DirMode = 0o700
+	}
+	if opts.FileMode == 0 {
+		opts.FileMode = 0o600
+	}
+	return &Mirror{opts: opts, objs: objs, merged: map[string]bool{}, pushed: map[string]bool{}}
+}
+
+// Pull copies autotune files the store has and the local directory lacks,
+// and merges published kernel cache parts into the local kernel cache file.
+// Every object is verified (and its signature checked when a key is set)
+// before it is written; writes are atomic (temporary file, then rename).
+func (m *Mirror) Pull(ctx context.Context) (MirrorStats, error) {
+	return m.both(ctx, m.pullAutotune, m.pullKernels)
+}
+
+// Push publishes local autotune files the store lacks, and the local kernel
+// cache file as a new part when its content is new. First writer wins.
+func (m *Mirror) Push(ctx context.Context) (MirrorStats, error) {
+	return m.both(ctx, m.pushAutotune, m.pushKernels)
+}
+
+// both runs autotune and kernels for the subcaches the options select; a
+// failure of one does not stop the other.
+func (m *Mirror) both(ctx context.Context, autotune, kernels func(context.Context, *MirrorStats) error) (MirrorStats, error) {
+	var st MirrorStats
+	var errs []error
+	if m.opts.Autotune {
+		errs = append(errs, autotune(ctx, &st))
+	}
+	if m.opts.Kernels {
+		errs = append(errs, kernels(ctx, &st))
+	}
+	return st, errors.Join(errs...)
+}
+
+// fetch gets and unseals obj and checks the payload with verify (when not
+// nil). ok is false when there is nothing to use: the object vanished
+// since it was listed, or it was refused (counted in st, its error added
+// to bad). err is a store failure, which ends the caller's pull.
+func (m *Mirror) fetch(ctx context.Context, obj string, verify func([]byte) error, st *MirrorStats, bad *[]error) (payload []byte, ok bool, err error) {
+	data, err := m.objs.Get(ctx, obj)
+	if err != nil {
+		if errors.Is(err, blob.ErrNotExist) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("fetching %s: %w", obj, err)
+	}
+	payload, uerr := Unseal(obj, data, m.opts.SigningKey)
+	if uerr == nil && verify != nil {
+		if verr := verify(payload); verr != nil {
+			uerr = fmt.Errorf("%w: %s: %v", ErrBadObject, obj, verr)
+		}
+	}
+	if uerr != nil {
+		st.Refused++
+		*bad = append(*bad, uerr)
+		return nil, false, nil
+	}
+	return payload, true, nil
+}
+
+func (m *Mirror) pullAutotune(ctx context.Context, st *MirrorStats) error {
+	objs, err := m.objs.List(ctx, AutotuneDir+"/")
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", AutotuneDir, err)
+	}
+	local := layout.Dir(m.opts.Dir).XLAAutotune()
+	var errs []error
+	for _, o := range objs {
+		obj := o.Name
+		base, ok := strings.CutPrefix(obj, AutotuneDir+"/")
+		if !ok || !ValidAutotuneName(base) {
+			st.Refused++
+			continue
+		}
+		dst := filepath.Join(local, base)
+		if _, err := os.Lstat(dst); err == nil {
+			continue
+		}
+		payload, ok, err := m.fetch(ctx, obj, VerifyAutotuneFile, st, &errs)
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		if !ok {
+			continue
+		}
+		if err := writeAtomic(dst, payload, m.opts.DirMode, m.opts.FileMode, false); err != nil {
+			errs = append(errs, fmt.Errorf("writing %s: %w", dst, err))
+			continue
+		}
+		st.Pulled++
+		st.Bytes += int64(len(payload))
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Mirror) pushAutotune(ctx context.Context, st *MirrorStats) error {
+	local := layout.Dir(m.opts.Dir).XLAAutotune()
+	ents, err := os.ReadDir(local)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("reading %s: %w", local, err)
+	}
+	remote, err := m.objs.List(ctx, AutotuneDir+"/")
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", AutotuneDir, err)
+	}
+	have := make(map[string]bool, len(remote))
+	for _, r := range remote {
+		have[r.Name] = true
+	}
+	var errs []error
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !ValidAutotuneName(e.Name()) {
+			continue
+		}
+		obj := AutotuneDir + "/" + e.Name()
+		if have[obj] {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(local, e.Name()))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if VerifyAutotuneFile(data) != nil {
+			// Damaged or not XLA's: pulls would refuse it, so publishing it
+			// would only waste the upload.
+			continue
+		}
+		if err := m.objs.PutIfAbsent(ctx, obj, Seal(obj, data, m.opts.SigningKey)); err != nil {
+			if errors.Is(err, blob.ErrExist) {
+				continue
+			}
+			return errors.Join(append(errs, fmt.Errorf("publishing %s: %w", obj, err))...)
+		}
+		st.Pushed++
+		st.Bytes += int64(len(data))
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Mirror) pullKernels(ctx context.Context, st *MirrorStats) error {
+	objs, err := m.objs.List(ctx, KernelParts+"/")
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", KernelParts, err)
+	}
+	var parts [][]byte
+	var partNames []string
+	var errs []error
+	for _, o := range objs {
+		obj := o.Name
+		m.mu.Lock()
+		done := m.merged[obj]
+		m.mu.Unlock()
+		if done {
+			continue
+		}
+		// MergeKernelCaches checks the payload (and counts a bad part).
+		payload, ok, err := m.fetch(ctx, obj, nil, st, &errs)
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		if !ok {
+			continue
+		}
+		parts = append(parts, payload)
+		partNames = append(partNames, obj)
+	}
+	if len(parts) == 0 {
+		return errors.Join(errs...)
+	}
+	dst := layout.Dir(m.opts.Dir).XLAKernel()
+	local, err := os.ReadFile(dst)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return errors.Join(append(errs, fmt.Errorf("reading %s: %w", dst, err))...)
+	}
+	merged, used, err := MergeKernelCaches(local, parts)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("merging into %s: %w", dst, err))
+	}
+	if !bytes.Equal(merged, local) {
+		if err := writeAtomic(dst, merged, m.opts.DirMode, m.opts.FileMode, true); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("writing %s: %w", dst, err))...)
+		}
+		st.Bytes += int64(len(merged) - len(local))
+	}
+	m.mu.Lock()
+	for i, ok := range used {
+		if ok {
+			m.merged[partNames[i]] = true
+			st.Pulled++
+		} else {
+			st.Refused++
+		}
+	}
+	m.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+func (m *Mirror) pushKernels(ctx context.Context, st *MirrorStats) error {
+	src := layout.Dir(m.opts.Dir).XLAKernel()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("reading %s: %w", src, err)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	if err := VerifyKernelFile(bytes.NewReader(data)); err != nil {
+		// Merges refuse such a part; keep the store clean instead.
+		return fmt.Errorf("not publishing %s: %w", src, err)
+	}
+	sum := sha256.Sum256(data)
+	obj := KernelParts + "/" + hex.EncodeToString(sum[:])
+	m.mu.Lock()
+	done := m.pushed[obj] || m.merged[obj]
+	m.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := m.objs.PutIfAbsent(ctx, obj, Seal(obj, data, m.opts.SigningKey)); err != nil && !errors.Is(err, blob.ErrExist) {
+		return fmt.Errorf("publishing %s: %w", obj, err)
+	} else if err == nil {
+		st.Pushed++
+		st.Bytes += int64(len(data))
+	}
+	m.mu.Lock()
+	m.pushed[obj] = true
+	m.merged[obj] = true
+	m.mu.Unlock()
+	return nil
+}
+
+// writeAtomic writes data to dst so that XLA never reads a partial file.
+// Unless replace is set, an existing dst is kept (autotune files are
+// immutable).
+func writeAtomic(dst string, data []byte, dirMode, fileMode os.FileMode, replace bool) error {
+	o := atomicfile.Options{Perm: fileMode, DirPerm: dirMode}
+	if replace {
+		return atomicfile.Replace(dst, data, o)
+	}
+	_, err := atomicfile.Publish(dst, data, o)
+	return err
+}

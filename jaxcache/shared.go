@@ -1,0 +1,184 @@
+package jaxcache
+
+// A directory shared by JAX and xlacache. `xlacache env` points
+// JAX_COMPILATION_CACHE_DIR at the xlacache directory, so a directory
+// commonly holds both xlacache's tiers and JAX's "<module>-<hash>-cache"
+// entries, with XLA's subcaches in it once, counted as xlacache's. This
+// file tells which parts a directory holds and enforces one size bound over
+// both.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/layout"
+)
+
+// Contents says whose caches a directory holds.
+type Contents struct {
+	// Own: xlacache's tiers or state. JAX: at least one JAX entry.
+	Own, JAX bool
+}
+
+// Inspect tells whose caches dir holds. A directory with neither (empty,
+// or XLA's subcaches alone) is xlacache's.
+func Inspect(ctx context.Context, dir string) (Contents, error) {
+	jax, err := IsJAXDir(dir)
+	if err != nil {
+		return Contents{}, fmt.Errorf("cache directory: %w", err)
+	}
+	if !jax {
+		return Contents{Own: true}, nil
+	}
+	own, err := hasOwnState(ctx, dir)
+	return Contents{Own: own, JAX: true}, err
+}
+
+// hasOwnState reports whether xlacache has used dir: its state,
+// executables or quarantine directory, or a backend tier. XLA's subcaches
+// alone do not count, since JAX puts them there too.
+func hasOwnState(ctx context.Context, dir string) (bool, error) {
+	d := layout.Dir(dir)
+	for _, p := range []string{d.State(), d.Tier(layout.ExecutablesDir), d.Quarantine()} {
+		if st, err := os.Lstat(p); err == nil && st.IsDir() {
+			return true, nil
+		}
+	}
+	u, err := cache.Scan(ctx, dir)
+	if err != nil {
+		return false, err
+	}
+	for area := range u.Areas {
+		if strings.Contains(area, "/") { // a backend tier, "cpu/kernels"
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// OwnBytes are the bytes of JAX's own files: entries, their atime files and
+// orphaned atime files, without XLA's subcaches.
+func (s Stats) OwnBytes() int64 {
+	n := s.TotalBytes
+	for _, ss := range s.Subcaches {
+		n -= ss.Bytes
+	}
+	return n
+}
+
+// SharedPruneResult reports what PruneShared did (or would do).
+type SharedPruneResult struct {
+	// Own is xlacache's part (tiers, XLA's subcaches, quarantine):
+	// Removed, RemovedBytes and StaleTemps summed over its passes.
+	Own cache.PruneResult
+	// OwnBefore and OwnLeft are xlacache's bytes before and after.
+	OwnBefore, OwnLeft int64
+	// JAX is JAX's part (entries and atime files).
+	JAX PruneResult
+}
+
+// Before is the whole directory's bytes before the prune.
+func (r SharedPruneResult) Before() int64 { return r.OwnBefore + r.JAX.Before }
+
+// After is the whole directory's bytes after the prune.
+func (r SharedPruneResult) After() int64 { return r.OwnLeft + r.JAX.After }
+
+// pruneFile is one file in the global least-recently-used order of a
+// shared directory.
+type pruneFile struct {
+	own     bool // xlacache's (tiers, XLA subcaches, quarantine); else a JAX entry
+	size    int64
+	lastUse time.Time
+}
+
+// PruneShared enforces one bound, maxSize, on a directory holding both
+// xlacache's part (c's directory) and JAX entries, evicting least recently
+// used files first across both: xlacache files by modification time, which
+// its hits refresh; JAX entries by their atime files. It prunes xlacache's
+// share of that plan through c.Prune, then JAX's through Prune with
+// xlacache's actual remaining bytes counted against the bound, then
+// xlacache again if JAX kept files it could not remove (being written, or
+// in the grace period) and xlacache still has some.
+func PruneShared(ctx context.Context, c *cache.Cache, dir string, maxSize int64, dryRun bool, logger *slog.Logger) (SharedPruneResult, error) {
+	var res SharedPruneResult
+	jd, err := Scan(ctx, dir)
+	if err != nil {
+		return res, err
+	}
+	u, err := cache.Scan(ctx, dir)
+	if err != nil {
+		return res, err
+	}
+	files, err := cache.Files(ctx, dir)
+	if err != nil {
+		return res, err
+	}
+	own := make([]pruneFile, len(files))
+	for i, f := range files {
+		own[i] = pruneFile{own: true, size: f.Size, lastUse: f.ModTime}
+	}
+	// c.Prune treats a bound <= 0 as "no bound": 1 byte evicts every
+	// non-empty file.
+	target := max(planOwnTarget(u.Bytes, own, jd, maxSize), 1)
+	xres, err := c.Prune(ctx, target, dryRun)
+	if err != nil {
+		return res, err
+	}
+	ownBefore := xres.Bytes
+	ownLeft := xres.Bytes - xres.RemovedBytes
+	jres, err := Prune(ctx, dir, PruneOptions{MaxSize: maxSize, OtherBytes: ownLeft, SkipSubcaches: true, DryRun: dryRun, Logger: logger})
+	if err != nil {
+		return res, err
+	}
+	if ownLeft+jres.After > maxSize && ownLeft > 0 {
+		more, err := c.Prune(ctx, max(maxSize-jres.After, 1), dryRun)
+		if err != nil {
+			return res, err
+		}
+		if dryRun {
+			// A dry run removed nothing: the second plan counts from the
+			// same files and includes the first.
+			xres = more
+		} else {
+			xres.Removed += more.Removed
+			xres.RemovedBytes += more.RemovedBytes
+			xres.StaleTemps += more.StaleTemps
+		}
+		ownLeft = ownBefore - xres.RemovedBytes
+	}
+	return SharedPruneResult{Own: xres, OwnBefore: ownBefore, OwnLeft: ownLeft, JAX: jres}, nil
+}
+
+// planOwnTarget returns the bytes xlacache's part of a shared directory
+// may keep so that evicting least recently used files across both parts
+// brings the total to maxSize: it walks all files oldest first, as one
+// LRU would, and sums the xlacache ones it passes. ownTotal is xlacache's
+// total as its prune counts it; JAX's orphaned atime files are garbage
+// that JAX's prune removes anyway, so they do not take a place in the
+// order.
+func planOwnTarget(ownTotal int64, own []pruneFile, jd *Dir, maxSize int64) int64 {
+	files := append([]pruneFile(nil), own...)
+	total := ownTotal
+	for _, e := range jd.Entries {
+		files = append(files, pruneFile{size: e.Size + e.AtimeSize, lastUse: e.LastUse})
+		total += e.Size + e.AtimeSize
+	}
+	sort.SliceStable(files, func(i, j int) bool { return files[i].lastUse.Before(files[j].lastUse) })
+	var evict int64
+	for _, f := range files {
+		if total <= maxSize {
+			break
+		}
+		total -= f.size
+		if f.own {
+			evict += f.size
+		}
+	}
+	return ownTotal - evict
+}

@@ -1,0 +1,124 @@
+package npy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+const tensorTestProgram = `func.func @main(%x: tensor<2x3xf32>, %n: tensor<4xi32>) -> tensor<2x3xf32> {
+  return %x : tensor<2x3xf32>
+}
+`
+
+func mainFunc(t *testing.T) *stablehlo.Func {
+	t.Helper()
+	m, err := stablehlo.Parse([]byte(tensorTestProgram), "t.mlir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Main()
+}
+
+func TestTensorRoundTrip(t *testing.T) {
+	fn := mainFunc(t)
+	x := &Array{DType: Float32, Shape: []int64{2, 3}, Data: f32bytes(1, 2, 3, 4, 5, 6)}
+	tx, err := ToTensor(x, fn.Args[0].Type)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx.Float64At(5) != 6 {
+		t.Errorf("element 5 = %v, want 6", tx.Float64At(5))
+	}
+	back, err := FromTensor(tx)
+	if err != nil || back.DType != Float32 || len(back.Shape) != 2 || string(back.Data) != string(x.Data) {
+		t.Errorf("FromTensor: %+v %v", back, err)
+	}
+	// Element type and shape must match exactly.
+	if _, err := ToTensor(x, fn.Args[1].Type); err == nil || !strings.Contains(err.Error(), "dtype") {
+		t.Errorf("wrong dtype: %v", err)
+	}
+	wrong := &Array{DType: Float32, Shape: []int64{3, 2}, Data: x.Data}
+	if _, err := ToTensor(wrong, fn.Args[0].Type); err == nil || !strings.Contains(err.Error(), "shape") {
+		t.Errorf("wrong shape: %v", err)
+	}
+}
+
+func TestLoadArgs(t *testing.T) {
+	fn := mainFunc(t)
+	dir := t.TempDir()
+	x := &Array{DType: Float32, Shape: []int64{2, 3}, Data: f32bytes(1, 2, 3, 4, 5, 6)}
+	n := &Array{DType: Int32, Shape: []int64{4}, Data: make([]byte, 16)}
+	n.Data[0] = 7
+	check := func(name string, args []*stablehlo.Tensor, err error) {
+		t.Helper()
+		if err != nil || len(args) != 2 || args[0].Float64At(5) != 6 || args[1].Float64At(0) != 7 {
+			t.Errorf("%s: %v %v", name, args, err)
+		}
+	}
+	// A comma-separated list of .npy files in argument order.
+	px, pn := filepath.Join(dir, "a.npy"), filepath.Join(dir, "b.npy")
+	WriteFile(px, x)
+	WriteFile(pn, n)
+	args, err := LoadArgs(px+","+pn, fn)
+	check("npy list", args, err)
+	if _, err := LoadArgs(px, fn); err == nil || !strings.Contains(err.Error(), "1 .npy files for 2 arguments") {
+		t.Errorf("short list: %v", err)
+	}
+	if _, err := LoadArgs(pn+","+px, fn); err == nil || !strings.Contains(err.Error(), "argument #0 (x)") {
+		t.Errorf("swapped list: %v", err)
+	}
+	// A directory: <name>.npy, else arg<N>.npy.
+	in := filepath.Join(dir, "in")
+	os.Mkdir(in, 0o700)
+	WriteFile(filepath.Join(in, "x.npy"), x)
+	WriteFile(filepath.Join(in, "arg1.npy"), n)
+	args, err = LoadArgs(in, fn)
+	check("directory", args, err)
+	os.Remove(filepath.Join(in, "arg1.npy"))
+	if _, err := LoadArgs(in, fn); err == nil || !strings.Contains(err.Error(), "argument #1 (n)") {
+		t.Errorf("directory missing an argument: %v", err)
+	}
+	// An .npz archive: by name, by arg<N>, else by position.
+	for _, tc := range []struct {
+		name  string
+		names [2]string
+	}{{"npz by name", [2]string{"x", "n"}}, {"npz by argN", [2]string{"arg0", "arg1"}}, {"npz by position", [2]string{"p", "q"}}} {
+		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".npz")
+		if err := WriteNPZFile(p, []Named{{Name: tc.names[0], Array: x}, {Name: tc.names[1], Array: n}}); err != nil {
+			t.Fatal(err)
+		}
+		args, err = LoadArgs(p, fn)
+		check(tc.name, args, err)
+	}
+	p := filepath.Join(dir, "one.npz")
+	WriteNPZFile(p, []Named{{Name: "x", Array: x}})
+	if _, err := LoadArgs(p, fn); err == nil || !strings.Contains(err.Error(), "no array for argument #1 (n)") {
+		t.Errorf("npz missing an argument: %v", err)
+	}
+	if _, err := LoadArgs(filepath.Join(dir, "missing.npz"), fn); err == nil {
+		t.Error("missing file: no error")
+	}
+}
+
+func TestWriteTensorsNPZ(t *testing.T) {
+	fn := mainFunc(t)
+	a := stablehlo.NewTensor(fn.Args[0].Type)
+	a.Float32s()[1] = 2.5
+	b := stablehlo.NewTensor(fn.Args[1].Type)
+	p := filepath.Join(t.TempDir(), "out.npz")
+	if err := WriteTensorsNPZ(p, []*stablehlo.Tensor{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadNPZFile(p)
+	if err != nil || len(got) != 2 || got[0].Name != "out0" || got[1].Name != "out1" || got[1].Array.DType != Int32 {
+		t.Fatalf("read back: %+v %v", got, err)
+	}
+	back, err := ToTensor(got[0].Array, fn.Args[0].Type)
+	if err != nil || back.Float64At(1) != 2.5 {
+		t.Errorf("out0: %v %v", back, err)
+	}
+}
