@@ -14,7 +14,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/xlacache/xlacache/backend/cpu/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache"
-	"github.com/xlacache/xlacache/backend/cpu/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 )

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xlacache/xlacache/backend/cpu/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/stablehlo"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/backend/cpu/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/stablehlo"
 )

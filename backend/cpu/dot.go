@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/xlacache/xlacache/backend/cpu/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -156,7 +157,7 @@ func (g *gen) val(v *stablehlo.Value, idx []string) string {
 			g.fail(fmt.Errorf("cpu: internal error: unbound block argument %s", v))
 			return "0"
 		}
-		expr = fmt.Sprintf("%s[%s]", g.input(v), offset(v.Type.Shape, idx))
+		expr = loadExpr(v.Type.DType, fmt.Sprintf("%s[%s]", g.input(v), offset(v.Type.Shape, idx)))
 	} else {
 		expr = g.compute(v.Def, idx)
 	}
@@ -194,6 +195,8 @@ func literal(t *stablehlo.Tensor, i int) string {
 		return floatLit(float64(math.Float32frombits(binary.LittleEndian.Uint32(b))), "float")
 	case stablehlo.F64:
 		return floatLit(math.Float64frombits(binary.LittleEndian.Uint64(b)), "double")
+	case stablehlo.F16, stablehlo.BF16:
+		return floatLit(t.Float64At(int64(i)), "float") // exact in float
 	}
 	var u uint64
 	for j := size - 1; j >= 0; j-- {
@@ -226,10 +229,24 @@ func sameIdx(o *stablehlo.Value, idx []string) []string {
 	return idx
 }
 
-// compute returns the expression for element idx of op's (single) result.
+// exactOps move or pick values without computing new ones, so their
+// 16-bit float results need no rounding.
+var exactOps = map[string]bool{"constant": true, "broadcast_in_dim": true, "transpose": true,
+	"slice": true, "reshape": true, "select": true, "reverse": true, "bitcast_convert": true}
+
+// compute returns the expression for element idx of op's (single) result;
+// a 16-bit float result is rounded to its type.
 func (g *gen) compute(op *stablehlo.Op, idx []string) string {
+	x := g.computeRaw(op, idx)
+	if dt := op.Results[0].Type.DType; isHalf(dt) && !exactOps[op.Name] {
+		return roundExpr(dt, x)
+	}
+	return x
+}
+
+func (g *gen) computeRaw(op *stablehlo.Op, idx []string) string {
 	r := op.Results[0]
-	dt := r.Type.DType
+	dt := computeDT(r.Type.DType)
 	ct := ctype(dt)
 	switch op.Name {
 	case "constant":
@@ -310,7 +327,7 @@ func (g *gen) compute(op *stablehlo.Op, idx []string) string {
 		return g.val(o, oi)
 	case "convert":
 		o := op.Operands[0]
-		return convertExpr(g.val(o, idx), o.Type.DType, dt)
+		return convertExpr(g.val(o, idx), o.Type.DType, r.Type.DType)
 	case "select":
 		p := g.val(op.Operands[0], sameIdx(op.Operands[0], idx))
 		a := g.val(op.Operands[1], idx)
@@ -324,7 +341,39 @@ func (g *gen) compute(op *stablehlo.Op, idx []string) string {
 	case "compare":
 		a := g.val(op.Operands[0], idx)
 		b := g.val(op.Operands[1], idx)
-		return compareExpr(op, a, b, op.Operands[0].Type.DType)
+		return compareExpr(op, a, b, computeDT(op.Operands[0].Type.DType))
+	case "reverse":
+		o := op.Operands[0]
+		oi := slices.Clone(idx)
+		for _, d := range op.Attrs.Dims {
+			oi[d] = fmt.Sprintf("(%d - %s)", o.Type.Shape[d]-1, idx[d])
+		}
+		return g.val(o, oi)
+	case "bitcast_convert":
+		return g.bitcast(op, idx)
+	case "is_finite":
+		return fmt.Sprintf("((uint8_t)__builtin_isfinite(%s))", g.val(op.Operands[0], idx))
+	case "reduce_precision":
+		od := op.Operands[0].Type.DType
+		a := g.val(op.Operands[0], idx)
+		eb, mb := op.Attrs.ExponentBits, op.Attrs.MantissaBits
+		switch od {
+		case stablehlo.F32:
+			return fmt.Sprintf("xk_u2f((uint32_t)xk_redprec(xk_f2u(%s), 8, 23, %d, %d))", a, eb, mb)
+		case stablehlo.F64:
+			return fmt.Sprintf("xk_u2d(xk_redprec(xk_d2u(%s), 11, 52, %d, %d))", a, eb, mb)
+		case stablehlo.F16:
+			return fmt.Sprintf("xk_h2f((uint16_t)xk_redprec(xk_f2h(%s), 5, 10, %d, %d))", a, eb, mb)
+		case stablehlo.BF16:
+			return fmt.Sprintf("xk_bf2f((uint16_t)xk_redprec(xk_f2bf(%s), 8, 7, %d, %d))", a, eb, mb)
+		}
+	case "shift_left", "shift_right_logical", "shift_right_arithmetic":
+		fn := map[string]string{"shift_left": "shl", "shift_right_logical": "shrl", "shift_right_arithmetic": "shra"}[op.Name]
+		return fmt.Sprintf("xk_%s_%s(%s, %s)", fn, ct, g.val(op.Operands[0], idx), g.val(op.Operands[1], idx))
+	case "popcnt":
+		return fmt.Sprintf("xk_popcnt_%s(%s)", ct, g.val(op.Operands[0], idx))
+	case "count_leading_zeros":
+		return fmt.Sprintf("xk_clz_%s(%s)", ct, g.val(op.Operands[0], idx))
 	}
 	switch len(op.Operands) {
 	case 1:
@@ -334,6 +383,58 @@ func (g *gen) compute(op *stablehlo.Op, idx []string) string {
 	}
 	g.fail(g.l.errorf(op, "cannot generate code for %s", op.Name))
 	return "0"
+}
+
+// bitsExpr is the bit pattern of a computed value of dtype d, as an
+// unsigned integer expression.
+func bitsExpr(d stablehlo.DType, x string) string {
+	switch d {
+	case stablehlo.F32:
+		return "xk_f2u(" + x + ")"
+	case stablehlo.F64:
+		return "xk_d2u(" + x + ")"
+	case stablehlo.F16, stablehlo.BF16:
+		return storeExpr(d, x)
+	}
+	return fmt.Sprintf("((uint%d_t)%s)", 8*d.Size(), x)
+}
+
+// fromBits converts an unsigned bit-pattern expression to a computed
+// value of dtype d.
+func fromBits(d stablehlo.DType, u string) string {
+	switch d {
+	case stablehlo.F32:
+		return "xk_u2f((uint32_t)" + u + ")"
+	case stablehlo.F64:
+		return "xk_u2d((uint64_t)" + u + ")"
+	case stablehlo.F16, stablehlo.BF16:
+		return loadExpr(d, "(uint16_t)"+u)
+	}
+	return fmt.Sprintf("((%s)(uint%d_t)%s)", ctype(d), 8*d.Size(), u)
+}
+
+// bitcast implements bitcast_convert on little-endian buffers (as the
+// interpreter): a narrower result's extra innermost dimension indexes the
+// operand element's pieces from least significant up; a wider result
+// joins the operand's innermost dimension the same way.
+func (g *gen) bitcast(op *stablehlo.Op, idx []string) string {
+	o := op.Operands[0]
+	from, to := o.Type.DType, op.Results[0].Type.DType
+	fs, ts := from.Size(), to.Size()
+	switch {
+	case fs == ts:
+		return fromBits(to, bitsExpr(from, g.val(o, idx)))
+	case fs > ts:
+		k := idx[len(idx)-1]
+		bits := bitsExpr(from, g.val(o, idx[:len(idx)-1]))
+		return fromBits(to, fmt.Sprintf("((uint64_t)%s >> (%d * %s))", bits, 8*ts, k))
+	}
+	var parts []string
+	for j := 0; j < ts/fs; j++ {
+		oi := append(slices.Clone(idx), strconv.Itoa(j))
+		parts = append(parts, fmt.Sprintf("((uint64_t)%s << %d)", bitsExpr(from, g.val(o, oi)), 8*fs*j))
+	}
+	return fromBits(to, "("+strings.Join(parts, " | ")+")")
 }
 
 func fsuffix(dt stablehlo.DType) string {
@@ -399,6 +500,11 @@ func unaryExpr(name, a string, dt stablehlo.DType) string {
 		return fmt.Sprintf("((%s)1 / sqrt%s(%s))", ct, f, a)
 	case "cosine":
 		return math1("cos")
+	case "tan":
+		if dt == stablehlo.F32 {
+			return fmt.Sprintf("((float)tan((double)%s))", a)
+		}
+		return math1("tan")
 	case "sine":
 		return math1("sin")
 	case "chlo.cosh", "chlo.sinh":
@@ -522,6 +628,14 @@ func convertExpr(a string, from, to stablehlo.DType) string {
 	switch {
 	case from == to:
 		return a
+	case isHalf(to) && from == stablehlo.F64:
+		// Round to odd first so that the rounding to 16 bits (by
+		// compute) is not a double rounding.
+		return fmt.Sprintf("xk_d2f_odd(%s)", a)
+	case isHalf(to) && (from == stablehlo.I64 || from == stablehlo.I32):
+		return fmt.Sprintf("xk_d2f_odd(xk_i2d_odd((int64_t)%s))", a)
+	case isHalf(to) && (from == stablehlo.UI64 || from == stablehlo.UI32):
+		return fmt.Sprintf("xk_d2f_odd(xk_u2d_odd((uint64_t)%s))", a)
 	case to == stablehlo.I1:
 		return fmt.Sprintf("((uint8_t)(%s != 0))", a)
 	case from.IsFloat() && !to.IsFloat():

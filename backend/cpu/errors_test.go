@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xlacache/xlacache/backend/cpu/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 

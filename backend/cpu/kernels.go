@@ -181,11 +181,11 @@ func (k *kernel) body(cfg Config, symbol string) (string, error) {
 	fmt.Fprintf(&b, "\n/* %s; %s */\n", k.desc, cfg)
 	fmt.Fprintf(&b, "void %s(void** bufs) {\n", symbol)
 	for i, v := range g.inputs {
-		t := ctype(v.Type.DType)
+		t := stype(v.Type.DType)
 		fmt.Fprintf(&b, "\tconst %s* restrict in%d = (const %s*)bufs[%d];\n", t, i, t, i)
 	}
 	for i, v := range g.outputs {
-		t := ctype(v.Type.DType)
+		t := stype(v.Type.DType)
 		fmt.Fprintf(&b, "\t%s* restrict out%d = (%s*)bufs[%d];\n", t, i, t, len(g.inputs)+i)
 	}
 	b.WriteString(g.b.String())
@@ -199,7 +199,7 @@ func genLoop(g *gen, op *stablehlo.Op) {
 	out := g.output(r)
 	idx := g.loops(r.Type.Shape, "i")
 	x := g.compute(op, idx)
-	g.line("%s[%s] = %s;", out, offset(r.Type.Shape, idx), x)
+	g.line("%s[%s] = %s;", out, offset(r.Type.Shape, idx), storeExpr(r.Type.DType, x))
 	g.endLoops(len(idx))
 }
 
@@ -245,7 +245,9 @@ func simpleReducer(op *stablehlo.Op) string {
 
 func reduceCandidates(op *stablehlo.Op) []Config {
 	c := []Config{{Name: "scalar"}}
-	if simpleReducer(op) == "" {
+	if simpleReducer(op) == "" || isHalf(op.Results[0].Type.DType) {
+		// 16-bit floats round after every step: only the in-order
+		// accumulation gives the reference's result.
 		return c
 	}
 	_, reduced := reduceShape(op)
@@ -395,7 +397,7 @@ func genReduce(g *gen, op *stablehlo.Op, cfg Config) {
 	}
 	g.endLoops(len(r))
 	for i := range outs {
-		g.line("%s[%s] = %s;", outs[i], offset(keptShape, o), accs[i])
+		g.line("%s[%s] = %s;", outs[i], offset(keptShape, o), storeExpr(op.Results[i].Type.DType, accs[i]))
 	}
 	g.endLoops(len(o))
 }
@@ -410,7 +412,7 @@ func genConcat(g *gen, op *stablehlo.Op) {
 		x := g.val(o, idx)
 		oi := append([]string(nil), idx...)
 		oi[dim] = fmt.Sprintf("(%s + %d)", idx[dim], base)
-		g.line("%s[%s] = %s;", out, offset(r.Type.Shape, oi), x)
+		g.line("%s[%s] = %s;", out, offset(r.Type.Shape, oi), storeExpr(r.Type.DType, x))
 		g.endLoops(len(idx))
 		base += o.Type.Shape[dim]
 	}
@@ -420,7 +422,7 @@ func genPad(g *gen, op *stablehlo.Op) {
 	r := op.Results[0]
 	out := g.output(r)
 	pv := g.val(op.Operands[1], nil)
-	g.line("for (int64_t i = 0; i < %d; i++) %s[i] = %s;", r.Type.NumElements(), out, pv)
+	g.line("for (int64_t i = 0; i < %d; i++) %s[i] = %s;", r.Type.NumElements(), out, storeExpr(r.Type.DType, pv))
 	o := op.Operands[0]
 	idx := g.loops(o.Type.Shape, "i")
 	var conds []string
@@ -438,7 +440,7 @@ func genPad(g *gen, op *stablehlo.Op) {
 	g.ind++
 	g.push()
 	x := g.val(o, idx)
-	g.line("%s[%s] = %s;", out, offset(r.Type.Shape, oi), x)
+	g.line("%s[%s] = %s;", out, offset(r.Type.Shape, oi), storeExpr(r.Type.DType, x))
 	g.pop()
 	g.ind--
 	g.line("}")

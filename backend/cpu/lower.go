@@ -69,10 +69,14 @@ var elementwiseOps = map[string]bool{
 	"add": true, "subtract": true, "multiply": true, "divide": true, "remainder": true, "power": true,
 	"maximum": true, "minimum": true, "atan2": true, "and": true, "or": true, "xor": true,
 	"chlo.next_after": true, "compare": true, "select": true, "clamp": true, "convert": true,
+	"shift_left": true, "shift_right_logical": true, "shift_right_arithmetic": true,
+	"popcnt": true, "count_leading_zeros": true, "is_finite": true, "reduce_precision": true,
+	"tan": true,
 }
 
 var indexOps = map[string]bool{
 	"broadcast_in_dim": true, "reshape": true, "transpose": true, "slice": true, "iota": true, "constant": true,
+	"reverse": true, "bitcast_convert": true,
 }
 
 var rootOps = map[string]bool{
@@ -82,7 +86,7 @@ var rootOps = map[string]bool{
 // opCost estimates the per-element cost of computing op inline.
 func opCost(op *stablehlo.Op) int {
 	switch op.Name {
-	case "broadcast_in_dim", "transpose", "slice", "iota", "constant":
+	case "broadcast_in_dim", "transpose", "slice", "iota", "constant", "reverse":
 		return 0
 	case "add", "subtract", "multiply", "negate", "abs", "and", "or", "xor", "not",
 		"compare", "select", "convert", "reshape", "maximum", "minimum", "clamp", "sign":
@@ -256,6 +260,9 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 				}
 			}
 		}
+	case (op.Name == "dot_general" || op.Name == "chlo.top_k") && (isHalf(op.Operands[0].Type.DType) || isHalf(op.Results[0].Type.DType)):
+		// Their kernels read operands straight from memory.
+		return l.unsupportedf(op, "%s on %s is not supported", op.Name, op.Operands[0].Type.DType)
 	case op.Name == "chlo.top_k":
 		x := op.Operands[0].Type
 		if x.Rank() == 0 || op.Attrs.K < 0 || op.Attrs.K > x.Shape[x.Rank()-1] || len(op.Results) != 2 {
@@ -268,10 +275,12 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 	return nil
 }
 
-// ctype is the C element type of a StableHLO dtype ("" when unsupported).
+// ctype is the C type a kernel computes a StableHLO dtype in ("" when
+// unsupported): f16 and bf16 values are held in float (exactly) and
+// rounded back to 16 bits after every op; stype is their storage type.
 func ctype(d stablehlo.DType) string {
 	switch d {
-	case stablehlo.F32:
+	case stablehlo.F32, stablehlo.F16, stablehlo.BF16:
 		return "float"
 	case stablehlo.F64:
 		return "double"
@@ -293,6 +302,59 @@ func ctype(d stablehlo.DType) string {
 		return "uint64_t"
 	}
 	return ""
+}
+
+// stype is the C type of a buffer element of dtype d.
+func stype(d stablehlo.DType) string {
+	if isHalf(d) {
+		return "uint16_t"
+	}
+	return ctype(d)
+}
+
+func isHalf(d stablehlo.DType) bool { return d == stablehlo.F16 || d == stablehlo.BF16 }
+
+// computeDT is the dtype whose C expressions compute d: f32 for the
+// 16-bit floats.
+func computeDT(d stablehlo.DType) stablehlo.DType {
+	if isHalf(d) {
+		return stablehlo.F32
+	}
+	return d
+}
+
+// loadExpr converts a buffer element expression to the compute type.
+func loadExpr(d stablehlo.DType, x string) string {
+	switch d {
+	case stablehlo.F16:
+		return "xk_h2f(" + x + ")"
+	case stablehlo.BF16:
+		return "xk_bf2f(" + x + ")"
+	}
+	return x
+}
+
+// storeExpr converts a computed value to the buffer element type (exact:
+// 16-bit values are already rounded).
+func storeExpr(d stablehlo.DType, x string) string {
+	switch d {
+	case stablehlo.F16:
+		return "xk_f2h(" + x + ")"
+	case stablehlo.BF16:
+		return "xk_f2bf(" + x + ")"
+	}
+	return x
+}
+
+// roundExpr rounds a computed float to the 16-bit type d (nearest-even).
+func roundExpr(d stablehlo.DType, x string) string {
+	switch d {
+	case stablehlo.F16:
+		return "xk_rh(" + x + ")"
+	case stablehlo.BF16:
+		return "xk_rbf(" + x + ")"
+	}
+	return x
 }
 
 // opSummary names the ops a kernel covers, for --verbose and comments.

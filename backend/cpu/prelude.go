@@ -106,6 +106,106 @@ XK_INLINE float xk_sinhf(float x) {
 	return 0.5f * (e + e / (e + 1));
 }
 
+/* 16-bit floats are stored as bit patterns (uint16_t) and computed in
+   float, which holds every f16 and bf16 value exactly; every op on them
+   rounds its float result back to the 16-bit format (nearest-even), as the
+   reference interpreter does. */
+XK_INLINE float xk_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+XK_INLINE uint32_t xk_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+XK_INLINE double xk_u2d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+XK_INLINE uint64_t xk_d2u(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+XK_INLINE float xk_bf2f(uint16_t b) { return xk_u2f((uint32_t)b << 16); }
+XK_INLINE uint16_t xk_f2bf(float f) {
+	uint32_t u = xk_f2u(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+XK_INLINE float xk_h2f(uint16_t h) {
+	uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h & 0x7c00u) >> 10, m = (uint32_t)(h & 0x03ffu) << 13;
+	if (e == 0x1f) return xk_u2f(sign | (m ? 0x7fc00000u : 0x7f800000u) | m);
+	if (e == 0) {
+		if (m == 0) return xk_u2f(sign);
+		e++;
+		while ((m & 0x7f800000u) == 0) { m <<= 1; e--; }
+		m &= 0x007fffffu;
+	}
+	return xk_u2f(sign | ((e + 112u) << 23) | m);
+}
+XK_INLINE uint16_t xk_f2h(float f) {
+	uint32_t u = xk_f2u(f), sign = u & 0x80000000u, e = u & 0x7f800000u, m = u & 0x007fffffu;
+	uint32_t hs = sign >> 16;
+	if (e == 0x7f800000u) return (uint16_t)(hs | 0x7c00u | (m ? 0x0200u : 0u) | (m >> 13));
+	int32_t he = (int32_t)(e >> 23) - 127 + 15;
+	if (he >= 0x1f) return (uint16_t)(hs | 0x7c00u);
+	if (he <= 0) {
+		if (14 - he > 24) return (uint16_t)hs;
+		uint32_t c = m | 0x00800000u, hc = c >> (uint32_t)(14 - he), rb = 1u << (uint32_t)(13 - he);
+		if ((c & rb) != 0 && (c & (3u * rb - 1u)) != 0) hc++;
+		return (uint16_t)(hs | hc);
+	}
+	uint32_t r = hs | ((uint32_t)he << 10) | (m >> 13);
+	if ((m & 0x1000u) != 0 && (m & 0x2fffu) != 0) r++;
+	return (uint16_t)r;
+}
+XK_INLINE float xk_rh(float x) { return xk_h2f(xk_f2h(x)); }
+XK_INLINE float xk_rbf(float x) { return xk_bf2f(xk_f2bf(x)); }
+/* double to float rounding to odd: exact, or the odd neighbour toward
+   zero, so that rounding once more to f16/bf16 is correctly rounded. */
+XK_INLINE float xk_d2f_odd(double d) {
+	float f = (float)d;
+	if (d != d || (double)f == d) return f;
+	uint32_t u = xk_f2u(f);
+	if (fabs((double)f) > fabs(d)) u--;
+	return xk_u2f(u | 1u);
+}
+/* Integers to double rounding to odd (exact below 2^53). */
+XK_INLINE double xk_u2d_odd(uint64_t u) {
+	if (u < (1ull << 53)) return (double)u;
+	int sh = 11 - __builtin_clzll(u);
+	uint64_t m = u >> sh;
+	if (u & ((1ull << sh) - 1)) m |= 1;
+	return (double)m * (double)(1ull << sh);
+}
+XK_INLINE double xk_i2d_odd(int64_t v) { return v < 0 ? -xk_u2d_odd(0 - (uint64_t)v) : xk_u2d_odd((uint64_t)v); }
+
+/* Shifts: the amount is read as unsigned; amounts >= the width give 0, or
+   the sign fill for arithmetic right shifts (spec §shift_*). */
+#define XK_SHIFT(T, UT, ST, W) \
+XK_INLINE T xk_shl_##T(T a, T b) { return (UT)b >= W ? (T)0 : (T)((UT)a << (UT)b); } \
+XK_INLINE T xk_shrl_##T(T a, T b) { return (UT)b >= W ? (T)0 : (T)((UT)a >> (UT)b); } \
+XK_INLINE T xk_shra_##T(T a, T b) { UT s = (UT)b >= W ? (UT)(W - 1) : (UT)b; return (T)(UT)((ST)a >> s); } \
+XK_INLINE T xk_clz_##T(T a) { return (UT)a == 0 ? (T)W : (T)(__builtin_clzll((uint64_t)(UT)a) - (64 - W)); } \
+XK_INLINE T xk_popcnt_##T(T a) { return (T)__builtin_popcountll((uint64_t)(UT)a); }
+XK_SHIFT(int8_t, uint8_t, int8_t, 8)
+XK_SHIFT(int16_t, uint16_t, int16_t, 16)
+XK_SHIFT(int32_t, uint32_t, int32_t, 32)
+XK_SHIFT(int64_t, uint64_t, int64_t, 64)
+XK_SHIFT(uint8_t, uint8_t, int8_t, 8)
+XK_SHIFT(uint16_t, uint16_t, int16_t, 16)
+XK_SHIFT(uint32_t, uint32_t, int32_t, 32)
+XK_SHIFT(uint64_t, uint64_t, int64_t, 64)
+
+/* reduce_precision on a float's bit pattern (XLA's algorithm): round the
+   mantissa to mb bits (nearest-even), flush exponents outside eb bits to
+   Inf or zero, keep NaN (Inf when mb = 0). */
+XK_INLINE uint64_t xk_redprec(uint64_t v, int se, int sm, int eb, int mb) {
+	int w = 1 + se + sm;
+	uint64_t sign = 1ull << (w - 1), em = ((1ull << se) - 1) << sm, mm = (1ull << sm) - 1, x = v;
+	int nan = (v & em) == em && (v & mm) != 0;
+	if (mb < sm) {
+		uint64_t last = 1ull << (sm - mb);
+		x = (x + (last >> 1) - 1 + ((x & last) >> (sm - mb))) & ~(last - 1);
+	}
+	if (eb < se) {
+		uint64_t sb = (1ull << (se - 1)) - 1, rb = (1ull << (eb - 1)) - 1, e = x & em, s = x & sign;
+		if (e > ((sb + rb) << sm)) x = s | em;
+		else if (e <= ((sb - rb) << sm)) x = s;
+	}
+	if (nan) return mb > 0 ? v : ((v & sign) | em);
+	return x;
+}
+
 /* Total order keys for floats: -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN. */
 XK_INLINE int32_t xk_tokf(float x) { int32_t i; memcpy(&i, &x, 4); return i ^ (int32_t)(((uint32_t)(i >> 31)) >> 1); }
 XK_INLINE int64_t xk_tok(double x) { int64_t i; memcpy(&i, &x, 8); return i ^ (int64_t)(((uint64_t)(i >> 63)) >> 1); }
