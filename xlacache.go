@@ -42,7 +42,7 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache
 	// The parts log as the cache does.
 	clog := logger.With("component", "xlacache")
 	var options []cache.Option
-	shared, err := OpenShared(opts.SharedURL, clog)
+	shared, err := openShared(opts.SharedURL, opts.SharedMaxObjectSize, clog)
 	if err != nil {
 		clog.Warn("shared cache tier unusable; using the local directory only", "url", s3blob.Redact(opts.SharedURL), "err", err)
 	} else if shared != nil {
@@ -67,12 +67,21 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache
 // empty URL. The store is not contacted: an unreachable one shows on first
 // use. AWS_* variables complete the URL (see s3blob.ParseURL).
 func OpenShared(url string, logger *slog.Logger) (blob.Store, error) {
+	return openShared(url, 0, logger)
+}
+
+// openShared is OpenShared with the bound on objects read
+// (config.Options.SharedMaxObjectSize; 0 for the default).
+func openShared(url string, maxObjectSize int64, logger *slog.Logger) (blob.Store, error) {
 	if url == "" {
 		return nil, nil
 	}
 	cfg, err := s3blob.ParseURL(url, os.Getenv)
 	if err != nil {
 		return nil, err
+	}
+	if maxObjectSize > 0 {
+		cfg.MaxObjectSize = maxObjectSize
 	}
 	st, err := s3blob.Open(cfg)
 	if err != nil {

@@ -1,12 +1,10 @@
 package xlacache
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/logtest"
 )
 
 func TestOpenShared(t *testing.T) {
@@ -47,24 +46,6 @@ func TestOpenShared(t *testing.T) {
 	}
 }
 
-// logBuf is a goroutine-safe log sink.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // The shared tier Open gives the cache is guarded: a store nobody answers
 // for costs one failure and one log line, then fails fast.
 func TestOpenGuardsSharedTier(t *testing.T) {
@@ -74,7 +55,7 @@ func TestOpenGuardsSharedTier(t *testing.T) {
 	o.SharedURL = "s3://bucket/x?endpoint=http://127.0.0.1:1&timeout=2s&cooldown=1h"
 	t.Setenv("AWS_ACCESS_KEY_ID", "a")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "b")
-	var logs logBuf
+	var logs logtest.Buffer
 	c, err := Open(context.Background(), o, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +82,7 @@ func TestOpenUnusableSharedURL(t *testing.T) {
 	o := config.Defaults()
 	o.Dir = t.TempDir()
 	o.SharedURL = "s3://ak:sk@bucket/x"
-	var logs logBuf
+	var logs logtest.Buffer
 	c, err := Open(context.Background(), o, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)

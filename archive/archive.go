@@ -48,6 +48,10 @@ type Options struct {
 	// DirMode and FileMode are the modes of the directories and files
 	// Import creates; zero means 0700 and 0600.
 	DirMode, FileMode fs.FileMode
+	// MaxMemberSize and MaxImportSize bound, on Import, one member's size
+	// and the sum of the members' sizes; zero means DefaultMaxMemberSize
+	// and DefaultMaxImportSize.
+	MaxMemberSize, MaxImportSize int64
 }
 
 func (o Options) modes() (dir, file fs.FileMode) {

@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
 )
@@ -47,6 +48,11 @@ func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStat
 	if err != nil {
 		return st, err
 	}
+	// A symlinked cache directory is a normal setup: walk what it points
+	// to (the walk itself never follows a link inside the tree).
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return st, err
+	}
 	files, err := collect(ctx, dir)
 	if err != nil {
 		return st, err
@@ -55,7 +61,7 @@ func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStat
 	var keep []exportFile
 	for _, f := range files {
 		if f.class.Kind != layout.Entry {
-			data, err := os.ReadFile(f.path)
+			data, err := atomicfile.ReadRegularPath(f.path, maxMember)
 			if err != nil {
 				return st, err
 			}
@@ -82,7 +88,7 @@ func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStat
 		return st, err
 	}
 	for _, f := range keep {
-		data, err := os.ReadFile(f.path)
+		data, err := atomicfile.ReadRegularPath(f.path, maxMember)
 		if err != nil {
 			return st, err
 		}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 )
@@ -36,9 +36,9 @@ type GuardOptions struct {
 // timeout and one log line, not one per call: every call is bounded by
 // Timeout, and after a failure the guard fails fast with ErrUnavailable for
 // Cooldown, then lets one call probe the store; the others keep failing fast
-// until the probe succeeds. ErrNotExist, ErrExist and ErrTooLarge are
-// answers, so they count as success; a caller's own cancellation says
-// nothing about the store. Invalid names are refused before any call.
+// until the probe succeeds. ErrNotExist, ErrExist, ErrTooLarge and
+// ErrPrecondition are answers, so they count as success; a caller's own
+// cancellation says nothing about the store. Invalid names are refused before any call.
 func Guard(s Store, o GuardOptions) Store {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -81,17 +81,32 @@ func (g *guard) String() string { return g.opts.Name }
 
 // call runs op under the breaker and the per-call timeout.
 func (g *guard) call(ctx context.Context, what, name string, op func(ctx context.Context) error) error {
+	cctx, cancel, err := g.begin(ctx, what, name)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return g.end(ctx, what, name, op(cctx))
+}
+
+// begin checks the caller's context and the breaker, and returns the
+// context, bounded by the per-call timeout, that the call runs under.
+func (g *guard) begin(ctx context.Context, what, name string) (context.Context, context.CancelFunc, error) {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s %s: %w", what, name, err)
+		return nil, nil, fmt.Errorf("%s %s: %w", what, name, err)
 	}
 	if err := g.allow(); err != nil {
-		return fmt.Errorf("%s %s: %w", what, name, err)
+		return nil, nil, fmt.Errorf("%s %s: %w", what, name, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, g.opts.Timeout)
-	defer cancel()
-	err := op(cctx)
+	return cctx, cancel, nil
+}
+
+// end feeds the outcome of a call begun by begin to the breaker and
+// returns the error the caller sees.
+func (g *guard) end(ctx context.Context, what, name string, err error) error {
 	switch {
-	case err == nil, errors.Is(err, ErrNotExist), errors.Is(err, ErrExist), errors.Is(err, ErrTooLarge):
+	case err == nil, errors.Is(err, ErrNotExist), errors.Is(err, ErrExist), errors.Is(err, ErrTooLarge), errors.Is(err, ErrPrecondition):
 		g.success()
 		return err
 	case ctx.Err() != nil:
@@ -159,16 +174,67 @@ func (g *guard) Get(ctx context.Context, name string) ([]byte, error) {
 	if err := ValidName(name); err != nil {
 		return nil, fmt.Errorf("get: %w", err)
 	}
-	var data []byte
-	err := g.call(ctx, "get", name, func(ctx context.Context) error {
+	return callValue(ctx, g, "get", name, g.s.Get)
+}
+
+// Open implements Store. The per-call timeout covers reading the body
+// too: it runs until the reader is closed. A read that fails (the store
+// stopped answering mid-body) counts as a failure of the store.
+func (g *guard) Open(ctx context.Context, name string) (io.ReadCloser, Info, error) {
+	if err := ValidName(name); err != nil {
+		return nil, Info{}, fmt.Errorf("open: %w", err)
+	}
+	cctx, cancel, err := g.begin(ctx, "open", name)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	rc, info, err := g.s.Open(cctx, name)
+	if err := g.end(ctx, "open", name, err); err != nil {
+		cancel()
+		return nil, Info{}, err
+	}
+	return &guardReader{g: g, ctx: ctx, name: name, rc: rc, cancel: cancel}, info, nil
+}
+
+// guardReader is the body of an object opened through a guard.
+type guardReader struct {
+	g      *guard
+	ctx    context.Context // the caller's
+	name   string
+	rc     io.ReadCloser
+	cancel context.CancelFunc
+	failed bool
+}
+
+func (r *guardReader) Read(p []byte) (int, error) {
+	n, err := r.rc.Read(p)
+	if err != nil && err != io.EOF && !r.failed {
+		r.failed = true
+		err = r.g.end(r.ctx, "reading", r.name, err)
+	}
+	return n, err
+}
+
+func (r *guardReader) Close() error {
+	defer r.cancel()
+	return r.rc.Close()
+}
+
+// ReplaceIfMatch implements Store.
+func (g *guard) ReplaceIfMatch(ctx context.Context, name, etag string, data []byte) (string, error) {
+	if err := ValidName(name); err != nil {
+		return "", fmt.Errorf("replace: %w", err)
+	}
+	var newETag string
+	err := g.call(ctx, "replace", name, func(ctx context.Context) error {
 		var err error
-		data, err = g.s.Get(ctx, name)
+		newETag, err = g.s.ReplaceIfMatch(ctx, name, etag, data)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return data, nil
+	return newETag, nil
 }
 
 // PutIfAbsent implements Store.
@@ -186,35 +252,15 @@ func (g *guard) Stat(ctx context.Context, name string) (Info, error) {
 	if err := ValidName(name); err != nil {
 		return Info{}, fmt.Errorf("stat: %w", err)
 	}
-	var info Info
-	err := g.call(ctx, "stat", name, func(ctx context.Context) error {
-		var err error
-		info, err = g.s.Stat(ctx, name)
-		return err
-	})
-	if err != nil {
-		return Info{}, err
-	}
-	return info, nil
+	return callValue(ctx, g, "stat", name, g.s.Stat)
 }
 
 // List implements Store.
 func (g *guard) List(ctx context.Context, prefix string) ([]Info, error) {
-	if p := strings.TrimSuffix(prefix, "/"); p != "" {
-		if err := ValidName(p); err != nil {
-			return nil, fmt.Errorf("list: %w", err)
-		}
+	if err := ValidPrefix(prefix); err != nil {
+		return nil, fmt.Errorf("list: %w", err)
 	}
-	var infos []Info
-	err := g.call(ctx, "list", prefix, func(ctx context.Context) error {
-		var err error
-		infos, err = g.s.List(ctx, prefix)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return infos, nil
+	return callValue(ctx, g, "list", prefix, g.s.List)
 }
 
 // Delete implements Store.
@@ -225,6 +271,22 @@ func (g *guard) Delete(ctx context.Context, name string) error {
 	return g.call(ctx, "delete", name, func(ctx context.Context) error {
 		return g.s.Delete(ctx, name)
 	})
+}
+
+// callValue is g.call for a store method that returns a value: f(ctx, name)
+// runs under the guard, and a failed call returns T's zero value.
+func callValue[T any](ctx context.Context, g *guard, op, name string, f func(context.Context, string) (T, error)) (T, error) {
+	var v T
+	err := g.call(ctx, op, name, func(ctx context.Context) error {
+		var err error
+		v, err = f(ctx, name)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
 }
 
 // Close closes the guarded store.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/logtest"
 )
 
 // fakeStore fails, answers or blocks as a test tells it, and counts the
@@ -69,6 +72,16 @@ func (f *fakeStore) Get(ctx context.Context, name string) ([]byte, error) {
 func (f *fakeStore) PutIfAbsent(ctx context.Context, name string, data []byte) error {
 	return f.do(ctx)
 }
+func (f *fakeStore) Open(ctx context.Context, name string) (io.ReadCloser, Info, error) {
+	if err := f.do(ctx); err != nil {
+		return nil, Info{}, err
+	}
+	data := "data of " + name
+	return io.NopCloser(strings.NewReader(data)), Info{Name: name, Size: int64(len(data))}, nil
+}
+func (f *fakeStore) ReplaceIfMatch(ctx context.Context, name, etag string, data []byte) (string, error) {
+	return "new-etag", f.do(ctx)
+}
 func (f *fakeStore) Stat(ctx context.Context, name string) (Info, error) {
 	if err := f.do(ctx); err != nil {
 		return Info{}, err
@@ -90,33 +103,6 @@ func (f *fakeStore) Close() error {
 }
 func (f *fakeStore) String() string { return "fake://store" }
 
-// records collects log lines as "LEVEL message".
-type records struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (r *records) Enabled(context.Context, slog.Level) bool { return true }
-func (r *records) Handle(_ context.Context, rec slog.Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, rec.Level.String()+" "+rec.Message)
-	return nil
-}
-func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *records) WithGroup(string) slog.Handler      { return r }
-func (r *records) count(prefix string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, m := range r.msgs {
-		if strings.HasPrefix(m, prefix) {
-			n++
-		}
-	}
-	return n
-}
-
 // clock is a settable time for stepping through a cool-down.
 type clock struct {
 	mu sync.Mutex
@@ -135,9 +121,9 @@ func (c *clock) advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-func newGuard(t *testing.T, f *fakeStore, o GuardOptions) (*guard, *records, *clock) {
+func newGuard(t *testing.T, f *fakeStore, o GuardOptions) (*guard, *logtest.Recorder, *clock) {
 	t.Helper()
-	rec := &records{}
+	rec := &logtest.Recorder{}
 	o.Logger = slog.New(rec)
 	g := Guard(f, o).(*guard)
 	clk := &clock{t: time.Unix(1_000_000, 0)}
@@ -187,8 +173,8 @@ func TestGuardOpensOnceProbesAndRecovers(t *testing.T) {
 	if _, err := g.Get(ctx, "executables/k"); !errors.Is(err, ErrUnavailable) || f.n() != 2 {
 		t.Fatalf("after a failed probe: %v, %d calls", err, f.n())
 	}
-	if n := rec.count("WARN"); n != 1 {
-		t.Fatalf("%d warnings, want exactly one: %q", n, rec.msgs)
+	if n := rec.Count("WARN"); n != 1 {
+		t.Fatalf("%d warnings, want exactly one: %q", n, rec.Lines())
 	}
 	// The store comes back: the next probe succeeds and says so once.
 	f.set(nil)
@@ -201,14 +187,14 @@ func TestGuardOpensOnceProbesAndRecovers(t *testing.T) {
 			t.Fatalf("Get after recovery: %v", err)
 		}
 	}
-	if n := rec.count("INFO xlacache: shared store reachable again"); n != 1 {
-		t.Fatalf("%d recovery lines, want 1: %q", n, rec.msgs)
+	if n := rec.Count("INFO xlacache: shared store reachable again"); n != 1 {
+		t.Fatalf("%d recovery lines, want 1: %q", n, rec.Lines())
 	}
 	// A new outage is a new Warn line.
 	f.set(down)
 	g.Get(ctx, "executables/k")
-	if n := rec.count("WARN"); n != 2 {
-		t.Fatalf("%d warnings after a second outage, want 2: %q", n, rec.msgs)
+	if n := rec.Count("WARN"); n != 2 {
+		t.Fatalf("%d warnings after a second outage, want 2: %q", n, rec.Lines())
 	}
 }
 
@@ -222,8 +208,8 @@ func TestGuardAnswersAreSuccess(t *testing.T) {
 				t.Fatalf("Get: %v, want only %v", err, answer)
 			}
 		}
-		if f.n() != 3 || len(rec.msgs) != 0 {
-			t.Fatalf("%v opened the guard: %d calls, logs %q", answer, f.n(), rec.msgs)
+		if f.n() != 3 || len(rec.Lines()) != 0 {
+			t.Fatalf("%v opened the guard: %d calls, logs %q", answer, f.n(), rec.Lines())
 		}
 	}
 }
@@ -239,8 +225,8 @@ func TestGuardTimeout(t *testing.T) {
 	if err := g.PutIfAbsent(context.Background(), "x", nil); !errors.Is(err, ErrUnavailable) || f.n() != 1 {
 		t.Fatalf("Put after a timeout: %v, %d calls", err, f.n())
 	}
-	if rec.count("WARN") != 1 {
-		t.Fatalf("logs %q", rec.msgs)
+	if rec.Count("WARN") != 1 {
+		t.Fatalf("logs %q", rec.Lines())
 	}
 }
 
@@ -294,8 +280,8 @@ func TestGuardCallerCancelSaysNothing(t *testing.T) {
 	if _, err := g.Get(context.Background(), "x"); err != nil {
 		t.Fatalf("probe after a cancelled probe: %v", err)
 	}
-	if rec.count("WARN") != 1 || rec.count("INFO") != 1 {
-		t.Fatalf("logs %q", rec.msgs)
+	if rec.Count("WARN") != 1 || rec.Count("INFO") != 1 {
+		t.Fatalf("logs %q", rec.Lines())
 	}
 }
 
@@ -323,8 +309,8 @@ func TestGuardRefusesInvalidNames(t *testing.T) {
 	if infos, err := g.List(ctx, "a/"); err != nil || len(infos) != 1 {
 		t.Errorf("List(a/) = %v, %v", infos, err)
 	}
-	if f.n() != 1 || len(rec.msgs) != 0 || g.String() != "named" {
-		t.Fatalf("%d calls, logs %q, name %q", f.n(), rec.msgs, g.String())
+	if f.n() != 1 || len(rec.Lines()) != 0 || g.String() != "named" {
+		t.Fatalf("%d calls, logs %q, name %q", f.n(), rec.Lines(), g.String())
 	}
 	g.Close()
 	if !f.closed {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"time"
 
+	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
 )
@@ -26,17 +28,16 @@ type Usage struct {
 }
 
 // Scan counts files and bytes under dir by area. It reads nothing but
-// directory metadata and writes nothing.
+// directory metadata and writes nothing. A symlinked dir is followed (the
+// tree under it is not).
 func Scan(ctx context.Context, dir string) (Usage, error) {
 	u := Usage{Areas: map[string]TierStats{}}
-	if _, err := os.Stat(dir); err != nil {
+	sc, root, err := scanDir(ctx, dir)
+	if err != nil {
 		return u, fmt.Errorf("scan: %w", err)
 	}
-	files, _, err := scanFiles(ctx, dir)
-	if err != nil {
-		return u, err
-	}
-	for _, f := range files {
+	root.Close()
+	for _, f := range sc.files {
 		a := f.class.Area
 		t := u.Areas[a]
 		t.Entries++
@@ -75,17 +76,25 @@ type EntryInfo struct {
 // subcaches are not xlacache entries and are left out), sorted by tier then
 // key. Only headers are read.
 func List(ctx context.Context, dir string) ([]EntryInfo, error) {
-	files, _, err := scanFiles(ctx, dir)
+	sc, root, err := scanDir(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
+	defer root.Close()
 	var out []EntryInfo
-	for _, f := range files {
+	// Odd files (a FIFO or symbolic link at an entry's path) are listed as
+	// damaged, never opened.
+	for i, f := range append(sc.odd, sc.files...) {
 		if f.class.Kind != layout.Entry {
 			continue
 		}
 		ei := EntryInfo{Tier: f.class.Tier, Key: f.class.Key, Path: f.path, Size: f.size, LastUsed: f.mtime}
-		h, _, err := readHeader(f.path)
+		if i < len(sc.odd) {
+			ei.Err = "not a regular file"
+			out = append(out, ei)
+			continue
+		}
+		h, _, err := readHeader(root, f.rel)
 		if err != nil {
 			ei.Err = err.Error()
 		} else {
@@ -121,6 +130,8 @@ type BadEntry struct {
 type VerifyResult struct {
 	Checked int        `json:"checked"`
 	Bad     []BadEntry `json:"bad"`
+	// StaleTemps counts stale temporary files a repair removed.
+	StaleTemps int `json:"stale_temps,omitempty"`
 }
 
 // Verify fully checks every entry of every xlacache tier (checksum, key
@@ -135,11 +146,22 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 	if repair && !c.writer {
 		return res, fmt.Errorf("verify --repair %s: this process is a reader (role %s, index %d)", c.dir, c.opts.Role, c.opts.ProcessIndex)
 	}
-	files, _, err := scanFiles(ctx, c.dir)
+	if c.root == nil {
+		return res, fmt.Errorf("verify: %s does not exist", c.dir)
+	}
+	sc, err := scanFiles(ctx, c.root, c.dir)
 	if err != nil {
 		return res, err
 	}
-	for _, f := range files {
+	// Something other than a regular file where an entry belongs (a
+	// FIFO, a symbolic link) is damage; it is never opened.
+	var odd []fileInfo
+	for _, f := range sc.odd {
+		if f.class.Kind == layout.Entry {
+			odd = append(odd, f)
+		}
+	}
+	for i, f := range append(odd, sc.files...) {
 		if f.class.Kind != layout.Entry {
 			continue
 		}
@@ -148,13 +170,18 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 			return res, ctx.Err()
 		}
 		res.Checked++
-		verr := verifyFile(f.path, c.signingKey)
+		var verr error
+		if i < len(odd) {
+			verr = fmt.Errorf("%w: %s is not a regular file", entry.ErrForeign, f.rel)
+		} else {
+			verr = verifyFile(c.root, f.rel, c.signingKey)
+		}
 		if verr == nil {
 			continue
 		}
 		b := BadEntry{Tier: area, Path: f.path, Err: verr.Error(), Kind: decodeKind(verr)}
 		if repair {
-			st, _ := os.Lstat(f.path)
+			st, _ := c.root.Lstat(f.rel)
 			dst, qerr := c.quarantine(area, f.path, st)
 			if qerr != nil {
 				b.Err += fmt.Sprintf(" (quarantine failed: %v)", qerr)
@@ -163,11 +190,18 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 		}
 		res.Bad = append(res.Bad, b)
 	}
+	if repair {
+		for _, f := range sc.temps {
+			if f.stale && c.root.Remove(f.rel) == nil {
+				res.StaleTemps++
+			}
+		}
+	}
 	return res, nil
 }
 
-func verifyFile(p string, signingKey []byte) error {
-	data, err := ReadEntryFile(p)
+func verifyFile(root *os.Root, rel string, signingKey []byte) error {
+	data, err := readEntryIn(root, rel)
 	if err != nil {
 		return err
 	}
@@ -175,8 +209,8 @@ func verifyFile(p string, signingKey []byte) error {
 	if err != nil {
 		return err
 	}
-	if e.Key != filepath.Base(p) {
-		return fmt.Errorf("%w: file %s holds key %q", entry.ErrCorrupt, filepath.Base(p), e.Key)
+	if base := path.Base(rel); e.Key != base {
+		return fmt.Errorf("%w: file %s holds key %q", entry.ErrCorrupt, base, e.Key)
 	}
 	if _, _, err := ParseKey(e.Key); err != nil {
 		return fmt.Errorf("%w: %v", entry.ErrCorrupt, err)
@@ -189,6 +223,11 @@ func verifyFile(p string, signingKey []byte) error {
 // directory and the lease directory. Other files are left alone, so pointing --dir at the wrong
 // directory cannot wipe it.
 func Clear(ctx context.Context, dir string) (removed int, err error) {
+	root, dir, err := adminRoot(dir)
+	if err != nil {
+		return 0, fmt.Errorf("clear: %w", err)
+	}
+	defer root.Close()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, fmt.Errorf("clear: %w", err)
@@ -206,7 +245,7 @@ func Clear(ctx context.Context, dir string) (removed int, err error) {
 		default:
 			continue
 		}
-		if err := os.RemoveAll(p); err != nil {
+		if err := root.RemoveAll(name); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -219,19 +258,28 @@ func Clear(ctx context.Context, dir string) (removed int, err error) {
 // header is parsed from a bounded prefix and the file is read whole only
 // when the sizes it declares add up. Tools that copy entries (verify,
 // sync, export) use it so that a hostile file cannot exhaust memory.
+//
+// A FIFO, socket, device or symbolic link at p is refused without being
+// opened for blocking reads.
 func ReadEntryFile(p string) ([]byte, error) {
-	f, err := os.Open(p)
+	root, err := os.OpenRoot(filepath.Dir(p))
 	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return readEntryIn(root, filepath.Base(p))
+}
+
+// readEntryIn is ReadEntryFile for rel inside root.
+func readEntryIn(root *os.Root, rel string) ([]byte, error) {
+	f, st, err := atomicfile.OpenRegular(root, rel)
+	if err != nil {
+		if errors.Is(err, atomicfile.ErrNotRegular) {
+			return nil, fmt.Errorf("%w: %v", entry.ErrForeign, err)
+		}
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", entry.ErrForeign, p)
-	}
 	return entry.Read(f, st.Size(), 0)
 }
 
@@ -248,13 +296,30 @@ type FileUsage struct {
 // that trims and Prune may evict: tier entries, XLA's subcaches and the
 // quarantine. It reads only directory metadata.
 func Files(ctx context.Context, dir string) ([]FileUsage, error) {
-	files, _, err := scanFiles(ctx, dir)
+	sc, root, err := scanDir(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]FileUsage, len(files))
-	for i, f := range files {
+	root.Close()
+	out := make([]FileUsage, len(sc.files))
+	for i, f := range sc.files {
 		out[i] = FileUsage{Path: f.path, Rel: f.rel, Size: f.size, ModTime: f.mtime}
 	}
 	return out, nil
+}
+
+// scanDir is scanFiles for an admin command's directory argument, resolved
+// (a symlinked cache directory is a normal setup). The caller closes the
+// returned root.
+func scanDir(ctx context.Context, dir string) (scan, *os.Root, error) {
+	root, resolved, err := adminRoot(dir)
+	if err != nil {
+		return scan{}, nil, err
+	}
+	sc, err := scanFiles(ctx, root, resolved)
+	if err != nil {
+		root.Close()
+		return scan{}, nil, err
+	}
+	return sc, root, nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/logonce"
 	"github.com/xlacache/xlacache/internal/subcache"
@@ -50,9 +51,12 @@ type Cache struct {
 	opts   config.Options
 	logger *slog.Logger
 
-	// dir is the usable cache directory, "" when caching is off or the
-	// directory cannot be used at all.
+	// dir is the usable cache directory (symbolic links resolved), ""
+	// when caching is off or the directory cannot be used at all.
 	dir string
+	// root confines every file operation under dir (see confine.go); nil
+	// when dir is "" or does not exist (a reader's missing directory).
+	root *os.Root
 	// writer is true when this process may write to dir.
 	writer bool
 	// signingKey copies opts.SigningKey.
@@ -60,6 +64,12 @@ type Cache struct {
 
 	shared blob.Store
 	mirror *subcache.Mirror // XLA's raw subcaches onto shared; nil without
+
+	// badShared maps the name of a shared object that failed verification
+	// to its ETag, so that this writer's next put replaces exactly that
+	// object (blob.Store.ReplaceIfMatch).
+	badShared sync.Map
+
 	flight Flight
 	ledger *ledger
 	hooks  fsHooks
@@ -72,6 +82,7 @@ type Cache struct {
 	logs *logonce.Logger // failures that repeat are logged once per kind
 
 	trimming      atomic.Bool
+	trimPuts      trimPutLog // this process's puts during a trim pass (trimcursor.go)
 	trimWanted    atomic.Bool
 	lastReconcile atomic.Int64
 	lastFlush     atomic.Int64
@@ -138,19 +149,9 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options
 		return c, nil
 	}
 	c.opts.Dir = dir
-	if opts.Writer() {
-		if err := c.initWriter(dir); err != nil {
-			if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
-				logger.Warn("cache directory not writable; reading only", "dir", dir, "err", err)
-				c.dir = dir
-			} else {
-				logger.Warn("cache directory unusable; compiling without a cache", "dir", dir, "err", err)
-			}
-			c.countError(kindOf(err))
-		}
-	} else {
-		// A reader never creates anything: a missing directory just misses.
-		c.dir = dir
+	if err := c.openDir(dir); err != nil {
+		// openDir logged why; compile without a local directory.
+		c.dir, c.root = "", nil
 	}
 	if oo.shared != nil {
 		c.attachShared(oo.shared)
@@ -158,44 +159,34 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options
 	if oo.flight != nil && c.dir != "" {
 		c.flight = oo.flight
 	}
-	if c.writer && c.ledger != nil {
-		if _, last, err := c.ledger.read(); err == nil && time.Since(last) > touchInterval && c.opts.MaxSize > 0 {
-			// Unknown or stale total (first open, or XLA's subcaches grew
-			// behind our back): recount in the background.
-			c.startTrim()
-		}
-	}
+	c.trimAtOpen()
 	return c, nil
 }
 
-func (c *Cache) initWriter(dir string) error {
+// initWriter creates the writer's fixed directories and the ledger inside
+// c.root. Any of them being a symbolic link or another non-directory is
+// damage that makes this process a reader.
+func (c *Cache) initWriter() error {
 	mode := c.opts.EffectiveDirMode()
-	mk := func(p string) error {
-		if err := os.MkdirAll(p, mode); err != nil {
-			return err
-		}
-		return nil
+	mk := func(rel string) error {
+		return atomicfile.MkdirAllIn(c.root, rel, mode)
 	}
-	if err := mk(dir); err != nil {
-		return fmt.Errorf("creating cache directory: %w", err)
-	}
-	d := layout.Dir(dir)
-	if err := mk(d.Tier(ExecutablesTier)); err != nil {
+	if err := mk(ExecutablesTier); err != nil {
 		return fmt.Errorf("creating executables tier: %w", err)
 	}
-	if err := mk(d.State()); err != nil {
+	if err := mk(layout.StateDir); err != nil {
 		return fmt.Errorf("creating state directory: %w", err)
 	}
 	if c.opts.HasSubcache(config.SubcacheAutotune) {
-		if err := mk(d.XLAAutotune()); err != nil {
+		if err := mk(layout.XLAAutotuneDir); err != nil {
 			return fmt.Errorf("creating autotune subcache: %w", err)
 		}
 	}
-	l, err := openLedger(d.Ledger(), c.opts.EffectiveFileMode())
+	l, err := openLedger(c.root, layout.LedgerRel, c.opts.EffectiveFileMode())
 	if err != nil {
 		return err
 	}
-	c.dir, c.writer, c.ledger = dir, true, l
+	c.writer, c.ledger = true, l
 	return nil
 }
 
@@ -244,6 +235,9 @@ func (c *Cache) Close() error {
 		c.flushStats()
 		if c.ledger != nil {
 			err = c.ledger.close()
+		}
+		if c.root != nil {
+			c.root.Close()
 		}
 		if c.shared != nil {
 			if serr := c.shared.Close(); serr != nil {

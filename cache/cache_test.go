@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/memtest"
 )
 
 func TestKey(t *testing.T) {
@@ -476,7 +476,7 @@ func TestSizeBoundLRU(t *testing.T) {
 	c.waitBackground()
 	c.Close()
 	if testing.Verbose() {
-		fs0, _, _ := scanFiles(ctx, dir)
+		fs0, _, _ := scanFilesAt(ctx, dir)
 		for _, f := range fs0 {
 			t.Log(f.rel, f.size, f.mtime)
 		}
@@ -501,7 +501,7 @@ func TestSizeBoundLRU(t *testing.T) {
 		t.Error("newest entry evicted")
 	}
 	// The ledger agrees with a scan after the trim.
-	l, _ := openLedger(layout.Dir(dir).Ledger(), 0o600)
+	l := openLedgerAt(t, dir)
 	total, scanned, _ := l.read()
 	l.close()
 	if total != u.Bytes || scanned.IsZero() {
@@ -509,13 +509,23 @@ func TestSizeBoundLRU(t *testing.T) {
 	}
 }
 
+// openWithEntries opens a test cache in dir and puts n entries of 1000
+// bytes each into tier, for tests of size bounds.
+func openWithEntries(t *testing.T, dir, tier string, n int) (*Cache, *Tier) {
+	t.Helper()
+	c := mustOpen(t, testOptions(dir), nil)
+	tr := c.Tier(tier)
+	for i := range n {
+		if err := tr.Put(context.Background(), NewKey("k", []KeyPart{{"i", []byte{byte(i)}}}), bytes.Repeat([]byte{byte(i)}, 1000), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, tr
+}
+
 func TestPruneAndStaleTemps(t *testing.T) {
 	dir := t.TempDir()
-	c := mustOpen(t, testOptions(dir), nil)
-	tier := c.Tier("cpu/kernels")
-	for i := 0; i < 5; i++ {
-		tier.Put(context.Background(), NewKey("k", []KeyPart{{"i", []byte{byte(i)}}}), bytes.Repeat([]byte{byte(i)}, 1000), 0)
-	}
+	c, tier := openWithEntries(t, dir, "cpu/kernels", 5)
 	shard := filepath.Dir(tier.path(NewKey("k", nil)))
 	os.MkdirAll(shard, 0o700)
 	stale := filepath.Join(shard, layout.TempPrefix+"dead")
@@ -706,7 +716,7 @@ func TestInjectedWriteFailure(t *testing.T) {
 		if c.Stats().Errors[kind] != 3 {
 			t.Errorf("%v: errors %v", errno, c.Stats().Errors)
 		}
-		files, _, _ := scanFiles(context.Background(), c.Dir())
+		files, _, _ := scanFilesAt(context.Background(), c.Dir())
 		if len(files) != 0 {
 			t.Errorf("%v: partial files left: %+v", errno, files)
 		}
@@ -780,11 +790,7 @@ func TestHandBuiltKeyCannotEscape(t *testing.T) {
 // stray file in the directory, or a JAX cache's entries sharing it.
 func TestPruneLeavesForeignFilesAlone(t *testing.T) {
 	dir := t.TempDir()
-	c := mustOpen(t, testOptions(dir), nil)
-	tier := c.Tier("executables")
-	for i := 0; i < 5; i++ {
-		tier.Put(context.Background(), NewKey("k", []KeyPart{{"i", []byte{byte(i)}}}), bytes.Repeat([]byte{byte(i)}, 1000), 0)
-	}
+	c, _ := openWithEntries(t, dir, "executables", 5)
 	foreign := []string{
 		filepath.Join(dir, "mynotes.txt"),
 		filepath.Join(dir, "jit_f-0123abcd-cache"),
@@ -846,14 +852,12 @@ func TestHugeFileAtEntryPathIsNotRead(t *testing.T) {
 		t.Skipf("filesystem cannot hold a sparse 8 GiB file: %v", err)
 	}
 	f.Close()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	if _, ok := tier.Get(context.Background(), key); ok {
+	var ok bool
+	grew := memtest.Allocated(func() { _, ok = tier.Get(context.Background(), key) })
+	if ok {
 		t.Fatal("a damaged huge entry was returned")
 	}
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+	if grew > 64<<20 {
 		t.Errorf("reading the damaged entry allocated %d bytes", grew)
 	}
 	if c.Stats().Errors["corrupt"] == 0 {

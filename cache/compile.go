@@ -80,12 +80,8 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 	}
 
 	c.pullSubcaches(ctx)
-	cstart := time.Now()
-	exe, err := b.Compile(ctx, p, env)
-	compileTime := time.Since(cstart)
-	env.Phase("compile", compileTime)
+	exe, compileTime, err := timedCompile(ctx, b, p, env)
 	env.mu.Lock()
-	env.report.CompileTime = compileTime
 	env.report.Explain = explain
 	env.mu.Unlock()
 	if err != nil {
@@ -123,6 +119,13 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 }
 
 func compileOnly(ctx context.Context, b Backend, p Program, env *Session) (Executable, *Report, error) {
+	exe, _, err := timedCompile(ctx, b, p, env)
+	return exe, env.Report(), err
+}
+
+// timedCompile compiles p and records how long it took in env's phases and
+// report, failed or not.
+func timedCompile(ctx context.Context, b Backend, p Program, env *Session) (Executable, time.Duration, error) {
 	start := time.Now()
 	exe, err := b.Compile(ctx, p, env)
 	d := time.Since(start)
@@ -130,26 +133,40 @@ func compileOnly(ctx context.Context, b Backend, p Program, env *Session) (Execu
 	env.mu.Lock()
 	env.report.CompileTime = d
 	env.mu.Unlock()
-	return exe, env.Report(), err
+	return exe, d, err
 }
 
-// tryLoad looks key up and loads it; a payload the backend rejects is
-// quarantined (writers) and counts as a miss.
+// tryLoad looks key up and loads it. An entry that verifies but that the
+// backend cannot load is a miss (not a hit, and no compile time saved, in
+// the counters, the report and the persisted stats), counted as a "load"
+// error and quarantined (writers), so that the compile that follows can
+// store a good entry in its place.
 func tryLoad(ctx context.Context, c *Cache, b Backend, tier *Tier, key Key, env *Session) (Executable, bool) {
 	lstart := time.Now()
-	e, src, ok := tier.lookup(ctx, key)
+	e, src, n, ok := tier.find(ctx, key)
 	env.Phase("lookup", time.Since(lstart))
 	if !ok {
+		tier.countMiss()
 		return nil, false
 	}
 	ldstart := time.Now()
 	exe, err := b.Load(ctx, e.Payload, env)
 	env.Phase("load", time.Since(ldstart))
 	if err != nil {
-		c.logOnce("load:"+key.String(), "backend could not load a cached entry; compiling normally", "key", key.String(), "err", err)
-		tier.quarantineKey(key, fmt.Errorf("%w: %v", errLoad, err))
+		tier.countMiss()
+		cause := fmt.Errorf("%w (backend %s): %v", errLoad, b.Name(), err)
+		if st := tier.stat(key); st != nil {
+			// Counts the "load" error and logs one line for the entry.
+			c.damaged(tier, tier.path(key), st, cause)
+		} else {
+			// A shared hit a reader (or a host without a usable local
+			// directory) could not keep: nothing local to quarantine.
+			c.countError("load")
+			c.logOnce("load:"+src+":"+key.String(), "backend could not load a cached entry; compiling normally", "key", key.String(), "source", src, "err", cause)
+		}
 		return nil, false
 	}
+	tier.countHit(e, src, n)
 	env.mu.Lock()
 	env.report.Hit = true
 	env.report.Source = src

@@ -7,10 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 )
 
@@ -54,17 +54,14 @@ func moduleOf(key string) string {
 // headerPrefix is how much of a file Explain and List read to get a header.
 const headerPrefix = 64 << 10
 
-// readHeader reads only the header of the entry file at p.
-func readHeader(p string) (entry.Header, int64, error) {
-	f, err := os.Open(p)
+// readHeader reads only the header of the entry file at rel in root,
+// refusing a non-regular file without blocking on it.
+func readHeader(root *os.Root, rel string) (entry.Header, int64, error) {
+	f, st, err := atomicfile.OpenRegular(root, rel)
 	if err != nil {
 		return entry.Header{}, 0, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return entry.Header{}, 0, err
-	}
 	buf := make([]byte, min(st.Size(), headerPrefix))
 	if _, err := io.ReadFull(f, buf); err != nil {
 		return entry.Header{}, st.Size(), fmt.Errorf("%w: %v", entry.ErrCorrupt, err)
@@ -80,18 +77,19 @@ func readHeader(p string) (entry.Header, int64, error) {
 func (c *Cache) Explain(ctx context.Context, key Key) (Explanation, error) {
 	x := Explanation{Key: key.String()}
 	t := c.Tier(ExecutablesTier)
-	if t == nil || t.dir == "" {
+	if !t.local() {
 		return x, errors.New("explain: no usable cache directory")
 	}
+	root := c.root
 	want := key.Parts
-	if h, _, err := readHeader(t.path(key)); err == nil && h.Key == key.String() {
+	if h, _, err := readHeader(root, t.rel(key)); err == nil && h.Key == key.String() {
 		x.Present = true
 		if len(want) == 0 {
 			want = h.Parts
 		}
 	}
 	prefix := key.Module + "-"
-	shards, err := os.ReadDir(t.dir)
+	shards, err := fs.ReadDir(root.FS(), t.name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return x, fmt.Errorf("explain: %w", err)
 	}
@@ -100,7 +98,7 @@ func (c *Cache) Explain(ctx context.Context, key Key) (Explanation, error) {
 		if !sh.IsDir() || ctx.Err() != nil {
 			continue
 		}
-		names, err := os.ReadDir(filepath.Join(t.dir, sh.Name()))
+		names, err := fs.ReadDir(root.FS(), t.name+"/"+sh.Name())
 		if err != nil {
 			continue
 		}
@@ -112,7 +110,7 @@ func (c *Cache) Explain(ctx context.Context, key Key) (Explanation, error) {
 			if m, _, err := ParseKey(name); err != nil || m != key.Module {
 				continue
 			}
-			h, _, err := readHeader(filepath.Join(t.dir, sh.Name(), name))
+			h, _, err := readHeader(root, t.name+"/"+sh.Name()+"/"+name)
 			if err != nil {
 				continue
 			}

@@ -138,7 +138,7 @@ func TestDiskFull(t *testing.T) {
 			t.Errorf("entry stored before the disk filled is gone: %s", p.Text)
 		}
 	}
-	files, temps, _ := scanFiles(context.Background(), base)
+	files, temps, _ := scanFilesAt(context.Background(), base)
 	for _, f := range files {
 		if strings.HasPrefix(filepath.Base(f.path), layout.TempPrefix) {
 			t.Errorf("temporary file left: %s", f.rel)

@@ -32,16 +32,19 @@ func (c *Cache) attachShared(shared blob.Store) {
 		})
 	}
 	c.shared = shared
-	if c.opts.Dir != "" {
+	if c.dir != "" {
 		// One mirror per cache: it remembers which kernel cache parts it
 		// merged already, so the pull before every compile stays cheap.
 		c.mirror = subcache.NewMirror(shared, subcache.MirrorOptions{
-			Dir:        c.opts.Dir,
+			Dir:        c.dir,
+			Root:       c.root,
 			Autotune:   c.opts.HasSubcache(config.SubcacheAutotune),
 			Kernels:    c.opts.HasSubcache(config.SubcacheKernels),
 			SigningKey: c.opts.SigningKey,
 			DirMode:    c.opts.EffectiveDirMode(),
 			FileMode:   c.opts.EffectiveFileMode(),
+			// The same bound as the tiers' shared lookups.
+			MaxObjectSize: c.opts.SharedMaxObjectSize,
 		})
 	}
 }

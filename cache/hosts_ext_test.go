@@ -33,6 +33,7 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/logtest"
 	"github.com/xlacache/xlacache/internal/s3test"
 	"github.com/xlacache/xlacache/internal/subcache"
 )
@@ -522,29 +523,11 @@ func hasPrefix(names []string, prefix string) bool {
 	return false
 }
 
-// syncBuf is a goroutine-safe log sink.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestHostsSigning(t *testing.T) {
 	srv, _ := hostsServer(t)
 	srv.Setenv(t)
 	shared := "s3://" + hostsBucket + "/signing?timeout=3s"
-	open := func(t *testing.T, dir string, key string, writer bool) (*cache.Cache, *syncBuf) {
+	open := func(t *testing.T, dir string, key string, writer bool) (*cache.Cache, *logtest.Buffer) {
 		t.Helper()
 		o := config.Defaults()
 		o.Dir = dir
@@ -555,7 +538,7 @@ func TestHostsSigning(t *testing.T) {
 		if writer {
 			o.Role = config.RoleWriter
 		}
-		var logs syncBuf
+		var logs logtest.Buffer
 		c, err := xlacache.Open(context.Background(), o, slog.New(slog.NewTextHandler(&logs, nil)))
 		if err != nil {
 			t.Fatal(err)

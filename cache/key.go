@@ -55,9 +55,7 @@ func partDigest(name string, data []byte) [32]byte {
 	h := sha256.New()
 	writeField(h, KeyVersion+"/part")
 	writeField(h, name)
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(data)))
-	h.Write(n[:])
+	writeLen(h, len(data))
 	h.Write(data)
 	var d [32]byte
 	h.Sum(d[:0])
@@ -68,9 +66,7 @@ func keyDigest(module string, parts []PartDigest) [32]byte {
 	h := sha256.New()
 	writeField(h, KeyVersion+"/key")
 	writeField(h, module)
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(parts)))
-	h.Write(n[:])
+	writeLen(h, len(parts))
 	for _, p := range parts {
 		writeField(h, p.Name)
 		h.Write(p.Digest[:])
@@ -80,11 +76,18 @@ func keyDigest(module string, parts []PartDigest) [32]byte {
 	return d
 }
 
+// writeField writes s, prefixed with its length.
 func writeField(h hash.Hash, s string) {
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-	h.Write(n[:])
+	writeLen(h, len(s))
 	h.Write([]byte(s))
+}
+
+// writeLen writes n as the 8-byte little-endian length prefix every
+// variable-length field (and list) in a key digest carries.
+func writeLen(h hash.Hash, n int) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
+	h.Write(b[:])
 }
 
 // String returns the key text "<module>-<64 hex>". The module is

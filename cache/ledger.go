@@ -28,14 +28,15 @@ import (
 // read-only, and a ledger removed by `xlacache clear` is simply recreated.
 type ledger struct {
 	mu   sync.Mutex // serializes this process's updates
-	path string
+	root *os.Root   // the cache directory
+	path string     // relative to root
 	mode os.FileMode
 	f    *os.File // set while locked
 }
 
-// openLedger opens the ledger file at path (layout.Dir.Ledger).
-func openLedger(path string, mode os.FileMode) (*ledger, error) {
-	l := &ledger{path: path, mode: mode}
+// openLedger opens the ledger file at path (layout.LedgerRel) in root.
+func openLedger(root *os.Root, path string, mode os.FileMode) (*ledger, error) {
+	l := &ledger{root: root, path: path, mode: mode}
 	// Create it now so that an unusable directory shows up at Open.
 	if err := l.locked(func() error { return nil }); err != nil {
 		return nil, err
@@ -50,7 +51,7 @@ func (l *ledger) close() error { return nil }
 func (l *ledger) locked(fn func() error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	f, err := lockedfile.Lock(l.path, lockedfile.Options{Perm: l.mode})
+	f, err := lockedfile.Lock(l.path, lockedfile.Options{Perm: l.mode, Root: l.root})
 	if err != nil {
 		return fmt.Errorf("size ledger: %w", err)
 	}

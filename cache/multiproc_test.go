@@ -22,7 +22,6 @@ import (
 
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/entry"
-	"github.com/xlacache/xlacache/internal/layout"
 )
 
 // Child processes re-execute the test binary with -test.run=^TestProcChild$
@@ -145,7 +144,7 @@ func childCmd(t testing.TB, mode, id, dir string, extra ...string) *exec.Cmd {
 // must decode, carry the key of its file name and the payload for it.
 func checkAllEntries(t testing.TB, dir string) int {
 	t.Helper()
-	files, _, err := scanFiles(context.Background(), dir)
+	files, _, err := scanFilesAt(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +218,7 @@ func TestMultiProcess(t *testing.T) {
 	}
 	// The ledger counted each entry once, however many writers raced.
 	u, _ := Scan(ctx, dir)
-	l, _ := openLedger(layout.Dir(dir).Ledger(), 0o600)
+	l := openLedgerAt(t, dir)
 	total, _, _ := l.read()
 	l.close()
 	if total != u.Bytes {
@@ -228,17 +227,32 @@ func TestMultiProcess(t *testing.T) {
 }
 
 // TestKillDuringWrites SIGKILLs writer processes at random points (20
-// rounds of 10 concurrent processes: 200 kills; XLACACHE_TEST_KILL_ROUNDS
-// raises it) with a size bound that keeps trims running, then checks that
-// every entry left behind verifies and holds the right payload, and that a
-// writer opened afterwards works and cleans up.
+// rounds of 10 concurrent processes: 200 kills; XLACACHE_TEST_KILL_TRIALS
+// sets the number of kills, rounded up to a multiple of 10, or
+// XLACACHE_TEST_KILL_ROUNDS the rounds) with a size bound that keeps trims
+// running, then checks that every entry left behind verifies and holds the
+// right payload (a bad read fails the test at once), and that a writer
+// opened afterwards works and cleans up. For the hardening figure:
+//
+//	XLACACHE_TEST_KILL_TRIALS=1000 go test -count=1 -v -run '^TestKillDuringWrites$' -timeout 30m ./cache/
 func TestKillDuringWrites(t *testing.T) {
 	rounds := 20
 	if v := os.Getenv("XLACACHE_TEST_KILL_ROUNDS"); v != "" {
-		rounds, _ = strconv.Atoi(v)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("XLACACHE_TEST_KILL_ROUNDS=%q: want a positive number", v)
+		}
+		rounds = n
+	}
+	if v := os.Getenv("XLACACHE_TEST_KILL_TRIALS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("XLACACHE_TEST_KILL_TRIALS=%q: want a positive number", v)
+		}
+		rounds = (n + 9) / 10
 	}
 	dir := t.TempDir()
-	kills := killRounds(t, dir, rounds)
+	kills, reads := killRoundsCounted(t, dir, rounds)
 	if kills != rounds*10 {
 		t.Fatalf("only %d of %d kills landed in a write loop", kills, rounds*10)
 	}
@@ -255,7 +269,8 @@ func TestKillDuringWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := checkAllEntries(t, dir)
-	t.Logf("%d kills, %d entries survive", kills, n)
+	reads += n
+	t.Logf("%d kills, %d entries survive; %d entry reads checked after the rounds, 0 bad", kills, n, reads)
 	if n == 0 {
 		t.Error("no entry survived: the children never wrote")
 	}
@@ -266,9 +281,16 @@ func TestKillDuringWrites(t *testing.T) {
 // after each round. It returns the number of kills that landed while the
 // child was in its write loop.
 func killRounds(t testing.TB, dir string, rounds int) int {
+	kills, _ := killRoundsCounted(t, dir, rounds)
+	return kills
+}
+
+// killRoundsCounted is killRounds that also returns how many entry reads
+// the checks after each round verified.
+func killRoundsCounted(t testing.TB, dir string, rounds int) (kills, reads int) {
 	const perRound = 10
 	r := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
-	var kills atomic.Int64
+	var killed atomic.Int64
 	for round := 0; round < rounds; round++ {
 		var wg sync.WaitGroup
 		for p := 0; p < perRound; p++ {
@@ -288,7 +310,7 @@ func killRounds(t testing.TB, dir string, rounds int) int {
 				line, _ := bufio.NewReader(stdout).ReadString('\n')
 				if strings.TrimSpace(line) == "READY" {
 					<-time.After(delay) // a random point in the write loop
-					kills.Add(1)
+					killed.Add(1)
 				}
 				cmd.Process.Signal(syscall.SIGKILL)
 				err := cmd.Wait()
@@ -298,9 +320,9 @@ func killRounds(t testing.TB, dir string, rounds int) int {
 			}()
 		}
 		wg.Wait()
-		checkAllEntries(t, dir)
+		reads += checkAllEntries(t, dir)
 	}
-	return int(kills.Load())
+	return int(killed.Load()), reads
 }
 
 // BenchmarkKillTrials runs b.N more rounds of 10 SIGKILL trials (use

@@ -2,11 +2,11 @@ package cache
 
 import (
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -93,12 +93,24 @@ func (e *Session) SubcacheDir(sub config.Subcache) (path string, update bool, ok
 	}
 	c := e.c
 	path = layout.Dir(c.dir).XLAAutotune()
+	rel, wantDir := layout.XLAAutotuneDir, true
 	if sub == config.SubcacheKernels {
 		path = layout.Dir(c.dir).XLAKernel()
+		rel, wantDir = layout.XLAKernelFile, false
+	}
+	// XLA opens the path itself, following links and blocking on FIFOs:
+	// a symbolic link or special file there is damage, and the subcache
+	// stays off rather than be read or written through it.
+	if c.root != nil {
+		if st, err := c.root.Lstat(rel); err == nil && (wantDir && !st.IsDir() || !wantDir && !st.Mode().IsRegular()) {
+			c.countError("foreign")
+			c.logOnce("subcache-odd:"+rel, "XLA subcache path is not a plain directory or file; subcache off", "path", path, "type", st.Mode().Type().String())
+			return "", false, false
+		}
 	}
 	update = c.writer
 	if update && sub == config.SubcacheAutotune {
-		if err := os.MkdirAll(path, c.opts.EffectiveDirMode()); err != nil {
+		if err := atomicfile.MkdirAllIn(c.root, layout.XLAAutotuneDir, c.opts.EffectiveDirMode()); err != nil {
 			c.failure(e.TierName(sub), "creating the autotune subcache", path, err)
 			update = false
 		}

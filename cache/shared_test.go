@@ -13,6 +13,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/logtest"
 	"github.com/xlacache/xlacache/internal/subcache"
 )
 
@@ -139,7 +140,7 @@ func TestSubcacheSyncWithAnyStore(t *testing.T) {
 		o.Dir = dir
 		o.Role = role
 		o.Subcaches = []config.Subcache{config.SubcacheAutotune, config.SubcacheKernels}
-		var logs syncBuf
+		var logs logtest.Buffer
 		c, err := Open(context.Background(), o, slog.New(slog.NewTextHandler(&logs, nil)), WithShared(store))
 		if err != nil {
 			t.Fatal(err)
@@ -183,22 +184,4 @@ func TestSubcacheSyncWithAnyStore(t *testing.T) {
 // file's map entry.
 func protoRecord(field byte, data []byte) []byte {
 	return append([]byte{field<<3 | 2, byte(len(data))}, data...)
-}
-
-// syncBuf is a goroutine-safe log sink.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

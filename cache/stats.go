@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,9 @@ type Stats struct {
 	// CompileTimeSaved sums the recorded compile time of every hit.
 	CompileTimeSaved time.Duration `json:"compile_time_saved_ns"`
 	// Errors counts failures by kind: corrupt, foreign, version, signature,
-	// load, io, permission, nospace, shared, encode.
+	// load, io, permission, nospace, shared, encode; toolarge (a shared
+	// object over the size bound) and replaced (a damaged shared object
+	// this writer replaced).
 	Errors map[string]int64 `json:"errors"`
 	// Tiers breaks hits and misses down by tier name.
 	Tiers map[string]TierStats `json:"tiers"`
@@ -68,20 +71,25 @@ func (s *counters) hit(tier string, n int, saved time.Duration, shared bool) {
 	if shared {
 		s.sharedHits.Add(1)
 	}
-	s.mu.Lock()
-	ts := s.tiers[tier]
-	ts.Hits++
-	s.tiers[tier] = ts
-	s.mu.Unlock()
+	s.countTier(tier, true)
 }
 
 func (s *counters) miss(tier string) {
 	s.misses.Add(1)
+	s.countTier(tier, false)
+}
+
+// countTier adds a hit or a miss to tier's own counts.
+func (s *counters) countTier(tier string, hit bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	ts := s.tiers[tier]
-	ts.Misses++
+	if hit {
+		ts.Hits++
+	} else {
+		ts.Misses++
+	}
 	s.tiers[tier] = ts
-	s.mu.Unlock()
 }
 
 func (s *counters) written(n int64) { s.bytesWritten.Add(n) }
@@ -152,7 +160,7 @@ func (c *Cache) flushStats() {
 	// every writer process.
 	path := layout.Dir(c.dir).Stats()
 	err := c.ledger.locked(func() error {
-		total, err := ReadPersistedStatsFile(path)
+		total, err := readStatsIn(c.root, layout.StatsRel)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			// A damaged stats file is not worth failing over: start again.
 			c.logger.Debug("resetting unreadable stats file", "path", path, "err", err)
@@ -162,7 +170,7 @@ func (c *Cache) flushStats() {
 		if err != nil {
 			return err
 		}
-		return atomicfile.Replace(path, b, atomicfile.Options{})
+		return atomicfile.Replace(layout.StatsRel, b, atomicfile.Options{Root: c.root})
 	})
 	if err != nil {
 		c.logOnce("stats-flush", "persisting cache statistics failed", "path", path, "err", err)
@@ -174,17 +182,39 @@ func (c *Cache) flushStats() {
 // ReadPersistedStats returns the cumulative counters persisted in the
 // cache directory dir (zero Stats when none were persisted yet).
 func ReadPersistedStats(dir string) (Stats, error) {
-	st, err := ReadPersistedStatsFile(layout.Dir(dir).Stats())
+	root, _, err := adminRoot(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		return Stats{Errors: map[string]int64{}, Tiers: map[string]TierStats{}}, err
+	}
+	defer root.Close()
+	st, err := readStatsIn(root, layout.StatsRel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
 	return st, err
 }
 
-// ReadPersistedStatsFile reads one stats file.
+// ReadPersistedStatsFile reads one stats file. Anything but a regular
+// file there (a FIFO, a symbolic link) is refused without blocking.
 func ReadPersistedStatsFile(path string) (Stats, error) {
+	root, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return Stats{Errors: map[string]int64{}, Tiers: map[string]TierStats{}}, err
+	}
+	defer root.Close()
+	return readStatsIn(root, filepath.Base(path))
+}
+
+// maxStatsFile bounds the stats file: it holds a few counters per tier.
+const maxStatsFile = 16 << 20
+
+// readStatsIn reads the stats file at path inside root.
+func readStatsIn(root *os.Root, path string) (Stats, error) {
 	st := Stats{Errors: map[string]int64{}, Tiers: map[string]TierStats{}}
-	b, err := os.ReadFile(path)
+	b, err := atomicfile.ReadRegular(root, path, maxStatsFile)
 	if err != nil {
 		return st, err
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"strconv"
 	"time"
 
@@ -55,19 +55,26 @@ func (t *Tier) withSession(e *Session) *Tier {
 	return &cp
 }
 
-// path returns where key's entry lives; keys are sanitized, so the path
-// cannot leave the tier directory.
+// path returns where key's entry lives, for logs and tests; keys are
+// sanitized, so the path cannot leave the tier directory.
 func (t *Tier) path(key Key) string { return layout.Dir(t.c.dir).Entry(t.name, key.String()) }
+
+// rel returns key's entry path relative to the cache directory: every file
+// operation goes through t.c.root with it.
+func (t *Tier) rel(key Key) string { return layout.EntryRel(t.name, key.String()) }
+
+// local reports whether the tier has a local directory to use.
+func (t *Tier) local() bool { return t != nil && t.dir != "" && t.c.root != nil }
 
 func (t *Tier) objectName(key Key) string { return layout.ObjectName(t.name, key.String()) }
 
 // exists reports whether key has a local entry (unverified), for
 // single-flight readiness checks.
 func (t *Tier) exists(key Key) bool {
-	if t == nil || t.dir == "" {
+	if !t.local() {
 		return false
 	}
-	_, err := os.Lstat(t.path(key))
+	_, err := t.c.root.Lstat(t.rel(key))
 	return err == nil
 }
 
@@ -79,10 +86,10 @@ func (t *Tier) Has(key Key) bool { return t.exists(key) }
 
 // stat returns the local entry file's info, or nil.
 func (t *Tier) stat(key Key) os.FileInfo {
-	if t == nil || t.dir == "" {
+	if !t.local() {
 		return nil
 	}
-	st, err := os.Lstat(t.path(key))
+	st, err := t.c.root.Lstat(t.rel(key))
 	if err != nil {
 		return nil
 	}
@@ -105,34 +112,59 @@ func (t *Tier) Get(ctx context.Context, key Key) ([]byte, bool) {
 // lookup is Get that also returns the entry header and where the hit came
 // from ("local" or "shared").
 func (t *Tier) lookup(ctx context.Context, key Key) (*entry.Entry, string, bool) {
+	e, src, n, ok := t.find(ctx, key)
+	if ok {
+		t.countHit(e, src, n)
+	} else {
+		t.countMiss()
+	}
+	return e, src, ok
+}
+
+// find is lookup without the accounting: the caller counts the result
+// with countHit or countMiss once it knows whether the entry is usable
+// (an executable that verifies but that the backend cannot load is a
+// miss, and its compile time was not saved). n is the entry's stored size.
+func (t *Tier) find(ctx context.Context, key Key) (e *entry.Entry, src string, n int, ok bool) {
 	if t == nil || t.c == nil {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 	c := t.c
-	if t.dir != "" {
+	if t.local() {
 		if e, n, ok := t.getLocal(key); ok {
-			c.stats.hit(t.name, n, e.CompileTime, false)
-			t.reportHit(e)
-			return e, "local", true
+			return e, "local", n, true
 		}
 	}
 	if c.shared != nil && ctx.Err() == nil {
 		if e, n, ok := t.getShared(ctx, key); ok {
-			c.stats.hit(t.name, n, e.CompileTime, true)
-			t.reportHit(e)
-			return e, "shared", true
+			return e, "shared", n, true
 		}
 	}
-	c.stats.miss(t.name)
-	t.report(false)
-	return nil, "", false
+	return nil, "", 0, false
 }
 
-func (t *Tier) reportHit(e *entry.Entry) {
+// countHit records a usable hit from src ("local" or "shared") of n
+// stored bytes: in the process's counters (persisted by writers), in the
+// session's report, and as compile time saved.
+func (t *Tier) countHit(e *entry.Entry, src string, n int) {
+	if t == nil || t.c == nil {
+		return
+	}
+	t.c.stats.hit(t.name, n, e.CompileTime, src == "shared")
 	t.report(true)
 	if t.session != nil {
 		t.session.recordSaved(e.CompileTime)
 	}
+}
+
+// countMiss records a miss in the process's counters and the session's
+// report.
+func (t *Tier) countMiss() {
+	if t == nil || t.c == nil {
+		return
+	}
+	t.c.stats.miss(t.name)
+	t.report(false)
 }
 
 func (t *Tier) report(hit bool) {
@@ -144,20 +176,21 @@ func (t *Tier) report(hit bool) {
 func (t *Tier) getLocal(key Key) (*entry.Entry, int, bool) {
 	c := t.c
 	p := t.path(key)
-	f, err := os.Open(p)
+	// OpenRegular: a FIFO, socket or device planted at the entry path is
+	// damage, refused without blocking on it; so is a symbolic link.
+	f, st, err := atomicfile.OpenRegular(c.root, t.rel(key))
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, atomicfile.ErrNotRegular):
+			c.damaged(t, p, st, fmt.Errorf("%w: %v", entry.ErrForeign, err))
+		default:
 			c.failure(t.name, "reading entry", p, err)
 		}
 		return nil, 0, false
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		c.failure(t.name, "reading entry", p, err)
-		return nil, 0, false
-	}
-	if !st.Mode().IsRegular() || st.Size() > entry.MaxRawSize+entry.MaxHeaderSize {
+	if st.Size() > entry.MaxRawSize+entry.MaxHeaderSize {
 		c.damaged(t, p, st, fmt.Errorf("%w: not a regular file of plausible size", entry.ErrForeign))
 		return nil, 0, false
 	}
@@ -173,7 +206,7 @@ func (t *Tier) getLocal(key Key) (*entry.Entry, int, bool) {
 	}
 	if c.writer && time.Since(st.ModTime()) > touchInterval {
 		now := time.Now()
-		if err := os.Chtimes(p, now, now); err != nil {
+		if err := c.root.Chtimes(t.rel(key), now, now); err != nil {
 			c.logger.Debug("refreshing entry access time", "path", p, "err", err)
 		}
 	}
@@ -191,13 +224,23 @@ func (c *Cache) decode(data []byte, key Key) (*entry.Entry, error) {
 	return e, nil
 }
 
+// getShared looks key up in the shared store. The object's size, from the
+// response headers, is checked against the bound
+// (config.Options.EffectiveSharedMaxObjectSize) and its header against
+// the size before the body is read, so a huge or foreign object planted in
+// the bucket costs a small read and one log line, never its size in
+// memory. A writer remembers the ETag of an object that fails
+// verification, so that its put after the compile replaces that object.
 func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool) {
 	c := t.c
 	name := t.objectName(key)
-	data, err := c.shared.Get(ctx, name)
+	limit := c.opts.EffectiveSharedMaxObjectSize()
+	rc, info, err := c.shared.Open(ctx, name)
 	if err != nil {
 		switch {
 		case errors.Is(err, blob.ErrNotExist) || ctx.Err() != nil:
+		case errors.Is(err, blob.ErrTooLarge):
+			c.sharedTooLarge(name, limit, err)
 		case errors.Is(err, blob.ErrUnavailable):
 			c.countError("shared") // the store's guard logged it once already
 		default:
@@ -206,13 +249,36 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 		}
 		return nil, 0, false
 	}
-	e, err := c.decode(data, key)
+	defer rc.Close()
+	if info.Size > limit {
+		c.sharedTooLarge(name, limit, fmt.Errorf("%w: %d bytes, more than %d", blob.ErrTooLarge, info.Size, limit))
+		return nil, 0, false
+	}
+	body := &errReader{r: rc}
+	data, err := entry.Read(body, info.Size, limit)
+	if body.err != nil {
+		// The store failed mid-body: not damage, and nothing to replace.
+		if ctx.Err() == nil {
+			if !errors.Is(body.err, blob.ErrUnavailable) {
+				c.failure(t.name, "reading shared entry", name, body.err)
+			}
+			c.countError("shared")
+		}
+		return nil, 0, false
+	}
+	var e *entry.Entry
+	if err == nil {
+		e, err = c.decode(data, key)
+	}
 	if err != nil {
 		c.countError(decodeKind(err))
+		if c.writer && info.ETag != "" {
+			c.badShared.Store(name, info.ETag)
+		}
 		c.logOnce("shared-bad:"+name, "skipping damaged shared entry", "object", name, "err", err)
 		return nil, 0, false
 	}
-	if c.writer && t.dir != "" {
+	if c.writer && t.local() {
 		if _, err := t.writeLocal(key, data); err != nil {
 			c.failure(t.name, "copying shared entry to the local directory", name, err)
 		}
@@ -254,7 +320,7 @@ func (t *Tier) Put(ctx context.Context, key Key, payload []byte, compileTime tim
 		return fmt.Errorf("tier %s: %w", t.name, err)
 	}
 	var errs []error
-	if t.dir != "" {
+	if t.local() {
 		if _, err := t.writeLocal(key, data); err != nil {
 			kind := kindOf(err)
 			c.countError(kind)
@@ -267,14 +333,8 @@ func (t *Tier) Put(ctx context.Context, key Key, payload []byte, compileTime tim
 		}
 	}
 	if c.shared != nil {
-		err := c.shared.PutIfAbsent(ctx, t.objectName(key), data)
-		switch {
-		case err == nil || errors.Is(err, blob.ErrExist):
-		case errors.Is(err, blob.ErrUnavailable):
-			c.countError("shared") // the store's guard logged it once already
-		default:
-			c.countError("shared")
-			errs = append(errs, fmt.Errorf("tier %s: publishing %s to the shared tier: %w", t.name, key, err))
+		if err := t.publishShared(ctx, key, data); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
@@ -284,20 +344,20 @@ func (t *Tier) Put(ctx context.Context, key Key, payload []byte, compileTime tim
 // (atomicfile.Publish). It returns whether this call created the entry.
 func (t *Tier) writeLocal(key Key, data []byte) (bool, error) {
 	c := t.c
-	final := t.path(key)
-	created, err := c.writeFileAtomic(final, data)
+	created, err := c.writeFileAtomic(t.rel(key), data)
 	if err != nil || !created {
 		return created, err
 	}
 	c.stats.written(int64(len(data)))
-	c.addSize(int64(len(data)))
+	c.addSizeAt(t.rel(key), int64(len(data)))
 	return true, nil
 }
 
-// writeFileAtomic publishes data at final unless final exists, creating
-// the shard directory as needed.
-func (c *Cache) writeFileAtomic(final string, data []byte) (bool, error) {
-	return atomicfile.Publish(final, data, atomicfile.Options{
+// writeFileAtomic publishes data at rel (inside c.root) unless a file is
+// there, creating the shard directory as needed.
+func (c *Cache) writeFileAtomic(rel string, data []byte) (bool, error) {
+	return atomicfile.Publish(rel, data, atomicfile.Options{
+		Root:       c.root,
 		Perm:       c.opts.EffectiveFileMode(),
 		DirPerm:    c.opts.EffectiveDirMode(),
 		CreateTemp: c.hooks.createTemp,
@@ -307,7 +367,7 @@ func (c *Cache) writeFileAtomic(final string, data []byte) (bool, error) {
 
 // damaged handles a local entry that failed verification: counted, logged
 // once per file, and (writers only) moved to the quarantine directory so a
-// good entry can take its place.
+// good entry can take its place. p is the entry's path under c.dir.
 func (c *Cache) damaged(t *Tier, p string, st os.FileInfo, cause error) {
 	kind := decodeKind(cause)
 	c.countError(kind)
@@ -325,10 +385,16 @@ func (c *Cache) damaged(t *Tier, p string, st os.FileInfo, cause error) {
 	}
 }
 
-// quarantine moves p into <dir>/quarantine unless it was replaced since st
-// was taken (another process already dealt with it).
+// quarantine moves p (a path under c.dir) into <dir>/quarantine unless it
+// was replaced since st was taken (another process already dealt with it).
+// The move is a rename inside c.root: a quarantine directory that is a
+// symbolic link is refused, never followed.
 func (c *Cache) quarantine(tier, p string, st os.FileInfo) (string, error) {
-	cur, err := os.Lstat(p)
+	rel, ok := layout.Dir(c.dir).Rel(p)
+	if !ok || c.root == nil {
+		return "", fmt.Errorf("%s is not inside the cache directory %s", p, c.dir)
+	}
+	cur, err := c.root.Lstat(rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", nil
@@ -338,28 +404,27 @@ func (c *Cache) quarantine(tier, p string, st os.FileInfo) (string, error) {
 	if st != nil && !os.SameFile(st, cur) {
 		return "", nil
 	}
-	qdir := layout.Dir(c.dir).Quarantine()
-	if err := os.MkdirAll(qdir, c.opts.EffectiveDirMode()); err != nil {
+	if err := atomicfile.MkdirAllIn(c.root, layout.QuarantineDir, c.opts.EffectiveDirMode()); err != nil {
 		return "", err
 	}
-	dst := filepath.Join(qdir, layout.QuarantineName(tier, filepath.Base(p), strconv.FormatInt(time.Now().UnixNano(), 36)))
-	if err := os.Rename(p, dst); err != nil {
+	dstRel := layout.QuarantineRel(layout.QuarantineName(tier, path.Base(rel), strconv.FormatInt(time.Now().UnixNano(), 36)))
+	if err := c.root.Rename(rel, dstRel); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", nil
 		}
 		return "", err
 	}
-	return dst, nil
+	return layout.Dir(c.dir).Join(dstRel), nil
 }
 
 // remove deletes key's local entry (a writer discarding an entry the
 // backend could not load).
 func (t *Tier) quarantineKey(key Key, cause error) {
-	if t == nil || t.dir == "" {
+	if !t.local() {
 		return
 	}
 	p := t.path(key)
-	st, err := os.Lstat(p)
+	st, err := t.c.root.Lstat(t.rel(key))
 	if err != nil {
 		return
 	}

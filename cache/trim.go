@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -25,12 +24,14 @@ const lowWater = 0.9
 // subcache path recounts the directory (XLA writes there behind our back).
 const reconcileInterval = 10 * time.Minute
 
-// addSize records bytes added by this process and starts a background trim
-// when the running total passes the bound.
-func (c *Cache) addSize(delta int64) {
+// addSizeAt records that this process wrote delta bytes at rel (relative
+// to the cache directory) and starts a background trim when the running
+// total passes the bound.
+func (c *Cache) addSizeAt(rel string, delta int64) {
 	if c.ledger == nil {
 		return
 	}
+	c.trimPuts.note(rel, delta)
 	total, err := c.ledger.add(delta)
 	if err != nil {
 		c.failure("ledger", "updating the size ledger", c.ledger.path, err)
@@ -62,8 +63,15 @@ func (c *Cache) startTrim() {
 				if c.opts.MaxSize > 0 {
 					target = int64(float64(c.opts.MaxSize) * lowWater)
 				}
-				if _, err := c.trim(c.bgCtx, c.opts.MaxSize, target, false); err != nil && !errors.Is(err, errTrimBusy) && c.bgCtx.Err() == nil {
+				// A pass resumes where the last process left it and
+				// records its progress, so that short runs converge
+				// (trimcursor.go).
+				again, err := c.trimPass(c.bgCtx, c.opts.MaxSize, target)
+				if err != nil && !errors.Is(err, errTrimBusy) && !errors.Is(err, errTrimPaused) && c.bgCtx.Err() == nil {
 					c.failure("trim", "trimming the cache", c.dir, err)
+				}
+				if again {
+					c.trimWanted.Store(true)
 				}
 			}
 			c.trimming.Store(false)
@@ -72,6 +80,25 @@ func (c *Cache) startTrim() {
 			}
 		}
 	}()
+}
+
+// trimAtOpen starts a background trim for a writer that opens a directory
+// whose size total is unknown or stale (XLA's subcaches grew behind our
+// back; the pass also removes stale temporary files, at most about once per
+// touchInterval for the whole directory, as the recount rewrites the time),
+// over its bound, or with a trim pass that an earlier process left
+// unfinished.
+func (c *Cache) trimAtOpen() {
+	if !c.writer || c.ledger == nil {
+		return
+	}
+	total, last, err := c.ledger.read()
+	if err != nil {
+		return
+	}
+	if time.Since(last) > touchInterval || (c.opts.MaxSize > 0 && total > c.opts.MaxSize) || c.trimPending() {
+		c.startTrim()
+	}
 }
 
 // waitBackground waits for background trims to finish without cancelling
@@ -99,6 +126,8 @@ type fileInfo struct {
 	// class is what layout.Classify says the file is: an entry, a file of
 	// XLA's subcaches or a quarantined file (only those are counted).
 	class layout.Class
+	// stale marks a temporary file old enough to be garbage.
+	stale bool
 }
 
 // PruneResult reports what a trim or prune did.
@@ -126,7 +155,7 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 	if c.dir == "" || !c.writer {
 		return res, nil
 	}
-	lock, err := lockedfile.TryLock(layout.Dir(c.dir).TrimLock(), lockedfile.Options{Perm: c.opts.EffectiveFileMode()})
+	lock, err := lockedfile.TryLock(layout.TrimLockRel, lockedfile.Options{Perm: c.opts.EffectiveFileMode(), Root: c.root})
 	if errors.Is(err, lockedfile.ErrLocked) {
 		return res, errTrimBusy
 	}
@@ -139,22 +168,33 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 	if c.ledger != nil {
 		before, _, _ = c.ledger.read()
 	}
-	files, temps, err := scanFiles(ctx, c.dir)
+	sc, err := scanFiles(ctx, c.root, c.dir)
 	if err != nil {
 		return res, err
 	}
-	for _, p := range temps {
-		if dryRun || os.Remove(p) == nil {
-			res.StaleTemps++
-		}
-	}
+	files := sc.files
 	res.Files = len(files)
 	for _, f := range files {
 		res.Bytes += f.size
 	}
-	if bound > 0 && res.Bytes > bound {
+	// Stale temporary files (left by writers killed mid-write) count
+	// toward the bound while they exist, and are removed here. A young
+	// one belongs to a write in progress, which counts its bytes when it
+	// completes (addSize).
+	remaining := res.Bytes
+	for _, f := range sc.temps {
+		if !f.stale {
+			continue
+		}
+		res.Bytes += f.size
+		remaining += f.size
+		if dryRun || c.root.Remove(f.rel) == nil {
+			res.StaleTemps++
+			remaining -= f.size
+		}
+	}
+	if bound > 0 && remaining > bound {
 		sort.Slice(files, func(i, j int) bool { return files[i].mtime.Before(files[j].mtime) })
-		remaining := res.Bytes
 		for _, f := range files {
 			if remaining <= target {
 				break
@@ -164,7 +204,7 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 			}
 			if dryRun {
 				// Count it as if removed.
-			} else if err := os.Remove(f.path); err != nil {
+			} else if err := c.root.Remove(f.rel); err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {
 					c.logger.Debug("trim: removing file", "path", f.path, "err", err)
 				}
@@ -179,6 +219,11 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 		}
 		c.logger.Info("trimmed cache", "dir", c.dir, "removed_files", res.Removed, "removed_bytes", res.RemovedBytes, "bytes", remaining, "max_size", bound)
 	}
+	if !dryRun {
+		// This exact trim makes an unfinished pass (and its fraction,
+		// computed from an older total) moot.
+		c.dropTrimCursor()
+	}
 	if c.ledger != nil && !dryRun {
 		err := c.ledger.locked(func() error {
 			cur, _, err := c.ledger.readLocked()
@@ -187,7 +232,7 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 			}
 			// Puts that landed during the scan moved the ledger from
 			// before to cur; keep their delta on top of the scanned truth.
-			return c.ledger.writeLocked(res.Bytes-res.RemovedBytes+(cur-before), time.Now())
+			return c.ledger.writeLocked(remaining+(cur-before), time.Now())
 		})
 		if err != nil {
 			return res, err
@@ -196,20 +241,35 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 	return res, nil
 }
 
-// scanFiles lists every file under dir that counts toward the size bound
-// (layout.Class.Counted): entries of every tier, XLA's subcaches,
-// quarantined files. Nothing else is counted or ever evicted: not the
-// state directory, not the single-flight lease directory (removing a live
-// lease would break single-flight), and not files xlacache does not own —
-// a user's file, a stray file in a tier that is not an entry, or the
+// scan is what scanFiles found.
+type scan struct {
+	// files count toward the size bound (layout.Class.Counted) and are
+	// regular files.
+	files []fileInfo
+	// temps are temporary files (layout.Temp), stale or not.
+	temps []fileInfo
+	// odd are non-regular files (symbolic links, FIFOs, sockets,
+	// devices) where the layout expects a counted file: damage, never
+	// opened, reported by Verify.
+	odd []fileInfo
+}
+
+// scanFiles lists every file under the cache directory (opened as root;
+// dir is its path, for the absolute paths it reports) that counts toward
+// the size bound (layout.Class.Counted): entries of every tier, XLA's
+// subcaches, quarantined files. Nothing else is counted or ever evicted:
+// not the state directory, not the single-flight lease directory (removing
+// a live lease would break single-flight), and not files xlacache does not
+// own — a user's file, a stray file in a tier that is not an entry, or the
 // entries of a JAX cache sharing the directory, which JAX manages under its
-// own lock. Temporary files (layout.Temp) are returned separately when
-// stale (young ones belong to writes in progress).
-func scanFiles(ctx context.Context, dir string) ([]fileInfo, []string, error) {
-	var files []fileInfo
-	var temps []string
+// own lock. Temporary files (layout.Temp) are returned separately, marked
+// stale when older than staleTemp (young ones belong to writes in
+// progress). The walk goes through root and never descends into a
+// symbolic link.
+func scanFiles(ctx context.Context, root *os.Root, dir string) (scan, error) {
+	var sc scan
 	now := time.Now()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // removed while we walked
@@ -219,15 +279,11 @@ func scanFiles(ctx context.Context, dir string) ([]fileInfo, []string, error) {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
+		p := layout.Dir(dir).Join(rel)
 		if d.IsDir() {
 			if rel != "." && !strings.Contains(rel, "/") && !layout.OwnedTopDir(rel, p) {
 				return fs.SkipDir
 			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
 			return nil
 		}
 		class := layout.Classify(rel)
@@ -238,19 +294,25 @@ func scanFiles(ctx context.Context, dir string) ([]fileInfo, []string, error) {
 		if err != nil {
 			return nil // vanished
 		}
-		if class.Kind == layout.Temp {
-			if now.Sub(info.ModTime()) > staleTemp {
-				temps = append(temps, p)
+		f := fileInfo{path: p, rel: rel, size: info.Size(), mtime: info.ModTime(), class: class}
+		switch {
+		case !d.Type().IsRegular():
+			if class.Kind != layout.Temp {
+				f.size = 0
+				sc.odd = append(sc.odd, f)
 			}
-			return nil
+		case class.Kind == layout.Temp:
+			f.stale = now.Sub(info.ModTime()) > staleTemp
+			sc.temps = append(sc.temps, f)
+		default:
+			sc.files = append(sc.files, f)
 		}
-		files = append(files, fileInfo{path: p, rel: rel, size: info.Size(), mtime: info.ModTime(), class: class})
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("scanning %s: %w", dir, err)
+		return scan{}, fmt.Errorf("scanning %s: %w", dir, err)
 	}
-	return files, temps, nil
+	return sc, nil
 }
 
 // Prune removes least-recently-used files until the directory holds at

@@ -94,9 +94,23 @@ type Options struct {
 	// lease holder dead as soon as its pid is gone
 	// (XLACACHE_LEASE_PID_CHECK=0).
 	LeaseNoPIDCheck bool
+	// AllowSharedDir lets the cache use a directory that another user owns
+	// or that group or others can write (XLACACHE_ALLOW_SHARED_DIR). Such
+	// a directory is otherwise refused, as ssh refuses a shared ~/.ssh: its
+	// other writers could plant entries. Set it only with SigningKey; a
+	// signing key alone also allows it, since entries are then verified.
+	AllowSharedDir bool
 	// SharedURL is an optional shared object-store tier, s3://bucket/prefix
 	// (XLACACHE_SHARED_URL).
 	SharedURL string
+	// SharedMaxObjectSize bounds the size of a shared-tier object that is
+	// read (XLACACHE_SHARED_MAX_OBJECT_SIZE); 0 means
+	// DefaultSharedMaxObjectSize. Anyone who can write the bucket can plant
+	// a huge object under a predictable name, so a larger object is a miss,
+	// found from its size before any of it is read. The bound in force is
+	// EffectiveSharedMaxObjectSize: never more than half the memory the
+	// process can still allocate.
+	SharedMaxObjectSize int64
 	// SigningKey, when set, makes writers sign entries and readers refuse
 	// entries whose HMAC does not verify (XLACACHE_SIGNING_KEY or
 	// XLACACHE_SIGNING_KEY_FILE).

@@ -30,6 +30,12 @@ const (
 	EnvSigningKeyFile = "XLACACHE_SIGNING_KEY_FILE"
 	EnvLeaseStale     = "XLACACHE_LEASE_STALE_SECS"
 	EnvLeasePIDCheck  = "XLACACHE_LEASE_PID_CHECK"
+	// EnvAllowSharedDir lets the cache use a directory another user owns
+	// or others can write; only safe with a signing key.
+	EnvAllowSharedDir = "XLACACHE_ALLOW_SHARED_DIR"
+	// EnvSharedMaxObjectSize bounds the size of a shared-tier object that
+	// is read; larger ones are misses.
+	EnvSharedMaxObjectSize = "XLACACHE_SHARED_MAX_OBJECT_SIZE"
 )
 
 // RankVars are the launcher rank variables consulted, in this order, when
@@ -56,6 +62,7 @@ var allEnvVars = []string{
 	EnvDir, EnvEnableXLA, EnvMinCompileTime, EnvMinEntrySize, EnvMaxSize,
 	EnvProcessIndex, EnvRole, EnvExplainMisses, EnvDirMode, EnvFileMode,
 	EnvWaitSecs, EnvLeaseStale, EnvLeasePIDCheck, EnvSharedURL, EnvSigningKey, EnvSigningKeyFile,
+	EnvAllowSharedDir, EnvSharedMaxObjectSize,
 }
 
 // Defaults returns the options used when nothing is configured: caching off
@@ -107,47 +114,12 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 	if v, ok := get(EnvDir); ok {
 		o.Dir = v
 	}
-	if v, ok := get(EnvEnableXLA); ok {
-		subs, err := ParseSubcaches(v)
-		if err != nil {
-			bad(EnvEnableXLA, v, err)
-		} else {
-			o.Subcaches = subs
-			o.SubcachesExplicit = true
-		}
-	}
-	if v, ok := get(EnvMinCompileTime); ok {
-		d, err := ParseSeconds(v)
-		if err != nil {
-			bad(EnvMinCompileTime, v, err)
-		} else {
-			o.MinCompileTime = d
-		}
-	}
-	if v, ok := get(EnvMinEntrySize); ok {
-		n, err := ParseSize(v)
-		if err != nil {
-			bad(EnvMinEntrySize, v, err)
-		} else {
-			o.MinEntrySize = n
-		}
-	}
-	if v, ok := get(EnvMaxSize); ok {
-		n, err := parseMaxSize(v)
-		if err != nil {
-			bad(EnvMaxSize, v, err)
-		} else {
-			o.MaxSize = n
-		}
-	}
-	if v, ok := get(EnvProcessIndex); ok {
-		n, err := parseIndex(v)
-		if err != nil {
-			bad(EnvProcessIndex, v, err)
-		} else {
-			o.ProcessIndex = n
-		}
-	} else {
+	o.SubcachesExplicit = parseVar(get, bad, EnvEnableXLA, ParseSubcaches, &o.Subcaches)
+	parseVar(get, bad, EnvMinCompileTime, ParseSeconds, &o.MinCompileTime)
+	parseVar(get, bad, EnvMinEntrySize, ParseSize, &o.MinEntrySize)
+	parseVar(get, bad, EnvMaxSize, parseMaxSize, &o.MaxSize)
+	parseVar(get, bad, EnvSharedMaxObjectSize, parseObjectSize, &o.SharedMaxObjectSize)
+	if !parseVar(get, bad, EnvProcessIndex, parseIndex, &o.ProcessIndex) {
 		for _, rv := range RankVars {
 			raw, ok := lookup(rv)
 			if !ok || strings.TrimSpace(raw) == "" {
@@ -163,65 +135,16 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 			break
 		}
 	}
-	if v, ok := get(EnvRole); ok {
-		r, err := ParseRole(v)
-		if err != nil {
-			bad(EnvRole, v, err)
-		} else {
-			o.Role = r
-		}
-	}
-	if v, ok := get(EnvExplainMisses); ok {
-		b, err := parseBool(v)
-		if err != nil {
-			bad(EnvExplainMisses, v, err)
-		} else {
-			o.ExplainMisses = b
-		}
-	}
-	if v, ok := get(EnvDirMode); ok {
-		m, err := ParseMode(v)
-		if err != nil {
-			bad(EnvDirMode, v, err)
-		} else {
-			o.DirMode = m
-		}
-	}
-	if v, ok := get(EnvFileMode); ok {
-		m, err := ParseMode(v)
-		if err != nil {
-			bad(EnvFileMode, v, err)
-		} else {
-			o.FileMode = m
-		}
-	}
-	if v, ok := get(EnvWaitSecs); ok {
-		d, err := ParseSeconds(v)
-		if err != nil {
-			bad(EnvWaitSecs, v, err)
-		} else {
-			o.WaitTimeout = d
-		}
-	}
-	if v, ok := get(EnvLeaseStale); ok {
-		d, err := ParseSeconds(v)
-		switch {
-		case err != nil:
-			bad(EnvLeaseStale, v, err)
-		case d <= 0 || d > MaxLeaseStale:
-			bad(EnvLeaseStale, v, fmt.Errorf("want more than 0 and at most %v", MaxLeaseStale))
-		default:
-			o.LeaseStale = d
-		}
-	}
-	if v, ok := get(EnvLeasePIDCheck); ok {
-		b, err := parseBool(v)
-		if err != nil {
-			bad(EnvLeasePIDCheck, v, err)
-		} else {
-			o.LeaseNoPIDCheck = !b
-		}
-	}
+	parseVar(get, bad, EnvRole, ParseRole, &o.Role)
+	parseVar(get, bad, EnvExplainMisses, parseBool, &o.ExplainMisses)
+	parseVar(get, bad, EnvDirMode, ParseMode, &o.DirMode)
+	parseVar(get, bad, EnvFileMode, ParseMode, &o.FileMode)
+	parseVar(get, bad, EnvWaitSecs, ParseSeconds, &o.WaitTimeout)
+	parseVar(get, bad, EnvLeaseStale, parseLeaseStale, &o.LeaseStale)
+	pidCheck := !o.LeaseNoPIDCheck
+	parseVar(get, bad, EnvLeasePIDCheck, parseBool, &pidCheck)
+	o.LeaseNoPIDCheck = !pidCheck
+	parseVar(get, bad, EnvAllowSharedDir, parseBool, &o.AllowSharedDir)
 	if v, ok := get(EnvSharedURL); ok {
 		o.SharedURL = v
 	}
@@ -267,6 +190,37 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 		return Options{}, errors.Join(errs...)
 	}
 	return o, nil
+}
+
+// parseVar parses the variable name (as get returns it) with parse into
+// dst, and reports whether the variable was set. A value parse rejects is
+// reported through bad and leaves dst alone.
+func parseVar[T any](get func(string) (string, bool), bad func(name, value string, err error),
+	name string, parse func(string) (T, error), dst *T) bool {
+	v, ok := get(name)
+	if !ok {
+		return false
+	}
+	x, err := parse(v)
+	if err != nil {
+		bad(name, v, err)
+		return true
+	}
+	*dst = x
+	return true
+}
+
+// parseLeaseStale parses an XLACACHE_LEASE_STALE_SECS value: seconds, more
+// than 0 and at most MaxLeaseStale.
+func parseLeaseStale(s string) (time.Duration, error) {
+	d, err := ParseSeconds(s)
+	if err != nil {
+		return 0, err
+	}
+	if d <= 0 || d > MaxLeaseStale {
+		return 0, fmt.Errorf("want more than 0 and at most %v", MaxLeaseStale)
+	}
+	return d, nil
 }
 
 // ParseSubcaches parses an XLACACHE_ENABLE_XLA_CACHES value: "all", "none",
@@ -497,6 +451,9 @@ func (o Options) Validate() error {
 	if o.MinEntrySize < 0 {
 		errs = append(errs, fmt.Errorf("MinEntrySize %d is negative", o.MinEntrySize))
 	}
+	if o.SharedMaxObjectSize < 0 {
+		errs = append(errs, fmt.Errorf("SharedMaxObjectSize %d is negative", o.SharedMaxObjectSize))
+	}
 	if o.ProcessIndex < 0 {
 		errs = append(errs, fmt.Errorf("ProcessIndex %d is negative", o.ProcessIndex))
 	}
@@ -639,7 +596,9 @@ func (o Options) Settings() []Setting {
 		{EnvLeaseStale, strconv.FormatFloat(o.EffectiveLeaseStale().Seconds(), 'g', -1, 64), src(EnvLeaseStale, o.LeaseStale != 0), "silence (seconds) after which a compiling process's lease is taken over"},
 		{EnvLeasePIDCheck, strconv.FormatBool(!o.LeaseNoPIDCheck), src(EnvLeasePIDCheck, o.LeaseNoPIDCheck), "a same-host lease holder whose pid is gone is dead at once"},
 		{EnvSharedURL, o.SharedURL, src(EnvSharedURL, o.SharedURL != ""), "shared object-store tier, s3://bucket/prefix"},
+		{EnvSharedMaxObjectSize, strconv.FormatInt(o.EffectiveSharedMaxObjectSize(), 10), src(EnvSharedMaxObjectSize, o.SharedMaxObjectSize > 0), "largest shared-tier object read, in bytes; never more than half the memory available"},
 		{EnvSigningKey, keyVal, keySrc, "HMAC key: sign entries, refuse unsigned or forged ones (or use " + EnvSigningKeyFile + ")"},
+		{EnvAllowSharedDir, strconv.FormatBool(o.AllowSharedDir), src(EnvAllowSharedDir, o.AllowSharedDir), "use a cache directory others can write (only with " + EnvSigningKey + ")"},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -204,7 +205,8 @@ func subcacheFile(dir, sub, rel string, temp bool) (SubcacheFile, error) {
 
 // readAtime reads a "-atime" file: 8 little-endian bytes, nanoseconds.
 func readAtime(p string) (time.Time, bool) {
-	b, err := os.ReadFile(p)
+	// A FIFO planted there must not hang a scan.
+	b, err := atomicfile.ReadRegularPath(p, 8)
 	if err != nil || len(b) != 8 {
 		return time.Time{}, false
 	}

@@ -23,10 +23,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/xlacache/xlacache/internal/atomicfile"
 )
 
 // Codec is the compression of an entry.
@@ -160,7 +161,7 @@ func decodeTo(c Codec, r *bufio.Reader, w io.Writer) (int64, error) {
 // VerifyFile decodes the entry at path without keeping it in memory and
 // returns its header and decompressed size.
 func VerifyFile(path string) (Header, int64, error) {
-	f, err := os.Open(path)
+	f, _, err := atomicfile.OpenRegularPath(path)
 	if err != nil {
 		return Header{}, 0, err
 	}

@@ -3,10 +3,11 @@ package jaxcache
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/atomicfile"
 )
 
 // Listing is one entry with its header, for `xlacache ls`.
@@ -27,7 +28,7 @@ func List(ctx context.Context, d *Dir) ([]Listing, error) {
 			return nil, err
 		}
 		l := Listing{Entry: e}
-		f, err := os.Open(e.Path)
+		f, _, err := atomicfile.OpenRegularPath(e.Path)
 		if err != nil {
 			l.Err = err
 		} else {
@@ -74,7 +75,7 @@ func Explain(ctx context.Context, d *Dir, query string) (Explanation, error) {
 		switch {
 		case isKey && e.Key == query:
 			l := Listing{Entry: e}
-			if f, err := os.Open(e.Path); err != nil {
+			if f, _, err := atomicfile.OpenRegularPath(e.Path); err != nil {
 				l.Err = err
 			} else {
 				l.Header, l.Err = ReadHeader(f)

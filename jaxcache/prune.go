@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 )
@@ -17,6 +18,18 @@ import (
 // generous because the writer may be on another host of a shared
 // filesystem, where neither locks nor /proc can see it.
 const DefaultGrace = 5 * time.Minute
+
+// clockAndGrace fills in the defaults of the Now and Grace options Prune
+// and Verify share: the wall clock, and DefaultGrace for zero or less.
+func clockAndGrace(now func() time.Time, grace time.Duration) (func() time.Time, time.Duration) {
+	if now == nil {
+		now = time.Now
+	}
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	return now, grace
+}
 
 // PruneOptions configures Prune.
 type PruneOptions struct {
@@ -83,14 +96,7 @@ type unit struct {
 //   - it re-checks each file's modification time just before removing it.
 func Prune(ctx context.Context, dir string, po PruneOptions) (PruneResult, error) {
 	var res PruneResult
-	now := time.Now
-	if po.Now != nil {
-		now = po.Now
-	}
-	grace := po.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
+	now, grace := clockAndGrace(po.Now, po.Grace)
 	lockTimeout := po.LockTimeout
 	if lockTimeout <= 0 {
 		lockTimeout = 30 * time.Second
@@ -114,6 +120,13 @@ func Prune(ctx context.Context, dir string, po PruneOptions) (PruneResult, error
 	if err != nil {
 		return res, err
 	}
+	// Removals go through a root on dir: a directory swapped for a
+	// symbolic link after the scan cannot redirect one outside.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return res, fmt.Errorf("prune JAX cache %s: %w", dir, err)
+	}
+	defer root.Close()
 	if po.SkipSubcaches {
 		d.Subcaches = nil
 	}
@@ -164,7 +177,7 @@ func Prune(ctx context.Context, dir string, po PruneOptions) (PruneResult, error
 			res.After -= u.size
 			continue
 		}
-		removed, err := removeUnit(u)
+		removed, err := removeUnit(root, dir, u)
 		res.Removed = append(res.Removed, removed...)
 		if err != nil {
 			logger.Warn("xlacache: prune could not remove a JAX cache file", "file", u.paths[0], "err", err)
@@ -198,13 +211,17 @@ func inFlight(u unit, busy map[string]bool, now time.Time, grace time.Duration) 
 	return ""
 }
 
-// removeUnit removes a unit's files, the data file first so that a JAX
-// reader never finds an entry without its content. A file already gone
-// is not an error.
-func removeUnit(u unit) ([]string, error) {
+// removeUnit removes a unit's files (paths under dir) through root, the
+// data file first so that a JAX reader never finds an entry without its
+// content. A file already gone is not an error.
+func removeUnit(root *os.Root, dir string, u unit) ([]string, error) {
 	var removed []string
 	for _, p := range u.paths {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return removed, err
+		}
+		if err := root.Remove(filepath.ToSlash(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return removed, err
 		}
 		removed = append(removed, p)

@@ -3,10 +3,10 @@ package jaxcache
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/subcache"
 )
 
@@ -42,14 +42,7 @@ type VerifyOptions struct {
 // well-formed protobuf wire format).
 func Verify(ctx context.Context, d *Dir, vo VerifyOptions) (VerifyResult, error) {
 	var r VerifyResult
-	now := time.Now
-	if vo.Now != nil {
-		now = vo.Now
-	}
-	grace := vo.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
+	now, grace := clockAndGrace(vo.Now, vo.Grace)
 	t0 := now()
 	problem := func(p string, modTime time.Time, err error) {
 		r.Problems = append(r.Problems, Problem{Path: p, Err: err, MaybeInFlight: t0.Sub(modTime) < grace})
@@ -94,13 +87,13 @@ func verifySubcacheFile(f SubcacheFile) error {
 		if f.Size > subcache.MaxAutotuneFile {
 			return fmt.Errorf("autotune result of %d bytes, larger than %d", f.Size, subcache.MaxAutotuneFile)
 		}
-		b, err := os.ReadFile(f.Path)
+		b, err := atomicfile.ReadRegularPath(f.Path, subcache.MaxAutotuneFile)
 		if err != nil {
 			return err
 		}
 		return subcache.VerifyAutotuneFile(b)
 	case KernelFileName:
-		fh, err := os.Open(f.Path)
+		fh, _, err := atomicfile.OpenRegularPath(f.Path)
 		if err != nil {
 			return err
 		}

@@ -76,12 +76,22 @@ func WriteEntry(dir, key string, data []byte, lastUse time.Time, mode os.FileMod
 		{key + CacheSuffix, data},
 		{key + AtimeSuffix, binary.LittleEndian.AppendUint64(nil, uint64(lastUse.UnixNano()))},
 	}
+	// Confined to dir: a symbolic link planted at an entry's name is
+	// refused, never written through.
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("write JAX entry: %w", err)
+	}
+	root, err := os.OpenRoot(resolved)
+	if err != nil {
+		return fmt.Errorf("write JAX entry: %w", err)
+	}
+	defer root.Close()
 	for _, f := range files {
-		p := filepath.Join(dir, f.name)
-		if err := atomicfile.Replace(p, f.data, atomicfile.Options{Perm: mode}); err != nil {
+		if err := atomicfile.Replace(f.name, f.data, atomicfile.Options{Perm: mode, Root: root}); err != nil {
 			return fmt.Errorf("write JAX entry: %w", err)
 		}
-		if err := os.Chtimes(p, lastUse, lastUse); err != nil {
+		if err := root.Chtimes(f.name, lastUse, lastUse); err != nil {
 			return fmt.Errorf("write JAX entry: %w", err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -125,5 +126,29 @@ func TestVerifySubcacheRules(t *testing.T) {
 	}
 	if r.Checked != 4 || len(bad) != 3 || bad[0] != KernelFileName || bad[1] != "bad name.textproto" || bad[2] != "empty.textproto" {
 		t.Errorf("checked %d, problems %q", r.Checked, bad)
+	}
+}
+
+// WriteEntry never writes through a symbolic link planted at an entry's
+// name (hardening issue, item 1).
+func TestWriteEntryRefusesSymlink(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "jax")
+	os.Mkdir(dir, 0o700)
+	victim := filepath.Join(base, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o600)
+	key := "jit_f-" + strings.Repeat("ab", 32)
+	if err := os.Symlink(victim, filepath.Join(dir, key+CacheSuffix)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := Encode(CodecZstd, time.Second, []byte("exe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteEntry(dir, key, data, time.Now(), 0); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("WriteEntry through a planted symlink: %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("file outside the directory changed to %q", b)
 	}
 }

@@ -151,8 +151,35 @@ func Write(w io.Writer, a *Array) error {
 	return nil
 }
 
-// Read reads one .npy array from r.
+// Read reads one .npy array from r. The data's size is checked against
+// what r has left when r can tell (a file, a bytes.Reader, an archive
+// member), so a header that declares a huge array costs an error, not an
+// allocation; other readers cost only the bytes actually present.
 func Read(r io.Reader) (*Array, error) {
+	h, err := readHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readData(r, h, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Array{DType: h.dtype, Shape: h.shape, Data: data}, nil
+}
+
+// header is what a .npy file says about its array before the data.
+type header struct {
+	descr   string // as written ("<f4", ">i8")
+	dtype   string // the little-endian constant for descr
+	fortran bool
+	shape   []int64
+	size    int   // bytes per element
+	bytes   int64 // data bytes the header declares
+}
+
+// readHeader reads the magic, version and header of a .npy stream and
+// checks that the declared array size is representable.
+func readHeader(r io.Reader) (*header, error) {
 	pre := make([]byte, 8)
 	if _, err := io.ReadFull(r, pre); err != nil {
 		return nil, fmt.Errorf("npy: reading magic: %w", err)
@@ -200,24 +227,97 @@ func Read(r io.Reader) (*Array, error) {
 	if n > math.MaxInt64/int64(size) {
 		return nil, fmt.Errorf("npy: shape %v is too large", shape)
 	}
-	want := n * int64(size)
-	// Read through a limit so a header that claims a huge shape costs only
-	// the bytes actually present.
-	data, err := io.ReadAll(io.LimitReader(r, want))
-	if err != nil {
-		return nil, fmt.Errorf("npy: reading data: %w", err)
+	return &header{descr: descr, dtype: le, fortran: fortran, shape: shape, size: size, bytes: n * int64(size)}, nil
+}
+
+// readData reads the data h declares from r, into dst when it is not nil
+// (dst must have exactly h.bytes), and converts it to little-endian
+// row-major order.
+func readData(r io.Reader, h *header, dst []byte) ([]byte, error) {
+	short := func(have int64) error {
+		return fmt.Errorf("npy: %s array of shape %v needs %d data bytes, file has %d", h.descr, h.shape, h.bytes, have)
 	}
-	if int64(len(data)) != want {
-		return nil, fmt.Errorf("npy: %s array of shape %v needs %d data bytes, file has %d", descr, shape, want, len(data))
+	left, exact := remaining(r)
+	if left >= 0 && left < h.bytes {
+		return nil, short(left)
 	}
-	if descr[0] == '>' && size > 1 {
-		swapBytes(data, size)
+	var data []byte
+	switch {
+	case dst != nil || exact:
+		// The bytes are there (or the caller already holds the buffer):
+		// read them in place instead of growing a buffer to twice the size.
+		data = dst
+		if data == nil {
+			data = make([]byte, h.bytes)
+		}
+		if n, err := io.ReadFull(r, data); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				return nil, short(int64(n))
+			}
+			return nil, fmt.Errorf("npy: reading data: %w", err)
+		}
+	default:
+		// Read through a limit so a header that claims a huge shape costs
+		// only the bytes actually present.
+		var err error
+		data, err = io.ReadAll(io.LimitReader(r, h.bytes))
+		if err != nil {
+			return nil, fmt.Errorf("npy: reading data: %w", err)
+		}
+		if int64(len(data)) != h.bytes {
+			return nil, short(int64(len(data)))
+		}
 	}
-	a := &Array{DType: le, Shape: shape, Data: data}
-	if fortran && len(shape) > 1 {
-		a.Data = fortranToC(data, shape, size)
+	if h.descr[0] == '>' && h.size > 1 {
+		swapBytes(data, h.size)
 	}
-	return a, nil
+	if h.fortran && len(h.shape) > 1 {
+		c := fortranToC(data, h.shape, h.size)
+		if dst == nil {
+			return c, nil
+		}
+		copy(dst, c)
+	}
+	return data, nil
+}
+
+// sizedReader is an archive member's reader with the size its directory
+// declares; the size bounds what the member can hold but is not a promise
+// that the bytes are there.
+type sizedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (s *sizedReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	return n, err
+}
+
+// remaining reports how many bytes r has left, or -1 when it cannot tell;
+// exact is true when they are known to be there (a file's or a buffer's),
+// false for a declared bound.
+func remaining(r io.Reader) (left int64, exact bool) {
+	switch r := r.(type) {
+	case *bytes.Reader:
+		return int64(r.Len()), true
+	case *strings.Reader:
+		return int64(r.Len()), true
+	case *sizedReader:
+		return max(r.left, 0), false
+	case *os.File:
+		st, err := r.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			return -1, false
+		}
+		off, err := r.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return -1, false
+		}
+		return max(st.Size()-off, 0), true
+	}
+	return -1, false
 }
 
 // normalizeDescr maps a NumPy descriptor to the little-endian constant.
@@ -382,12 +482,19 @@ func ReadFile(path string) (*Array, error) {
 
 // WriteFile writes a .npy file with owner-only permissions.
 func WriteFile(path string, a *Array) error {
+	return writeFile(path, "npy", func(w io.Writer) error { return Write(w, a) })
+}
+
+// writeFile encodes a whole file with encode before creating it, so an
+// array that cannot be encoded leaves no partial file behind; errors name
+// path (encoding) or format (the file system).
+func writeFile(path, format string, encode func(io.Writer) error) error {
 	var buf bytes.Buffer
-	if err := Write(&buf, a); err != nil {
+	if err := encode(&buf); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		return fmt.Errorf("npy: %w", err)
+		return fmt.Errorf("%s: %w", format, err)
 	}
 	return nil
 }

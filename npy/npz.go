@@ -42,7 +42,7 @@ func ReadNPZ(r io.ReaderAt, size int64) ([]Named, error) {
 		if err != nil {
 			return nil, fmt.Errorf("npz: member %q: %w", f.Name, err)
 		}
-		a, err := Read(io.LimitReader(rc, maxMember))
+		a, err := Read(&sizedReader{r: io.LimitReader(rc, maxMember), left: memberSize(f)})
 		rc.Close()
 		if err != nil {
 			return nil, fmt.Errorf("npz: member %q: %w", f.Name, err)
@@ -50,6 +50,15 @@ func ReadNPZ(r io.ReaderAt, size int64) ([]Named, error) {
 		out = append(out, Named{Name: name, Array: a})
 	}
 	return out, nil
+}
+
+// memberSize is the uncompressed size f's directory entry declares, capped
+// at maxMember. archive/zip fails a member whose data does not match it.
+func memberSize(f *zip.File) int64 {
+	if f.UncompressedSize64 > maxMember {
+		return maxMember
+	}
+	return int64(f.UncompressedSize64)
 }
 
 // WriteNPZ writes arrays as an uncompressed .npz archive, as numpy.savez does.
@@ -88,12 +97,5 @@ func ReadNPZFile(path string) ([]Named, error) {
 
 // WriteNPZFile writes an .npz file with owner-only permissions.
 func WriteNPZFile(path string, arrays []Named) error {
-	var buf bytes.Buffer
-	if err := WriteNPZ(&buf, arrays); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		return fmt.Errorf("npz: %w", err)
-	}
-	return nil
+	return writeFile(path, "npz", func(w io.Writer) error { return WriteNPZ(w, arrays) })
 }

@@ -1,7 +1,11 @@
 package npy
 
 import (
+	"archive/zip"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,7 +63,10 @@ func WriteTensorsNPZ(path string, ts []*stablehlo.Tensor) error {
 //   - an .npz archive, whose arrays are matched to arguments by name,
 //     else as arg<N>, else by position when the counts agree.
 //
-// Every array must match its argument's type exactly.
+// Every array must match its argument's type exactly. The type is checked
+// from each array's header before its data is read, and the data is read
+// straight into the argument's tensor: a file cannot make LoadArgs
+// allocate more than fn's arguments need, whatever its header declares.
 func LoadArgs(spec string, fn *stablehlo.Func) ([]*stablehlo.Tensor, error) {
 	if strings.HasSuffix(spec, ".npy") {
 		files := strings.Split(spec, ",")
@@ -68,13 +75,14 @@ func LoadArgs(spec string, fn *stablehlo.Func) ([]*stablehlo.Tensor, error) {
 		}
 		out := make([]*stablehlo.Tensor, len(files))
 		for i, f := range files {
-			arr, err := ReadFile(f)
+			t, err := readTensorFile(f, fn.Args[i].Type)
+			if errors.Is(err, errMismatch) {
+				return nil, fmt.Errorf("%s: argument #%d (%s): %w", f, i, fn.Args[i].Name, err)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("argument #%d: %w", i, err)
 			}
-			if out[i], err = ToTensor(arr, fn.Args[i].Type); err != nil {
-				return nil, fmt.Errorf("%s: argument #%d (%s): %w", f, i, fn.Args[i].Name, err)
-			}
+			out[i] = t
 		}
 		return out, nil
 	}
@@ -82,67 +90,153 @@ func LoadArgs(spec string, fn *stablehlo.Func) ([]*stablehlo.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var arrays []*Array
 	if st.IsDir() {
-		arrays, err = argsFromDir(spec, fn)
-	} else {
-		arrays, err = argsFromNPZ(spec, fn)
+		return argsFromDir(spec, fn)
 	}
+	return argsFromNPZ(spec, fn)
+}
+
+// errMismatch marks an array whose element type or shape is not the
+// argument's.
+var errMismatch = errors.New("array does not match the argument")
+
+// mismatch is an errMismatch with the details ToTensor gives.
+type mismatch struct{ msg string }
+
+func (m *mismatch) Error() string        { return m.msg }
+func (m *mismatch) Is(target error) bool { return target == errMismatch }
+
+// checkHeader fails unless h declares exactly want's element type and
+// shape, with the messages ToTensor uses.
+func checkHeader(h *header, want stablehlo.TensorType) error {
+	if h.dtype != dtypes[want.DType] {
+		return &mismatch{fmt.Sprintf("dtype %s, want %s", h.dtype, want)}
+	}
+	got := stablehlo.TensorType{DType: want.DType, Shape: h.shape}
+	if !got.Equal(want) {
+		return &mismatch{fmt.Sprintf("shape %v, want %s", h.shape, want)}
+	}
+	return nil
+}
+
+// readTensor reads one .npy stream as a tensor of type want, checking the
+// header against want before reading (or allocating for) the data.
+func readTensor(r io.Reader, want stablehlo.TensorType) (*stablehlo.Tensor, error) {
+	h, err := readHeader(r)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkHeader(h, want); err != nil {
+		return nil, err
+	}
+	if left, _ := remaining(r); left >= 0 && left < h.bytes {
+		// Fail before allocating the tensor.
+		_, err := readData(r, h, nil)
+		return nil, err
+	}
+	t := stablehlo.NewTensor(want)
+	if _, err := readData(r, h, t.Data); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// readTensorFile is readTensor on a file; errors name the file.
+func readTensorFile(path string, want stablehlo.TensorType) (*stablehlo.Tensor, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("npy: %w", err)
+	}
+	defer f.Close()
+	t, err := readTensor(f, want)
+	if err != nil && !errors.Is(err, errMismatch) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, err
+}
+
+// argsFromDir reads <name>.npy, else arg<N>.npy, for each argument.
+func argsFromDir(dir string, fn *stablehlo.Func) ([]*stablehlo.Tensor, error) {
 	out := make([]*stablehlo.Tensor, len(fn.Args))
 	for i, a := range fn.Args {
-		if out[i], err = ToTensor(arrays[i], a.Type); err != nil {
-			return nil, fmt.Errorf("%s: argument #%d (%s): %w", spec, i, a.Name, err)
+		// Report a file that is there but unreadable (truncated, say)
+		// rather than the absence of the fallback name.
+		var firstErr error
+		for _, n := range []string{a.Name, fmt.Sprintf("arg%d", i)} {
+			if n == "" {
+				continue
+			}
+			t, err := readTensorFile(filepath.Join(dir, n+".npy"), a.Type)
+			if errors.Is(err, errMismatch) {
+				return nil, fmt.Errorf("%s: argument #%d (%s): %w", dir, i, a.Name, err)
+			}
+			if err == nil {
+				out[i] = t
+				break
+			}
+			if firstErr == nil || (errors.Is(firstErr, fs.ErrNotExist) && !errors.Is(err, fs.ErrNotExist)) {
+				firstErr = err
+			}
+		}
+		if out[i] == nil {
+			return nil, fmt.Errorf("%s: argument #%d (%s): %w", dir, i, a.Name, firstErr)
 		}
 	}
 	return out, nil
 }
 
-// argsFromDir reads <name>.npy, else arg<N>.npy, for each argument.
-func argsFromDir(dir string, fn *stablehlo.Func) ([]*Array, error) {
-	arrays := make([]*Array, len(fn.Args))
-	for i, a := range fn.Args {
-		var lastErr error
-		for _, n := range []string{a.Name, fmt.Sprintf("arg%d", i)} {
-			if n == "" {
-				continue
-			}
-			if arrays[i], lastErr = ReadFile(filepath.Join(dir, n+".npy")); lastErr == nil {
-				break
-			}
-		}
-		if arrays[i] == nil {
-			return nil, fmt.Errorf("%s: argument #%d (%s): %w", dir, i, a.Name, lastErr)
-		}
-	}
-	return arrays, nil
-}
-
-// argsFromNPZ matches the arrays of an .npz archive to the arguments.
-func argsFromNPZ(path string, fn *stablehlo.Func) ([]*Array, error) {
-	all, err := ReadNPZFile(path)
+// argsFromNPZ matches the members of an .npz archive to the arguments and
+// reads only the matched ones, each straight into its tensor. The archive
+// is read in place (zip needs random access, not a copy in memory).
+func argsFromNPZ(path string, fn *stablehlo.Func) ([]*stablehlo.Tensor, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("npz: %w", err)
 	}
-	byName := map[string]*Array{}
-	for _, a := range all {
-		byName[a.Name] = a.Array
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("npz: %w", err)
 	}
-	arrays := make([]*Array, len(fn.Args))
+	zr, err := zip.NewReader(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: npz: %w", path, err)
+	}
+	byName := map[string]*zip.File{}
+	for _, m := range zr.File {
+		name, ok := strings.CutSuffix(m.Name, ".npy")
+		if !ok {
+			return nil, fmt.Errorf("%s: npz: member %q is not a .npy file", path, m.Name)
+		}
+		if byName[name] != nil {
+			return nil, fmt.Errorf("%s: npz: duplicate member %q", path, m.Name)
+		}
+		byName[name] = m
+	}
+	out := make([]*stablehlo.Tensor, len(fn.Args))
 	for i, a := range fn.Args {
-		arr := byName[a.Name]
-		if arr == nil {
-			arr = byName[fmt.Sprintf("arg%d", i)]
+		m := byName[a.Name]
+		if m == nil {
+			m = byName[fmt.Sprintf("arg%d", i)]
 		}
-		if arr == nil && len(all) == len(fn.Args) {
-			arr = all[i].Array
+		if m == nil && len(zr.File) == len(fn.Args) {
+			m = zr.File[i]
 		}
-		if arr == nil {
+		if m == nil {
 			return nil, fmt.Errorf("%s: no array for argument #%d (%s)", path, i, a.Name)
 		}
-		arrays[i] = arr
+		rc, err := m.Open()
+		if err != nil {
+			return nil, fmt.Errorf("%s: npz: member %q: %w", path, m.Name, err)
+		}
+		out[i], err = readTensor(&sizedReader{r: io.LimitReader(rc, maxMember), left: memberSize(m)}, a.Type)
+		rc.Close()
+		if errors.Is(err, errMismatch) {
+			return nil, fmt.Errorf("%s: argument #%d (%s): %w", path, i, a.Name, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: npz: member %q: %w", path, m.Name, err)
+		}
 	}
-	return arrays, nil
+	return out, nil
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/xlacache/xlacache/internal/sysmem"
 )
 
 // attrKind classifies parsed MLIR attribute values.
@@ -523,11 +525,50 @@ func (p *parser) parseDenseAttr() (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.chargeConstant(ty); err != nil {
+		return nil, p.errorf(tpos, "%v", err)
+	}
 	t, err := lit.materialize(ty)
 	if err != nil {
 		return nil, p.errorf(tpos, "%v", err)
 	}
 	return t, nil
+}
+
+// maxModuleConstantBytes bounds what all dense literals of one module may
+// expand to together. Each literal is bounded by maxConstantBytes, but a
+// module of many splats (a few bytes of text each) would otherwise end the
+// process in Go's unrecoverable "out of memory" while it is being parsed,
+// before any check of the program's memory needs can run.
+var maxModuleConstantBytes = int64(4) << 30
+
+// constantCheckFrom is how many bytes of constants a module may hold
+// before parsing asks the system how much memory is left: small programs
+// never pay for the look.
+var constantCheckFrom = int64(64 << 20)
+
+// chargeConstant adds a literal of type ty to the module's total and fails
+// when the total exceeds maxModuleConstantBytes or half the memory this
+// process can still allocate.
+func (p *parser) chargeConstant(ty TensorType) error {
+	n := ty.ByteSize()
+	if n < 0 || p.constBytes > math.MaxInt64-n {
+		p.constBytes = math.MaxInt64
+	} else {
+		p.constBytes += n
+	}
+	if p.constBytes <= constantCheckFrom {
+		return nil
+	}
+	limit, why := maxModuleConstantBytes, "the parser's bound"
+	if avail, ok := sysmem.Available(); ok && avail.Bytes/2 < limit {
+		limit, why = avail.Bytes/2, "half of "+avail.String()
+	}
+	if p.constBytes > limit {
+		return fmt.Errorf("constant %s brings the module's constants to %s, more than %s (%s)",
+			ty, sysmem.FormatBytes(p.constBytes), sysmem.FormatBytes(limit), why)
+	}
+	return nil
 }
 
 func (p *parser) parseDenseLit() (*denseLit, error) {

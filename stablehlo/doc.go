@@ -7,10 +7,14 @@
 //
 // Parse returns a *Module holding *Func values. A Func has Args (the entry
 // block arguments), ResultTypes and a Body *Block. A Block is a flat list
-// of *Op; its last op is always named "return". Region-carrying ops
-// (reduce) hold their bodies in Op.Regions, each a *Block whose Args are
-// scalar tensors. Regions are isolated from above: a body only uses its
-// own block arguments and values it defines.
+// of *Op; its last op is always named "return". Region-carrying ops hold
+// their bodies in Op.Regions: reduce, scatter, reduce_window,
+// select_and_scatter (select, then scatter) and sort (comparator) have
+// bodies over scalar tensors, isolated from above (a body only uses its
+// own block arguments and values it defines); while (cond, then body,
+// both taking the loop-carried values), if (true, then false branch) and
+// case (one region per branch, no arguments) may also use values defined
+// around them.
 //
 // Every SSA value is a *Value with a static TensorType (element DType and
 // Shape; rank 0 is a scalar), an ID unique within its function (dense in
@@ -42,6 +46,21 @@
 //	                  HasSideEffect, MinULP/MaxULP/Tolerance for the checks
 //	call              Callee (function name without '@')
 //	chlo.top_k        K; results (values, i32 indices) along the last dimension
+//	reverse           Dims
+//	dynamic_slice     SliceSizes; Operands = operand, one start index per dim
+//	gather            Gather (GatherDims), SliceSizes, IndicesAreSorted
+//	scatter           Scatter (ScatterDims), IndicesAreSorted, UniqueIndices;
+//	                  Operands = inputs[0..N), indices, updates[0..N)
+//	sort              Dimension, IsStable
+//	reduce_window     Window (dimensions, strides, base/window dilations,
+//	                  PadLow/PadHigh); Operands = inputs then inits
+//	select_and_scatter Window; Operands = operand, source, init
+//	convolution       Conv (ConvDims, strides, padding, dilations, reversal,
+//	                  group counts)
+//	triangular_solve  TriSolve
+//	reduce_precision  ExponentBits, MantissaBits
+//	rng_bit_generator RngAlgorithm
+//	cholesky          Lower
 //
 // Other attributes are kept as canonical text in Attrs.Other: they count
 // for the canonical form but are otherwise ignored.
@@ -49,14 +68,14 @@
 // # Tensors
 //
 // A *Tensor is a host buffer: Data is the raw little-endian row-major
-// contents (i1 = one byte 0/1), exactly what generated C kernels read and
-// write. NewTensor allocates 8-byte-aligned buffers so the typed views
+// contents (i1 = one byte 0/1, f16 and bf16 as their 16-bit patterns),
+// exactly what generated C kernels read and write. NewTensor allocates 8-byte-aligned buffers so the typed views
 // (Float32s, Int32s, Bools, ...) reinterpret without copying.
 //
 // # Backends
 //
 // Inline returns a copy of a module whose main function has every call
-// inlined, so a backend sees one flat function plus reduce bodies. Eval is
+// inlined, so a backend sees one flat function plus region bodies. Eval is
 // the reference interpreter; check.expect_* custom calls evaluate as
 // assertions. RunConformance runs a directory of test programs through any
 // backend's run function.

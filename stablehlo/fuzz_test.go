@@ -1,8 +1,10 @@
 package stablehlo
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // FuzzParse feeds arbitrary text to the parser: it must never panic or
@@ -72,7 +74,11 @@ func FuzzEval(f *testing.F) {
 		for i, a := range main.Args {
 			args[i] = NewTensor(a.Type)
 		}
-		if _, err := Eval(m, main.Name, args); errors.Is(err, ErrInternal) {
+		// A while loop may never end; a deadline bounds it (cancellation
+		// is checked between ops).
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if _, err := EvalContext(ctx, m, main.Name, args); errors.Is(err, ErrInternal) {
 			t.Fatalf("%v\n%s", err, data)
 		}
 	})

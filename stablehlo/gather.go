@@ -181,6 +181,11 @@ func inferGather(op *Op) ([]TensorType, error) {
 		if ss[c] > 1 {
 			return nil, fmt.Errorf("slice size of collapsed or batching dimension %d must be 0 or 1, got %d", c, ss[c])
 		}
+		if ss[c] == 0 {
+			// Valid (§gather C), but the result would read elements of
+			// an empty slice: no defined value to give.
+			return nil, fmt.Errorf("slice size 0 in collapsed or batching dimension %d: %w", c, ErrUnsupported)
+		}
 		if slices.Contains(d.CollapsedSliceDims, c) && slices.Contains(d.OperandBatchingDims, c) {
 			return nil, fmt.Errorf("dimension %d is both collapsed and batching", c)
 		}

@@ -304,6 +304,14 @@ func (in *interp) op(op *Op, x []*Tensor, depth int) ([]*Tensor, error) {
 		return one(evalDynamicUpdateSlice(x[0], x[1], x[2:]), nil)
 	case "gather":
 		return one(evalGather(x[0], x[1], rt, a.Gather, a.SliceSizes), nil)
+	case "convolution":
+		return one(evalConv(x[0], x[1], rt, a.Conv), nil)
+	case "triangular_solve":
+		return one(evalTriSolve(x[0], x[1], a.TriSolve), nil)
+	case "cholesky":
+		return one(evalCholesky(x[0], a.Lower), nil)
+	case "rng_bit_generator":
+		return evalRngBitGenerator(x[0], op.Results[1].Type), nil
 	case "scatter":
 		return in.wrap(op)(in.evalScatter(op, x, depth))
 	case "sort":

@@ -337,6 +337,15 @@ type Attrs struct {
 	IsStable bool
 	// Window: reduce_window and select_and_scatter.
 	Window Window
+	// Conv: convolution's dimension numbers, window and group counts.
+	Conv Conv
+	// TriSolve: triangular_solve's flags.
+	TriSolve TriSolve
+	// Lower: cholesky's triangle.
+	Lower bool
+	// RngAlgorithm: rng_bit_generator's algorithm (DEFAULT, THREE_FRY,
+	// PHILOX).
+	RngAlgorithm string
 	// HasSideEffect: custom_call has_side_effect.
 	HasSideEffect bool
 	// Check tolerances for check.expect_close (ULP bounds) and

@@ -23,6 +23,8 @@ type parser struct {
 	lx    *lexer
 	tok   token
 	depth int
+	// constBytes adds up what the module's dense literals expand to.
+	constBytes int64
 
 	// Per-function state.
 	nextID int

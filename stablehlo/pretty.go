@@ -59,6 +59,8 @@ func (p *parser) parsePrettyOp() (*Op, []TensorType, error) {
 		return p.prettyTopK(op, nameTok)
 	case "while":
 		return p.prettyWhile(op, nameTok)
+	case "convolution":
+		return p.prettyConvolution(op, nameTok)
 	}
 	// Operand list followed by op-specific keyword attributes.
 	operands, err := p.parseOperandsUntilKeyword()
@@ -202,6 +204,21 @@ func (p *parser) prettyKeyword(op *Op) error {
 		op.Attrs.Dims, err = p.parseIntList()
 	case "dynamic_slice/sizes":
 		op.Attrs.SliceSizes, err = p.parseIntList()
+	case "rng_bit_generator/algorithm":
+		t, e := p.parseIdent("rng algorithm")
+		if e != nil {
+			return e
+		}
+		op.Attrs.RngAlgorithm = t.text
+	case "cholesky/lower":
+		t, e := p.parseIdent("true or false")
+		if e != nil {
+			return e
+		}
+		if t.text != "true" && t.text != "false" {
+			return p.errorf(t.pos, "lower must be true or false, found %q", t.text)
+		}
+		op.Attrs.Lower = t.text == "true"
 	case "reduce_precision/format":
 		// e5m10: exponent and mantissa bit counts.
 		t, e := p.parseIdent("format such as e5m10")
@@ -630,6 +647,14 @@ func (p *parser) applyAttrs(op *Op, fields []attrField) error {
 	}
 	var err error
 	for _, f := range fields {
+		if op.Name == "convolution" {
+			if ok, err := p.applyConvAttr(op, f); ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		switch op.Name + "/" + f.name {
 		case "constant/value":
 			if f.val.kind != aDense {
@@ -682,6 +707,33 @@ func (p *parser) applyAttrs(op *Op, fields []attrField) error {
 			default:
 				a.IsStable = f.val.b
 			}
+		case "triangular_solve/left_side", "triangular_solve/lower", "triangular_solve/unit_diagonal":
+			if f.val.kind != aBool {
+				return p.errorf(f.val.pos, "%s must be a boolean", f.name)
+			}
+			switch f.name {
+			case "left_side":
+				a.TriSolve.LeftSide = f.val.b
+			case "lower":
+				a.TriSolve.Lower = f.val.b
+			default:
+				a.TriSolve.UnitDiagonal = f.val.b
+			}
+		case "cholesky/lower":
+			if f.val.kind != aBool {
+				return p.errorf(f.val.pos, "lower must be a boolean")
+			}
+			a.Lower = f.val.b
+		case "rng_bit_generator/rng_algorithm":
+			if f.val.kind != aEnum {
+				return p.errorf(f.val.pos, "rng_algorithm must be #stablehlo<rng_algorithm X>")
+			}
+			a.RngAlgorithm = f.val.s
+		case "triangular_solve/transpose_a":
+			if f.val.kind != aEnum {
+				return p.errorf(f.val.pos, "transpose_a must be #stablehlo<transpose X>")
+			}
+			a.TriSolve.TransposeA = f.val.s
 		case "sort/dimension":
 			a.Dimension, err = one(f)
 		case "reduce_window/window_dimensions", "select_and_scatter/window_dimensions":

@@ -372,6 +372,17 @@ func opAttrText(op *Op, canonical bool) []string {
 		m["is_stable"] = strconv.FormatBool(a.IsStable)
 	case "reduce_window", "select_and_scatter":
 		windowAttrText(op.Name, a.Window, m)
+	case "convolution":
+		convAttrText(a.Conv, m)
+	case "cholesky":
+		m["lower"] = strconv.FormatBool(a.Lower)
+	case "rng_bit_generator":
+		m["rng_algorithm"] = "#stablehlo<rng_algorithm " + a.RngAlgorithm + ">"
+	case "triangular_solve":
+		m["left_side"] = strconv.FormatBool(a.TriSolve.LeftSide)
+		m["lower"] = strconv.FormatBool(a.TriSolve.Lower)
+		m["unit_diagonal"] = strconv.FormatBool(a.TriSolve.UnitDiagonal)
+		m["transpose_a"] = "#stablehlo<transpose " + a.TriSolve.TransposeA + ">"
 	case "dynamic_slice":
 		m["slice_sizes"] = arrayI64(a.SliceSizes)
 	case "reduce_precision":

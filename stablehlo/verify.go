@@ -434,6 +434,14 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 		return v.inferControl(op)
 	case "gather":
 		return inferGather(op)
+	case "convolution":
+		return inferConv(op)
+	case "triangular_solve":
+		return inferTriSolve(op)
+	case "rng_bit_generator":
+		return inferRngBitGenerator(op)
+	case "cholesky":
+		return inferCholesky(op)
 	case "scatter":
 		return v.inferScatter(op)
 	case "sort":

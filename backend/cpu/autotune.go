@@ -14,6 +14,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/x448/float16"
+
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
@@ -556,6 +558,15 @@ func fillRandom(b []byte, d stablehlo.DType, rng *rand.Rand) {
 	case stablehlo.I1:
 		for i := range b {
 			b[i] = byte(rng.IntN(2))
+		}
+	case stablehlo.F16, stablehlo.BF16:
+		for i := 0; i+2 <= len(b); i += 2 {
+			f := float32(rng.Float64()*2 - 1)
+			h := uint16(math.Float32bits(f) >> 16) // bf16: truncation is fine for random data
+			if d == stablehlo.F16 {
+				h = float16.Fromfloat32(f).Bits()
+			}
+			binary.LittleEndian.PutUint16(b[i:], h)
 		}
 	default:
 		size := d.Size()

@@ -351,6 +351,10 @@ func (g *gen) computeRaw(op *stablehlo.Op, idx []string) string {
 		return g.val(o, oi)
 	case "bitcast_convert":
 		return g.bitcast(op, idx)
+	case "dynamic_slice":
+		return g.dynamicSlice(op, idx)
+	case "gather":
+		return g.gather(op, idx)
 	case "is_finite":
 		return fmt.Sprintf("((uint8_t)__builtin_isfinite(%s))", g.val(op.Operands[0], idx))
 	case "reduce_precision":

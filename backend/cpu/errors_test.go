@@ -248,3 +248,37 @@ func randomProgram(rng *rand.Rand) string {
 	fmt.Fprintf(&b, "  return %s : %s\n}\n", vals[len(vals)-1], T)
 	return b.String()
 }
+
+// TestUnsupportedOpsAreReported checks that ops the front end accepts but
+// this backend does not lower are reported as unsupported, naming the op,
+// before any C is compiled.
+func TestUnsupportedOpsAreReported(t *testing.T) {
+	for name, body := range map[string]string{
+		"while": `%w = stablehlo.while(%i = %x) : tensor<2x2xf32>
+   cond {
+    %f = stablehlo.constant dense<false> : tensor<i1>
+    stablehlo.return %f : tensor<i1>
+  } do {
+    stablehlo.return %i : tensor<2x2xf32>
+  }`,
+		"if": `%p = stablehlo.constant dense<true> : tensor<i1>
+  %w = "stablehlo.if"(%p) ({
+    stablehlo.return %x : tensor<2x2xf32>
+  }, {
+    stablehlo.return %x : tensor<2x2xf32>
+  }) : (tensor<i1>) -> tensor<2x2xf32>`,
+		"case": `%k = stablehlo.constant dense<0> : tensor<i32>
+  %w = "stablehlo.case"(%k) ({
+    stablehlo.return %x : tensor<2x2xf32>
+  }) : (tensor<i32>) -> tensor<2x2xf32>`,
+		"cholesky": `%w = stablehlo.cholesky %x, lower = true : tensor<2x2xf32>`,
+	} {
+		src := "func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {\n  " + body + "\n  return %w : tensor<2x2xf32>\n}\n"
+		m := parseText(t, src)
+		t.Setenv(cc.EnvCC, "/nonexistent/cc-must-not-run")
+		_, err := New().CompileModule(context.Background(), m, nil)
+		if err == nil || !errors.Is(err, stablehlo.ErrUnsupported) || !strings.Contains(err.Error(), "op "+name+" is not supported") {
+			t.Errorf("%s: want an unsupported error naming the op, got %v", name, err)
+		}
+	}
+}

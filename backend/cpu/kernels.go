@@ -37,7 +37,7 @@ func (c Config) String() string {
 
 // kernel is one generated kernel before compilation.
 type kernel struct {
-	kind    string // loop, reduce, dot, concat, pad, topk
+	kind    string // loop, reduce, dot, dothalf, concat, pad, topk, or the op name of the other roots
 	root    *stablehlo.Op
 	desc    string
 	cands   []Config // cands[0] is the untuned default
@@ -65,6 +65,12 @@ func newKernel(l *lowering, op *stablehlo.Op) (*kernel, error) {
 	switch op.Name {
 	case "dot_general":
 		k.kind = "dot"
+		if isHalf(op.Operands[0].Type.DType) || isHalf(op.Operands[1].Type.DType) || isHalf(op.Results[0].Type.DType) {
+			// The tuned kernels work in one C type from packed buffers.
+			k.kind = "dothalf"
+			k.cands = []Config{{Name: "default"}}
+			break
+		}
 		k.cands = dotCandidates(op)
 		b, m, kk, n := dotDims(op)
 		k.work = b * m * kk * n
@@ -80,6 +86,9 @@ func newKernel(l *lowering, op *stablehlo.Op) (*kernel, error) {
 		k.cands = []Config{{Name: "default"}}
 	case "chlo.top_k":
 		k.kind = "topk"
+		k.cands = []Config{{Name: "default"}}
+	case "dynamic_update_slice", "scatter", "reduce_window", "select_and_scatter", "sort", "convolution", "rng_bit_generator", "triangular_solve":
+		k.kind = op.Name
 		k.cands = []Config{{Name: "default"}}
 	default:
 		k.kind = "loop"
@@ -153,6 +162,24 @@ func (k *kernel) generate(cfg Config, fixed []*stablehlo.Value) (*gen, error) {
 		genPad(g, k.root)
 	case "topk":
 		genTopK(g, k.root)
+	case "dynamic_update_slice":
+		genDynamicUpdateSlice(g, k.root)
+	case "scatter":
+		genScatter(g, k.root)
+	case "reduce_window":
+		genReduceWindow(g, k.root)
+	case "select_and_scatter":
+		genSelectAndScatter(g, k.root)
+	case "sort":
+		genSort(g, k.root)
+	case "convolution":
+		genConv(g, k.root)
+	case "dothalf":
+		genDotHalf(g, k.root)
+	case "rng_bit_generator":
+		genRng(g, k.root)
+	case "triangular_solve":
+		genTriSolve(g, k.root)
 	}
 	if g.err != nil {
 		return nil, g.err
@@ -462,6 +489,7 @@ func genTopK(g *gen, op *stablehlo.Op) {
 		rows /= n
 	}
 	ct := ctype(x.Type.DType)
+	st := stype(x.Type.DType)
 	gt := "(a > b)"
 	if x.Type.DType.IsFloat() {
 		gt = "((a != a && b == b) || a > b)"
@@ -469,14 +497,14 @@ func genTopK(g *gen, op *stablehlo.Op) {
 	g.line("unsigned char* used = (unsigned char*)malloc(%d > 0 ? %d : 1);", n, n)
 	g.line("if (!used) return;")
 	g.line("for (int64_t row = 0; row < %d; row++) {", rows)
-	g.line("\tconst %s* xr = %s + row*%d;", ct, in, n)
+	g.line("\tconst %s* xr = %s + row*%d;", st, in, n)
 	g.line("\tmemset(used, 0, %d > 0 ? %d : 1);", n, n)
 	g.line("\tfor (int64_t j = 0; j < %d; j++) {", k)
 	g.line("\t\tint64_t best = -1;")
 	g.line("\t\tfor (int64_t i = 0; i < %d; i++) {", n)
 	g.line("\t\t\tif (used[i]) continue;")
 	g.line("\t\t\tif (best < 0) { best = i; continue; }")
-	g.line("\t\t\tconst %s a = xr[i], b = xr[best];", ct)
+	g.line("\t\t\tconst %s a = %s, b = %s;", ct, loadExpr(x.Type.DType, "xr[i]"), loadExpr(x.Type.DType, "xr[best]"))
 	g.line("\t\t\tif %s best = i;", gt)
 	g.line("\t\t}")
 	g.line("\t\tif (best < 0) best = 0;")

@@ -76,12 +76,20 @@ var elementwiseOps = map[string]bool{
 
 var indexOps = map[string]bool{
 	"broadcast_in_dim": true, "reshape": true, "transpose": true, "slice": true, "iota": true, "constant": true,
-	"reverse": true, "bitcast_convert": true,
+	"reverse": true, "bitcast_convert": true, "dynamic_slice": true, "gather": true,
 }
 
 var rootOps = map[string]bool{
 	"dot_general": true, "reduce": true, "concatenate": true, "pad": true, "chlo.top_k": true,
+	"dynamic_update_slice": true, "scatter": true, "reduce_window": true, "select_and_scatter": true, "sort": true,
+	"convolution": true, "rng_bit_generator": true, "triangular_solve": true,
 }
+
+// readsFromMemory are the roots whose operands are read many times (or at
+// data-dependent positions), so they live in buffers.
+var readsFromMemory = map[string]bool{"dot_general": true, "chlo.top_k": true, "sort": true,
+	"reduce_window": true, "select_and_scatter": true, "convolution": true, "rng_bit_generator": true,
+	"triangular_solve": true}
 
 // opCost estimates the per-element cost of computing op inline.
 func opCost(op *stablehlo.Op) int {
@@ -151,7 +159,7 @@ func analyze(fn *stablehlo.Func, file string) (*lowering, error) {
 			for _, r := range op.Results {
 				l.mat[r] = true
 			}
-			if op.Name == "dot_general" || op.Name == "chlo.top_k" {
+			if readsFromMemory[op.Name] {
 				for _, v := range op.Operands {
 					l.mat[v] = true
 				}
@@ -247,22 +255,24 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 		if len(op.Operands) != 2*n || len(body.Args) != 2*n {
 			return l.errorf(op, "reduce with %d operands, %d results, %d body arguments", len(op.Operands), n, len(body.Args))
 		}
-		if len(body.Ops) == 0 || body.Ops[len(body.Ops)-1].Name != "return" || len(body.Ops[len(body.Ops)-1].Operands) != n {
-			return l.errorf(op, "reduce body must return %d values", n)
+		if err := l.checkBody(op, 0, n); err != nil {
+			return err
 		}
-		for _, b := range body.Ops[:len(body.Ops)-1] {
-			if !elementwiseOps[b.Name] && !(b.Name == "constant" && b.Attrs.Constant != nil && b.Attrs.Constant.Type.Rank() == 0) {
-				return l.unsupportedf(b, "op %s in a reduce body is not supported (only scalar elementwise ops)", b.Name)
-			}
-			for _, r := range b.Results {
-				if r.Type.Rank() != 0 {
-					return l.errorf(b, "non-scalar value in a reduce body")
-				}
-			}
+	case op.Name == "scatter" || op.Name == "reduce_window":
+		if err := l.checkBody(op, 0, len(op.Results)); err != nil {
+			return err
 		}
-	case (op.Name == "dot_general" || op.Name == "chlo.top_k") && (isHalf(op.Operands[0].Type.DType) || isHalf(op.Results[0].Type.DType)):
-		// Their kernels read operands straight from memory.
-		return l.unsupportedf(op, "%s on %s is not supported", op.Name, op.Operands[0].Type.DType)
+	case op.Name == "sort":
+		if err := l.checkBody(op, 0, 1); err != nil {
+			return err
+		}
+	case op.Name == "select_and_scatter":
+		if err := l.checkBody(op, 0, 1); err != nil {
+			return err
+		}
+		if err := l.checkBody(op, 1, 1); err != nil {
+			return err
+		}
 	case op.Name == "chlo.top_k":
 		x := op.Operands[0].Type
 		if x.Rank() == 0 || op.Attrs.K < 0 || op.Attrs.K > x.Shape[x.Rank()-1] || len(op.Results) != 2 {
@@ -271,6 +281,29 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 	case rootOps[op.Name]:
 	default:
 		return l.unsupportedf(op, "op %s is not supported", op.Name)
+	}
+	return nil
+}
+
+// checkBody checks that region r of op is a scalar body of elementwise
+// ops (and scalar constants) returning want values.
+func (l *lowering) checkBody(op *stablehlo.Op, r, want int) error {
+	if r >= len(op.Regions) || op.Regions[r] == nil {
+		return l.errorf(op, "%s without region %d", op.Name, r)
+	}
+	body := op.Regions[r]
+	if len(body.Ops) == 0 || body.Ops[len(body.Ops)-1].Name != "return" || len(body.Ops[len(body.Ops)-1].Operands) != want {
+		return l.errorf(op, "%s region %d must return %d values", op.Name, r, want)
+	}
+	for _, b := range body.Ops[:len(body.Ops)-1] {
+		if !elementwiseOps[b.Name] && !(b.Name == "constant" && b.Attrs.Constant != nil && b.Attrs.Constant.Type.Rank() == 0) {
+			return l.unsupportedf(b, "op %s in a %s body is not supported (only scalar elementwise ops)", b.Name, op.Name)
+		}
+		for _, v := range b.Results {
+			if v.Type.Rank() != 0 {
+				return l.errorf(b, "non-scalar value in a %s body", op.Name)
+			}
+		}
 	}
 	return nil
 }

@@ -206,6 +206,23 @@ XK_INLINE uint64_t xk_redprec(uint64_t v, int se, int sm, int eb, int mb) {
 	return x;
 }
 
+/* Threefry-2x32 with 20 rounds (rng_bit_generator THREE_FRY): c is the
+   counter, k the key, both split into 32-bit halves, low first; the first
+   output word is the low half of the result. */
+XK_INLINE uint32_t xk_rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+XK_INLINE uint64_t xk_threefry(uint64_t c, uint64_t k) {
+	static const int rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+	uint32_t ks[3] = {(uint32_t)k, (uint32_t)(k >> 32), 0};
+	ks[2] = 0x1BD11BDAu ^ ks[0] ^ ks[1];
+	uint32_t x0 = (uint32_t)c + ks[0], x1 = (uint32_t)(c >> 32) + ks[1];
+	for (int i = 0; i < 5; i++) {
+		for (int j = 0; j < 4; j++) { x0 += x1; x1 = xk_rotl32(x1, rot[(i % 2) * 4 + j]); x1 ^= x0; }
+		x0 += ks[(i + 1) % 3];
+		x1 += ks[(i + 2) % 3] + (uint32_t)(i + 1);
+	}
+	return ((uint64_t)x1 << 32) | x0;
+}
+
 /* Total order keys for floats: -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN. */
 XK_INLINE int32_t xk_tokf(float x) { int32_t i; memcpy(&i, &x, 4); return i ^ (int32_t)(((uint32_t)(i >> 31)) >> 1); }
 XK_INLINE int64_t xk_tok(double x) { int64_t i; memcpy(&i, &x, 8); return i ^ (int64_t)(((uint64_t)(i >> 63)) >> 1); }

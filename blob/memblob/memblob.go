@@ -11,6 +11,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -69,8 +70,8 @@ func (s *Store) SetUnavailable(down bool, err error) {
 	}
 }
 
-// Calls returns how many times the method named op ("get", "put", "stat",
-// "list", "delete") reached the store, failed calls included: tests use it
+// Calls returns how many times the method named op ("get" for Get and
+// Open, "put", "replace", "stat", "list", "delete") reached the store, failed calls included: tests use it
 // to check that a cached or guarded caller did not call at all.
 func (s *Store) Calls(op string) int {
 	s.mu.Lock()
@@ -128,6 +129,51 @@ func (s *Store) Get(ctx context.Context, name string) ([]byte, error) {
 	return bytes.Clone(o.data), nil
 }
 
+// Open implements blob.Store. The reader sees the object as it was when
+// opened, as a reader of an S3 object sees the version it asked for.
+func (s *Store) Open(ctx context.Context, name string) (io.ReadCloser, blob.Info, error) {
+	if err := blob.ValidName(name); err != nil {
+		return nil, blob.Info{}, fmt.Errorf("open: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.begin(ctx, "get"); err != nil {
+		return nil, blob.Info{}, fmt.Errorf("open %s: %w", name, err)
+	}
+	o, ok := s.objs[name]
+	if !ok {
+		return nil, blob.Info{}, fmt.Errorf("open %s: %w", name, blob.ErrNotExist)
+	}
+	if s.opts.MaxObjectSize > 0 && int64(len(o.data)) > s.opts.MaxObjectSize {
+		return nil, blob.Info{}, fmt.Errorf("open %s: %w: %d bytes, more than %d", name, blob.ErrTooLarge, len(o.data), s.opts.MaxObjectSize)
+	}
+	// Stored slices are never written after they are stored, so the
+	// reader needs no copy.
+	return io.NopCloser(bytes.NewReader(o.data)), info(name, o), nil
+}
+
+// ReplaceIfMatch implements blob.Store.
+func (s *Store) ReplaceIfMatch(ctx context.Context, name, etag string, data []byte) (string, error) {
+	if err := blob.ValidName(name); err != nil {
+		return "", fmt.Errorf("replace: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.begin(ctx, "replace"); err != nil {
+		return "", fmt.Errorf("replace %s: %w", name, err)
+	}
+	o, ok := s.objs[name]
+	if !ok {
+		return "", fmt.Errorf("replace %s: %w: no such object", name, blob.ErrPrecondition)
+	}
+	if o.etag != etag {
+		return "", fmt.Errorf("replace %s: %w: ETag is %q, not %q", name, blob.ErrPrecondition, o.etag, etag)
+	}
+	o = newObject(data)
+	s.objs[name] = o
+	return o.etag, nil
+}
+
 // PutIfAbsent implements blob.Store.
 func (s *Store) PutIfAbsent(ctx context.Context, name string, data []byte) error {
 	if err := blob.ValidName(name); err != nil {
@@ -168,10 +214,8 @@ func info(name string, o object) blob.Info {
 
 // List implements blob.Store.
 func (s *Store) List(ctx context.Context, prefix string) ([]blob.Info, error) {
-	if p := strings.TrimSuffix(prefix, "/"); p != "" {
-		if err := blob.ValidName(p); err != nil {
-			return nil, fmt.Errorf("list: %w", err)
-		}
+	if err := blob.ValidPrefix(prefix); err != nil {
+		return nil, fmt.Errorf("list: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

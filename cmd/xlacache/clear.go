@@ -19,11 +19,8 @@ are left alone, so a mistyped --dir cannot wipe an unrelated directory.
 Exit code 1 if something could not be removed.`,
 	Args: usageArgs(cobra.NoArgs),
 	RunE: func(cmd *cobra.Command, _ []string) error {
-		opts, err := loadOptions(cmd)
+		opts, err := loadExistingDir(cmd)
 		if err != nil {
-			return err
-		}
-		if err := existingDir(opts.Dir); err != nil {
 			return err
 		}
 		n, err := cache.Clear(cmd.Context(), opts.Dir)

@@ -24,11 +24,8 @@ import can check raw files as it checks entries. Ship a warm cache in a
 container image with export, then import at build time.`,
 	Args: usageArgs(cobra.ExactArgs(1)),
 	RunE: func(cmd *cobra.Command, args []string) error {
-		opts, err := loadOptions(cmd)
+		opts, err := loadExistingDir(cmd)
 		if err != nil {
-			return err
-		}
-		if err := existingDir(opts.Dir); err != nil {
 			return err
 		}
 		var st archive.ExportStats

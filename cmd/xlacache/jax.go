@@ -28,11 +28,8 @@ const jaxTier = "jax"
 // inspectDir loads the options of an admin command, checks the directory
 // exists and tells whose entries it holds.
 func inspectDir(cmd *cobra.Command) (config.Options, jaxcache.Contents, error) {
-	opts, err := loadOptions(cmd)
+	opts, err := loadExistingDir(cmd)
 	if err != nil {
-		return opts, jaxcache.Contents{}, err
-	}
-	if err := existingDir(opts.Dir); err != nil {
 		return opts, jaxcache.Contents{}, err
 	}
 	lay, err := jaxcache.Inspect(cmd.Context(), opts.Dir)

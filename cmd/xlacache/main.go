@@ -145,6 +145,17 @@ func openAdmin(cmd *cobra.Command, write bool) (*cache.Cache, config.Options, er
 	return c, c.Options(), nil
 }
 
+// loadExistingDir is loadOptions for a command that reads or changes a
+// cache directory and must not create one: it fails unless the directory
+// exists.
+func loadExistingDir(cmd *cobra.Command) (config.Options, error) {
+	opts, err := loadOptions(cmd)
+	if err != nil {
+		return opts, err
+	}
+	return opts, existingDir(opts.Dir)
+}
+
 // existingDir fails unless dir exists and is a directory.
 func existingDir(dir string) error {
 	st, err := os.Stat(dir)

@@ -9,7 +9,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +24,7 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/sysmem"
 	"github.com/xlacache/xlacache/npy"
 	"github.com/xlacache/xlacache/stablehlo"
 )
@@ -88,6 +92,14 @@ func runRun(cmd *cobra.Command, args []string) error {
 	if fn == nil {
 		return fmt.Errorf("%s: no main function", path)
 	}
+	// Before any tensor exists: Go cannot recover from a failed
+	// allocation, so a program too big for this machine must be refused
+	// while refusing is still possible.
+	restore, err := checkMemory(m, fn, path, backend, output != "")
+	if err != nil {
+		return err
+	}
+	defer restore()
 	argv, err := loadInputs(inputs, fn, seed)
 	if err != nil {
 		return err
@@ -170,6 +182,69 @@ func runRun(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(out, "wrote     %s\n", output)
 	}
 	return nil
+}
+
+// availableMemory reports how much more memory the process can allocate;
+// tests replace it to describe a small machine without needing one.
+var availableMemory = sysmem.Available
+
+// checkMemory fails, naming the largest tensor and the sizes, when fn of m
+// needs more memory than is available, so that `run` ends with an error
+// instead of Go's unrecoverable "fatal error: out of memory". When the
+// program fits it sets Go's soft memory limit to what is available (unless
+// GOMEMLIMIT is set), so the garbage collector works harder instead of
+// letting dead tensors push the heap past it; restore undoes that.
+func checkMemory(m *stablehlo.Module, fn *stablehlo.Func, path, backend string, writeOutput bool) (restore func(), err error) {
+	restore = func() {}
+	need, err := m.MemoryNeed(fn.Name)
+	if err != nil {
+		return restore, err
+	}
+	total := need.Total()
+	if backend == "cpu" {
+		// The cpu executable's arena has a slot for every argument besides
+		// the caller's tensor.
+		total = addBytes(total, need.Inputs)
+	}
+	if writeOutput {
+		// The .npz is assembled in a buffer that may grow to twice the
+		// results before it is written.
+		total = addBytes(total, need.Outputs)
+		total = addBytes(total, need.Outputs)
+	}
+	lim, ok := availableMemory()
+	if !ok {
+		return restore, nil // nothing to check against
+	}
+	if total > lim.Bytes {
+		parts := []string{"inputs " + sysmem.FormatBytes(need.Inputs), "outputs " + sysmem.FormatBytes(need.Outputs),
+			"intermediates up to " + sysmem.FormatBytes(need.Intermediates)}
+		if backend == "cpu" {
+			parts = append(parts, "cpu buffers for the inputs "+sysmem.FormatBytes(need.Inputs))
+		}
+		if writeOutput {
+			parts = append(parts, "--output buffer "+sysmem.FormatBytes(addBytes(need.Outputs, need.Outputs)))
+		}
+		return restore, fmt.Errorf("%s: @%s needs %s but only %s is available (%s): %s; largest tensor: %s %s: %s, %s",
+			path, fn.Name, sysmem.FormatBytes(total), sysmem.FormatBytes(lim.Bytes), lim.Source, strings.Join(parts, ", "),
+			need.Largest.Desc, need.Largest.Name, need.Largest.Type, sysmem.FormatBytes(need.Largest.Bytes))
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		held := int64(min(ms.Sys, math.MaxInt64))
+		prev := debug.SetMemoryLimit(addBytes(lim.Bytes, held))
+		restore = func() { debug.SetMemoryLimit(prev) }
+	}
+	return restore, nil
+}
+
+// addBytes adds non-negative sizes, saturating instead of wrapping.
+func addBytes(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // noKeyReason says why a compile through c had no cache key: the

@@ -83,6 +83,6 @@ func printSync(w io.Writer, r dirsync.Result, dirn, dir, url string) {
 	if dirn == "push" {
 		from, to = dir, url
 	}
-	fmt.Fprintf(w, "%s %s -> %s: %d entries copied, %d already there, %d refused; XLA subcache files: %d copied, %d refused\n",
-		dirn, from, to, r.Entries, r.Skipped, r.Refused, r.Raw.Pulled+r.Raw.Pushed, r.Raw.Refused)
+	fmt.Fprintf(w, "%s %s -> %s: %d entries copied, %d already there, %d refused, %d damaged ones replaced; XLA subcache files: %d copied, %d refused\n",
+		dirn, from, to, r.Entries, r.Skipped, r.Refused, r.Replaced+r.Raw.Replaced, r.Raw.Pulled+r.Raw.Pushed, r.Raw.Refused)
 }

@@ -15,7 +15,9 @@ var verifyCmd = &cobra.Command{
 	Long: `Read and fully check every xlacache entry: checksum, header, key matching the
 file name, decompression, and the HMAC signature when XLACACHE_SIGNING_KEY
 (or XLACACHE_SIGNING_KEY_FILE) is set. With --repair, damaged entries are
-moved to <dir>/quarantine/ so the next compile replaces them.
+moved to <dir>/quarantine/ so the next compile replaces them, and stale
+temporary files (left by writers killed mid-write) are removed. A FIFO,
+socket, device or symbolic link at an entry's path is damaged too.
 
 JAX entries and XLA subcache files sharing the directory are checked too
 (decompression, atime files, file formats) and reported in a JAX section;
@@ -40,6 +42,8 @@ type verifyReport struct {
 	Dir     string           `json:"dir"`
 	Checked int              `json:"checked"`
 	Bad     []cache.BadEntry `json:"bad"`
+	// StaleTemps counts stale temporary files --repair removed.
+	StaleTemps int `json:"stale_temps,omitempty"`
 	// JAX is the check of JAX's entries and XLA's subcache files sharing
 	// the directory (nil when there are none).
 	JAX *jaxVerifyReport `json:"jax,omitempty"`
@@ -85,7 +89,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		if res.Bad == nil {
 			res.Bad = []cache.BadEntry{}
 		}
-		if err := writeJSON(out, verifyReport{Dir: opts.Dir, Checked: res.Checked, Bad: res.Bad, JAX: jaxRep}); err != nil {
+		if err := writeJSON(out, verifyReport{Dir: opts.Dir, Checked: res.Checked, Bad: res.Bad, StaleTemps: res.StaleTemps, JAX: jaxRep}); err != nil {
 			return err
 		}
 	} else {
@@ -96,6 +100,9 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 			}
 		}
 		fmt.Fprintf(out, "%d entries checked, %d damaged\n", res.Checked, len(res.Bad))
+		if res.StaleTemps > 0 {
+			fmt.Fprintf(out, "%d stale temporary file(s) removed\n", res.StaleTemps)
+		}
 		if lay.JAX {
 			fmt.Fprintf(out, "\nJAX cache:\n%s", jaxText.String())
 		}

@@ -15,6 +15,12 @@
 //
 // Temporary files are named layout.TempPrefix+"*", so scans skip them and
 // remove them once stale.
+//
+// Writers into a cache directory confine every operation to it with
+// Options.Root (an *os.Root): no symbolic link planted in the tree can
+// redirect a write outside it, and a link or special file where a
+// directory or the target belongs is refused (ErrNotRegular). OpenRegular
+// and ReadRegular are the matching reads, which never block on a FIFO.
 package atomicfile
 
 import (
@@ -37,6 +43,14 @@ type Options struct {
 	Perm fs.FileMode
 	// DirPerm, when non-zero, creates missing parent directories with it.
 	DirPerm fs.FileMode
+	// Root, when set, confines the write to the directory tree it opens:
+	// the path is then slash-separated and relative to Root, every
+	// operation goes through it (so no symbolic link planted in the tree
+	// can redirect the write outside), and a symbolic link or other
+	// non-directory where a parent directory belongs, or a non-regular
+	// file at the target of a Replace, is refused with ErrNotRegular.
+	// Writers into a cache directory always set it.
+	Root *os.Root
 
 	// CreateTemp and Write replace os.CreateTemp and (*os.File).Write;
 	// they are seams for fault-injection tests and nil in production.
@@ -53,6 +67,9 @@ func Publish(path string, data []byte, o Options) (created bool, err error) {
 // PublishFrom is Publish with the content produced by fill, for content
 // too large to hold in memory. When fill fails, nothing is installed.
 func PublishFrom(path string, fill func(w io.Writer) error, o Options) (created bool, err error) {
+	if o.Root != nil {
+		return o.rootPublish(path, fill)
+	}
 	if _, err := os.Lstat(path); err == nil {
 		return false, nil // cheap early exit: the common case for a hit race
 	}
@@ -85,6 +102,9 @@ func Replace(path string, data []byte, o Options) error {
 // ReplaceFrom is Replace with the content produced by fill. When fill
 // fails, the old file stays.
 func ReplaceFrom(path string, fill func(w io.Writer) error, o Options) error {
+	if o.Root != nil {
+		return o.rootReplace(path, fill)
+	}
 	tmp, err := o.writeTemp(path, fill)
 	if err != nil {
 		return err

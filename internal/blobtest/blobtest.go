@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/logtest"
 )
 
 // config holds what the Options give Run.
@@ -59,6 +61,9 @@ func Run(t *testing.T, newStore func(t *testing.T) blob.Store, opts ...Option) {
 	t.Run("FirstWriterWins", func(t *testing.T) { testFirstWriterWins(t, open(t)) })
 	t.Run("ListPrefixes", func(t *testing.T) { testListPrefixes(t, open(t)) })
 	t.Run("LargeObject", func(t *testing.T) { testLargeObject(t, open(t)) })
+	t.Run("Open", func(t *testing.T) { testOpen(t, open(t)) })
+	t.Run("ReplaceIfMatch", func(t *testing.T) { testReplaceIfMatch(t, open(t)) })
+	t.Run("ConcurrentReplace", func(t *testing.T) { testConcurrentReplace(t, open(t)) })
 	t.Run("InvalidNames", func(t *testing.T) { testInvalidNames(t, open(t)) })
 	t.Run("Cancelled", func(t *testing.T) { testCancelled(t, open(t)) })
 	t.Run("TooLarge", func(t *testing.T) {
@@ -258,6 +263,159 @@ func testLargeObject(t *testing.T, s blob.Store) {
 	}
 }
 
+// openRead reads name through Open, checking that Info agrees with the
+// bytes.
+func openRead(t *testing.T, s blob.Store, name string) ([]byte, blob.Info) {
+	t.Helper()
+	rc, info, err := s.Open(context.Background(), name)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", name, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("reading %q: %v", name, err)
+	}
+	if int64(len(data)) != info.Size || info.Name != name || info.ETag == "" {
+		t.Fatalf("Open(%q) = %+v with %d bytes", name, info, len(data))
+	}
+	return data, info
+}
+
+func testOpen(t *testing.T, s blob.Store) {
+	ctx := context.Background()
+	payload := bytes.Repeat([]byte("open"), 5000)
+	if err := s.PutIfAbsent(ctx, "executables/o", payload); err != nil {
+		t.Fatal(err)
+	}
+	got, info := openRead(t, s, "executables/o")
+	if !bytes.Equal(got, payload) {
+		t.Fatalf("Open read %d bytes, want the %d stored", len(got), len(payload))
+	}
+	st, err := s.Stat(ctx, "executables/o")
+	if err != nil || st.ETag != info.ETag || st.Size != info.Size {
+		t.Fatalf("Stat = %+v, %v; Open said %+v", st, err, info)
+	}
+	// A reader may stop early: the rest is never read.
+	rc, _, err := s.Open(ctx, "executables/o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 4)
+	if _, err := io.ReadFull(rc, head); err != nil || string(head) != "open" {
+		t.Fatalf("first bytes %q, %v", head, err)
+	}
+	if err := rc.Close(); err != nil {
+		t.Fatalf("Close after a partial read: %v", err)
+	}
+	if rc, _, err := s.Open(ctx, "executables/absent"); !errors.Is(err, blob.ErrNotExist) {
+		if err == nil {
+			rc.Close()
+		}
+		t.Fatalf("Open of an absent object: %v, want ErrNotExist", err)
+	}
+	// ReadSized reads what Open announced.
+	rc, info, err = s.Open(ctx, "executables/o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if got, err := blob.ReadSized(rc, info, 0); err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("ReadSized = %d bytes, %v", len(got), err)
+	}
+}
+
+func testReplaceIfMatch(t *testing.T, s blob.Store) {
+	ctx := context.Background()
+	if err := s.PutIfAbsent(ctx, "executables/r", []byte("damaged")); err != nil {
+		t.Fatal(err)
+	}
+	_, bad := openRead(t, s, "executables/r")
+	newETag, err := s.ReplaceIfMatch(ctx, "executables/r", bad.ETag, []byte("repaired"))
+	if err != nil {
+		t.Fatalf("ReplaceIfMatch with the current ETag: %v", err)
+	}
+	got, cur := openRead(t, s, "executables/r")
+	if string(got) != "repaired" || cur.ETag == bad.ETag || newETag != cur.ETag {
+		t.Fatalf("after the replace: %q, ETag %q (was %q; the replace said %q)", got, cur.ETag, bad.ETag, newETag)
+	}
+	// The returned ETag is good for the next replace: how a lease holder
+	// keeps its lease object alive.
+	again, err := s.ReplaceIfMatch(ctx, "executables/r", newETag, []byte("repaired again"))
+	if err != nil {
+		t.Fatalf("ReplaceIfMatch with the ETag the last replace returned: %v", err)
+	}
+	got, cur = openRead(t, s, "executables/r")
+	if string(got) != "repaired again" || again != cur.ETag {
+		t.Fatalf("after the second replace: %q, ETag %q (the replace said %q)", got, cur.ETag, again)
+	}
+	// A stale ETag loses and changes nothing.
+	if _, err := s.ReplaceIfMatch(ctx, "executables/r", bad.ETag, []byte("late")); !errors.Is(err, blob.ErrPrecondition) {
+		t.Fatalf("ReplaceIfMatch with a stale ETag: %v, want ErrPrecondition", err)
+	}
+	if _, err := s.ReplaceIfMatch(ctx, "executables/r", "0123456789abcdef0123456789abcdef", []byte("late")); !errors.Is(err, blob.ErrPrecondition) {
+		t.Fatalf("ReplaceIfMatch with a wrong ETag: %v, want ErrPrecondition", err)
+	}
+	if got, _ := openRead(t, s, "executables/r"); string(got) != "repaired again" {
+		t.Fatalf("a failed replace changed the object to %q", got)
+	}
+	// An absent object is a failed precondition, and is not created: a
+	// repair must never resurrect what a prune removed.
+	if _, err := s.ReplaceIfMatch(ctx, "executables/gone", cur.ETag, []byte("x")); !errors.Is(err, blob.ErrPrecondition) {
+		t.Fatalf("ReplaceIfMatch of an absent object: %v, want ErrPrecondition", err)
+	}
+	if _, err := s.Stat(ctx, "executables/gone"); !errors.Is(err, blob.ErrNotExist) {
+		t.Fatalf("ReplaceIfMatch created an absent object: %v", err)
+	}
+	if err := s.Delete(ctx, "executables/r"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReplaceIfMatch(ctx, "executables/r", cur.ETag, []byte("x")); !errors.Is(err, blob.ErrPrecondition) {
+		t.Fatalf("ReplaceIfMatch of a deleted object: %v, want ErrPrecondition", err)
+	}
+	if _, err := s.Stat(ctx, "executables/r"); !errors.Is(err, blob.ErrNotExist) {
+		t.Fatalf("ReplaceIfMatch recreated a deleted object: %v", err)
+	}
+}
+
+func testConcurrentReplace(t *testing.T, s blob.Store) {
+	ctx := context.Background()
+	if err := s.PutIfAbsent(ctx, "executables/cr", []byte("damaged")); err != nil {
+		t.Fatal(err)
+	}
+	_, bad := openRead(t, s, "executables/cr")
+	const writers = 8
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	start := make(chan struct{})
+	for i := range writers {
+		wg.Go(func() {
+			<-start
+			_, errs[i] = s.ReplaceIfMatch(ctx, "executables/cr", bad.ETag, fmt.Appendf(nil, "replacement-%02d", i))
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			if winner >= 0 {
+				t.Fatalf("replacers %d and %d both won", winner, i)
+			}
+			winner = i
+		case !errors.Is(err, blob.ErrPrecondition):
+			t.Fatalf("replacer %d: %v, want nil or ErrPrecondition", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no replacer won")
+	}
+	if got, _ := openRead(t, s, "executables/cr"); string(got) != fmt.Sprintf("replacement-%02d", winner) {
+		t.Fatalf("stored %q; the winner was replacer %d", got, winner)
+	}
+}
+
 func testTooLarge(t *testing.T, s blob.Store) {
 	ctx := context.Background()
 	if err := s.PutIfAbsent(ctx, "big", make([]byte, 11)); err != nil {
@@ -272,6 +430,17 @@ func testTooLarge(t *testing.T, s blob.Store) {
 	if got, err := s.Get(ctx, "fits"); err != nil || len(got) != 10 {
 		t.Fatalf("Get of an object at the bound = %d bytes, %v", len(got), err)
 	}
+	if rc, _, err := s.Open(ctx, "big"); !errors.Is(err, blob.ErrTooLarge) {
+		if err == nil {
+			rc.Close()
+		}
+		t.Fatalf("Open of an oversize object: %v, want ErrTooLarge", err)
+	}
+	rc, info, err := s.Open(ctx, "fits")
+	if err != nil || info.Size != 10 {
+		t.Fatalf("Open of an object at the bound = %+v, %v", info, err)
+	}
+	rc.Close()
 	// Stat reports the size without reading: it is how a caller finds out.
 	if info, err := s.Stat(ctx, "big"); err != nil || info.Size != 11 {
 		t.Fatalf("Stat of the oversize object = %+v, %v", info, err)
@@ -296,6 +465,15 @@ func testInvalidNames(t *testing.T, s blob.Store) {
 		if err := s.Delete(ctx, bad); err == nil || isAnswer(err) {
 			t.Errorf("Delete(%q) = %v, want a name error", bad, err)
 		}
+		if rc, _, err := s.Open(ctx, bad); err == nil || isAnswer(err) {
+			if err == nil {
+				rc.Close()
+			}
+			t.Errorf("Open(%q) = %v, want a name error", bad, err)
+		}
+		if _, err := s.ReplaceIfMatch(ctx, bad, "etag", []byte("x")); err == nil || isAnswer(err) || errors.Is(err, blob.ErrPrecondition) {
+			t.Errorf("ReplaceIfMatch(%q) = %v, want a name error", bad, err)
+		}
 	}
 	for _, bad := range []string{"../", "/abs/", "a//", "./"} {
 		if _, err := s.List(ctx, bad); err == nil {
@@ -319,36 +497,24 @@ func testCancelled(t *testing.T, s blob.Store) {
 	if _, err := s.List(ctx, ""); !errors.Is(err, context.Canceled) {
 		t.Errorf("List with a cancelled context: %v, want context.Canceled", err)
 	}
+	if rc, _, err := s.Open(ctx, "executables/k"); !errors.Is(err, context.Canceled) {
+		if err == nil {
+			rc.Close()
+		}
+		t.Errorf("Open with a cancelled context: %v, want context.Canceled", err)
+	}
+	if _, err := s.ReplaceIfMatch(ctx, "executables/k", "etag", []byte("x")); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReplaceIfMatch with a cancelled context: %v, want context.Canceled", err)
+	}
 	// The cancelled put stored nothing.
 	if _, err := s.Get(context.Background(), "executables/k"); !errors.Is(err, blob.ErrNotExist) {
 		t.Errorf("Get after a cancelled put: %v, want ErrNotExist", err)
 	}
 }
 
-// logCounter counts log records by level.
-type logCounter struct {
-	mu     sync.Mutex
-	counts map[slog.Level]int
-}
-
-func (l *logCounter) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logCounter) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.counts[r.Level]++
-	return nil
-}
-func (l *logCounter) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l *logCounter) WithGroup(string) slog.Handler      { return l }
-func (l *logCounter) count(level slog.Level) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.counts[level]
-}
-
 func testOutage(t *testing.T, s blob.Store, stop func()) {
 	ctx := context.Background()
-	logs := &logCounter{counts: map[slog.Level]int{}}
+	logs := &logtest.Recorder{}
 	const timeout = 3 * time.Second
 	g := blob.Guard(s, blob.GuardOptions{Timeout: timeout, Cooldown: time.Hour, Logger: slog.New(logs)})
 	if err := g.PutIfAbsent(ctx, "executables/k", []byte("1")); err != nil {
@@ -376,11 +542,20 @@ func testOutage(t *testing.T, s blob.Store, stop func()) {
 		if _, err := g.List(ctx, ""); !errors.Is(err, blob.ErrUnavailable) {
 			t.Fatalf("List %d while the guard is open: %v", i, err)
 		}
+		if rc, _, err := g.Open(ctx, "executables/k"); !errors.Is(err, blob.ErrUnavailable) {
+			if err == nil {
+				rc.Close()
+			}
+			t.Fatalf("Open %d while the guard is open: %v", i, err)
+		}
+		if _, err := g.ReplaceIfMatch(ctx, "executables/k", "etag", []byte("x")); !errors.Is(err, blob.ErrUnavailable) {
+			t.Fatalf("ReplaceIfMatch %d while the guard is open: %v", i, err)
+		}
 	}
 	if d := time.Since(start); d > timeout {
-		t.Fatalf("15 calls with the guard open took %v: they must not wait for the store", d)
+		t.Fatalf("25 calls with the guard open took %v: they must not wait for the store", d)
 	}
-	if n := logs.count(slog.LevelWarn); n != 1 {
+	if n := logs.Count("WARN"); n != 1 {
 		t.Fatalf("%d warnings for one outage, want exactly 1", n)
 	}
 }

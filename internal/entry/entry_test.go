@@ -148,15 +148,23 @@ func TestEncodeLimits(t *testing.T) {
 	}
 }
 
-// FuzzDecode: Decode must never panic, and whatever it accepts must
-// re-encode to an entry that decodes to the same payload.
-func FuzzDecode(f *testing.F) {
+// addSeeds seeds f with the encoding of every sample payload, the empty
+// input and extra.
+func addSeeds(f *testing.F, extra ...[]byte) {
 	for _, p := range payloads() {
 		b, _ := Encode(sampleHeader(), p, nil)
 		f.Add(b)
 	}
-	f.Add([]byte("XLCE"))
 	f.Add([]byte{})
+	for _, b := range extra {
+		f.Add(b)
+	}
+}
+
+// FuzzDecode: Decode must never panic, and whatever it accepts must
+// re-encode to an entry that decodes to the same payload.
+func FuzzDecode(f *testing.F) {
+	addSeeds(f, []byte("XLCE"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := Decode(b, nil)
 		if err != nil {
@@ -214,12 +222,7 @@ func TestRead(t *testing.T) {
 
 // FuzzRead: Read never panics, and what it returns is exactly its input.
 func FuzzRead(f *testing.F) {
-	for _, p := range payloads() {
-		b, _ := Encode(sampleHeader(), p, nil)
-		f.Add(b)
-	}
-	f.Add([]byte("XLCE\x01\x01\x00\x00\xff\xff\xff\xff"))
-	f.Add([]byte{})
+	addSeeds(f, []byte("XLCE\x01\x01\x00\x00\xff\xff\xff\xff"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := Read(bytes.NewReader(b), int64(len(b)), 0)
 		if err == nil && !bytes.Equal(got, b) {

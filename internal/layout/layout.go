@@ -67,7 +67,24 @@ const (
 	StatsFile = "stats.json"
 	// TrimLockFile is held by the one process trimming the directory.
 	TrimLockFile = "trim.lock"
+	// TrimCursorFile records how far an unfinished trim pass got, so that
+	// the next process resumes it (see cache's trimcursor.go).
+	TrimCursorFile = "trim.cursor"
 )
+
+// Paths of the state files relative to the cache directory, for
+// operations confined to it (os.Root).
+const (
+	LedgerRel   = StateDir + "/" + LedgerFile
+	StatsRel    = StateDir + "/" + StatsFile
+	TrimLockRel = StateDir + "/" + TrimLockFile
+	// TrimCursorRel is the trim cursor file.
+	TrimCursorRel = StateDir + "/" + TrimCursorFile
+)
+
+// QuarantineRel returns the path of a quarantined file relative to the
+// cache directory.
+func QuarantineRel(name string) string { return QuarantineDir + "/" + name }
 
 // Names of a backend tier's subdirectories: "<backend>/autotune" and
 // "<backend>/kernels".
@@ -123,13 +140,16 @@ func (d Dir) Entry(tier, key string) string { return d.Join(EntryRel(tier, key))
 func (d Dir) State() string { return d.Join(StateDir) }
 
 // Ledger returns the size ledger file.
-func (d Dir) Ledger() string { return d.Join(StateDir + "/" + LedgerFile) }
+func (d Dir) Ledger() string { return d.Join(LedgerRel) }
 
 // Stats returns the persisted statistics file.
-func (d Dir) Stats() string { return d.Join(StateDir + "/" + StatsFile) }
+func (d Dir) Stats() string { return d.Join(StatsRel) }
 
 // TrimLock returns the trim lock file.
-func (d Dir) TrimLock() string { return d.Join(StateDir + "/" + TrimLockFile) }
+func (d Dir) TrimLock() string { return d.Join(TrimLockRel) }
+
+// TrimCursor returns the trim cursor file.
+func (d Dir) TrimCursor() string { return d.Join(TrimCursorRel) }
 
 // Quarantine returns the quarantine directory.
 func (d Dir) Quarantine() string { return d.Join(QuarantineDir) }

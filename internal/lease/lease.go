@@ -15,11 +15,20 @@
 // takeover (which waiters would read as "released without publishing").
 //
 // Staleness is judged without trusting clocks across hosts: a waiter notes
-// the lease's (token, mtime) and measures on its own monotonic clock how long
-// that observation has stayed unchanged. Only leases whose mtime is very old
-// (AbandonAfter) are treated as stale at first sight, and on the same host
-// (same kernel boot and pid namespace) a holder whose pid no longer exists is
-// stale at once.
+// the lease's (token, mtime, size) and measures on its own monotonic clock
+// how long that observation has stayed unchanged. No timestamp written by
+// another host is ever compared with this host's clock, so a holder whose
+// clock is minutes behind is not taken for dead. The one shortcut is on the
+// same host (same kernel boot and pid namespace): a holder whose pid no
+// longer exists is stale at once.
+//
+// Anything at a lease path that is not a regular file (a directory, FIFO,
+// socket, device or symlink) is never opened in a way that can block or
+// follow it: claims for that name are impossible, and the caller compiles
+// without single-flight at once. An empty or unparseable lease file (a
+// creator that died between create and write, or damage) is taken over
+// once it has looked the same for a short grace, not the full stale
+// interval.
 package lease
 
 import (
@@ -37,6 +46,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
@@ -59,6 +70,11 @@ const (
 	// nobody holds a lease at all: long enough for a writer that started a
 	// moment later to claim, short enough that a lone reader is not stalled.
 	DefaultReaderGrace = 2 * time.Second
+	// maxGarbageGrace bounds how long an empty or unparseable lease file
+	// must look unchanged before it is taken over (see garbageGrace).
+	maxGarbageGrace = time.Second
+	// maxRecord bounds a holder record; a longer lease file is garbage.
+	maxRecord = 4096
 	// fruitlessGraces is how many grace periods in a row may expire with
 	// nobody claiming before a process stops granting them: the writer is
 	// evidently not compiling what this process compiles (or compiles it
@@ -78,10 +94,6 @@ type Options struct {
 	Stale time.Duration
 	// Heartbeat is how often a holder refreshes its lease (default Stale/4).
 	Heartbeat time.Duration
-	// AbandonAfter: a lease whose mtime is older than this by the local
-	// clock is stale at first sight (default 10×Stale). It covers leases
-	// left by processes that died long ago without waiting Stale per key.
-	AbandonAfter time.Duration
 	// Wait bounds how long Acquire waits before the caller compiles itself
 	// (default DefaultWait). A negative value means do not wait at all.
 	Wait time.Duration
@@ -105,8 +117,15 @@ type Options struct {
 	// DirMode and FileMode are the permissions of the locks directory and
 	// lease files (default 0700 / 0600).
 	DirMode, FileMode os.FileMode
-	// Logger receives the few log lines (takeover, lost lease, wait timeout).
+	// Logger receives the few log lines (takeover, lost lease, wait
+	// timeout, damaged lease paths): each kind once per Manager at Info or
+	// Warn, repeats at Debug.
 	Logger *slog.Logger
+	// Logs, when set, is the log-once filter to use instead of the
+	// Manager's own: the cache's, so that a failure of one kind (a full
+	// disk, a read-only mount, a permission problem: logonce.FailureKey)
+	// is logged once per process, whichever of them meets it first.
+	Logs *logonce.Logger
 }
 
 // Holder is what a lease file records about the process holding it.
@@ -142,6 +161,10 @@ type Manager struct {
 	// claiming; see fruitlessGraces.
 	fruitless int
 	logs      *logonce.Logger // one Warn line per kind of failure
+	// tlocks holds this process's observations of takeover locks left
+	// behind, so that one is removed only after it has looked the same
+	// for Stale on this host's own clock.
+	tlocks map[string]observation
 }
 
 // New returns a Manager for opts.Dir. It does not touch the filesystem until
@@ -158,9 +181,6 @@ func New(opts Options) (*Manager, error) {
 	}
 	if opts.Heartbeat >= opts.Stale {
 		return nil, fmt.Errorf("lease: heartbeat %v must be shorter than the stale timeout %v", opts.Heartbeat, opts.Stale)
-	}
-	if opts.AbandonAfter <= 0 {
-		opts.AbandonAfter = 10 * opts.Stale
 	}
 	if opts.Wait == 0 {
 		opts.Wait = DefaultWait
@@ -188,6 +208,10 @@ func New(opts Options) (*Manager, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	host, _ := os.Hostname()
+	logs := opts.Logs
+	if logs == nil {
+		logs = logonce.New(logger)
+	}
 	return &Manager{
 		opts:    opts,
 		dir:     layout.Dir(opts.Dir).Locks(),
@@ -195,7 +219,8 @@ func New(opts Options) (*Manager, error) {
 		host:    host,
 		hostID:  localHostID(host),
 		noClaim: opts.NoClaim,
-		logs:    logonce.New(logger),
+		logs:    logs,
+		tlocks:  make(map[string]observation),
 	}, nil
 }
 
@@ -249,7 +274,7 @@ func (l *Lease) Release() {
 		close(l.stop)
 		<-l.done
 		if err := l.m.removeIfToken(l.path, l.holder.Token); err != nil {
-			l.m.log.Warn("xlacache: releasing lease", "lease", l.path, "err", err)
+			l.m.logOnce(logonce.FailureKey(err), "xlacache: releasing lease", "lease", l.path, "err", err)
 		}
 	})
 }
@@ -277,6 +302,12 @@ func (m *Manager) TryClaim(name string) (*Lease, error) {
 			return nil, ErrNoClaim
 		}
 		return nil, fmt.Errorf("lease: creating %s: %w", m.dir, err)
+	}
+	// A symlink planted at locks/ would make every lease file land outside
+	// the cache directory.
+	if st, err := os.Lstat(m.dir); err == nil && !st.IsDir() {
+		m.disableClaims(fmt.Errorf("lease: %s is a %s, not a directory", m.dir, fileType(st.Mode())))
+		return nil, ErrNoClaim
 	}
 	path := m.Path(name)
 	h := Holder{Host: m.host, HostID: m.hostID, PID: os.Getpid(), Start: time.Now().UTC(), Token: newToken(), Name: name}
@@ -349,42 +380,126 @@ func (l *Lease) heartbeat() {
 			l.mu.Lock()
 			l.lost = true
 			l.mu.Unlock()
-			l.m.log.Warn("xlacache: lease lost to another process; finishing anyway (the result is published first-writer-wins)",
+			l.m.logOnce("lost", "xlacache: lease lost to another process; finishing anyway (the result is published first-writer-wins)",
 				"lease", l.path, "name", l.holder.Name, "err", err)
 			return
 		}
-		now := time.Now()
-		if err := os.Chtimes(l.path, now, now); err != nil {
-			l.m.logOnce("heartbeat", "xlacache: lease heartbeat failed", "lease", l.path, "err", err)
+		if err := touch(l.path); err != nil {
+			l.m.logOnce(logonce.FailureKey(err), "xlacache: lease heartbeat failed", "lease", l.path, "err", err)
 		}
 	}
 }
 
-// readLease opens the lease afresh (which revalidates cached attributes on
-// NFS, close-to-open consistency) and returns its holder and mtime. A
-// partially written holder record yields a zero Holder, not an error.
+// touch is the heartbeat: it sets the lease's mtime to "now" as the
+// filesystem sees it, without following a symlink that may have replaced
+// the lease. Observers only look for a change of mtime, so whose clock
+// stamps it does not matter; UTIME_NOW lets a network filesystem use its
+// server's.
+func touch(path string) error {
+	now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
+	if err := unix.UtimesNanoAt(unix.AT_FDCWD, path, now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("lease: refreshing %s: %w", path, err)
+	}
+	return nil
+}
+
+// errNotRegular marks something other than a regular file at a lease
+// path: claims for that name are impossible.
+var errNotRegular = errors.New("not a regular file")
+
+// leaseState is one look at a lease file.
+type leaseState struct {
+	h     Holder
+	mtime time.Time
+	size  int64
+	// garbage: the record is empty, unparseable, too long or has no token
+	// (h is then zero). A creator writes its record right after the
+	// exclusive create, so this lasts only a moment unless it died there.
+	garbage bool
+}
+
+// readLease returns the holder and mtime of the lease at path; see
+// readLeaseState.
 func readLease(path string) (Holder, time.Time, error) {
-	f, err := os.Open(path)
+	s, err := readLeaseState(path)
+	return s.h, s.mtime, err
+}
+
+// readLeaseState opens the lease afresh (which revalidates cached
+// attributes on NFS, close-to-open consistency) and returns its holder,
+// mtime and size, taken from the open file. Lease paths are under a
+// directory other processes can write, so anything there may be planted:
+// it is checked with Lstat before it is opened, and opened with O_NOFOLLOW
+// and O_NONBLOCK, so that a symlink is never followed and a FIFO swapped in
+// meanwhile cannot block the open (SIGTERM does not end a process blocked
+// in open(2) on a FIFO). An error wrapping errNotRegular means the path is
+// not a regular file. A lease file this process may not read is judged by
+// its heartbeat alone (zero Holder).
+func readLeaseState(path string) (leaseState, error) {
+	st, err := os.Lstat(path)
 	if err != nil {
-		return Holder{}, time.Time{}, err
+		return leaseState{}, err
+	}
+	if !st.Mode().IsRegular() {
+		return leaseState{}, fmt.Errorf("lease: %s is a %s: %w", path, fileType(st.Mode()), errNotRegular)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		switch {
+		case errors.Is(err, syscall.ELOOP):
+			return leaseState{}, fmt.Errorf("lease: %s is a symlink: %w", path, errNotRegular)
+		case errors.Is(err, os.ErrPermission):
+			return leaseState{mtime: st.ModTime(), size: st.Size()}, nil
+		}
+		return leaseState{}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	fst, err := f.Stat()
 	if err != nil {
-		return Holder{}, time.Time{}, err
+		return leaseState{}, err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	if !fst.Mode().IsRegular() {
+		return leaseState{}, fmt.Errorf("lease: %s is a %s: %w", path, fileType(fst.Mode()), errNotRegular)
+	}
+	s := leaseState{mtime: fst.ModTime(), size: fst.Size()}
+	data, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
 	if err != nil {
-		return Holder{}, st.ModTime(), err
+		return s, err
 	}
-	h, _ := ParseHolder(data)
-	return h, st.ModTime(), nil
+	h, perr := ParseHolder(data)
+	if perr != nil || h.Token == "" || len(data) > maxRecord {
+		s.garbage = true
+		return s, nil
+	}
+	s.h = h
+	return s, nil
+}
+
+// fileType names the type of a non-regular file for log lines.
+func fileType(mode os.FileMode) string {
+	switch t := mode.Type(); {
+	case t&os.ModeDir != 0:
+		return "directory"
+	case t&os.ModeSymlink != 0:
+		return "symlink"
+	case t&os.ModeNamedPipe != 0:
+		return "FIFO"
+	case t&os.ModeSocket != 0:
+		return "socket"
+	case t&os.ModeDevice != 0:
+		return "device"
+	case t == 0:
+		return "regular file"
+	default:
+		return "non-regular file"
+	}
 }
 
 // ParseHolder decodes a lease file's holder record. Lease files are written
 // by other processes, possibly other hosts, and may be empty or cut short
 // (the creator died between create and write); that is an error here and a
-// zero Holder for the caller, which then judges the lease by its heartbeat.
+// zero Holder for the caller, which takes such a lease over after a short
+// grace.
 func ParseHolder(data []byte) (Holder, error) {
 	var h Holder
 	if len(data) == 0 {
@@ -431,7 +546,7 @@ func (m *Manager) removeIfToken(path, token string) error {
 // its next heartbeat that it lost the lease).
 func (m *Manager) restore(private, path string) {
 	if err := os.Link(private, path); err != nil && !errors.Is(err, os.ErrExist) {
-		m.log.Warn("xlacache: restoring lease", "lease", path, "err", err)
+		m.logOnce(logonce.FailureKey(err), "xlacache: restoring lease", "lease", path, "err", err)
 	}
 	os.Remove(private)
 }
@@ -448,7 +563,7 @@ func (m *Manager) disableClaims(err error) {
 	m.noClaim = true
 	if !m.warnedRO {
 		m.warnedRO = true
-		m.log.Warn("xlacache: cannot create leases; waiting for other processes without claiming", "dir", m.dir, "err", err)
+		m.logOnce(logonce.FailureKey(err), "xlacache: cannot create leases; waiting for other processes without claiming", "dir", m.dir, "err", err)
 	}
 }
 
@@ -456,35 +571,63 @@ func isNoWrite(err error) bool {
 	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
 }
 
-// observation tracks how long a lease has looked the same to this waiter.
+// observation tracks how long a file has looked the same to this process,
+// on this process's own monotonic clock.
 type observation struct {
 	token string
 	mtime time.Time
+	size  int64
+	ino   uint64    // takeover locks only: tells a re-created lock apart
 	since time.Time // local monotonic time of the first sighting
 }
 
-// staleCheck decides whether the lease at path is stale. It returns the
-// observed holder; exists is false when no lease (or no readable one)
-// exists.
-func (m *Manager) staleCheck(path string, obs *observation) (h Holder, exists, stale bool) {
-	h, mtime, err := readLease(path)
+// verdict is what a waiter concludes from one look at a lease path.
+type verdict int
+
+const (
+	vAbsent    verdict = iota // no lease, or none readable right now
+	vLive                     // a lease whose heartbeat is still changing
+	vStale                    // heartbeat unchanged for Stale, or same-host holder gone
+	vGarbage                  // empty or unparseable, unchanged for garbageGrace
+	vWrongType                // not a regular file: claims are impossible for this name
+)
+
+// judge looks at the lease at path once and updates obs. Staleness is
+// only ever measured as time on this process's monotonic clock during
+// which the lease's (token, mtime, size) stayed the same: the mtime is
+// compared with earlier readings of itself, never with this host's clock,
+// so clock skew between hosts cannot make a live lease look stale. The
+// error is set with vWrongType (and for unreadable leases, with vAbsent).
+func (m *Manager) judge(path string, obs *observation) (Holder, verdict, error) {
+	s, err := readLeaseState(path)
 	if err != nil {
-		return Holder{}, false, false
+		if errors.Is(err, errNotRegular) {
+			return Holder{}, vWrongType, err
+		}
+		return Holder{}, vAbsent, err
 	}
 	now := time.Now()
-	if obs.since.IsZero() || obs.token != h.Token || !obs.mtime.Equal(mtime) {
-		*obs = observation{token: h.Token, mtime: mtime, since: now}
+	if obs.since.IsZero() || obs.token != s.h.Token || !obs.mtime.Equal(s.mtime) || obs.size != s.size {
+		*obs = observation{token: s.h.Token, mtime: s.mtime, size: s.size, since: now}
 	}
-	if now.Sub(obs.since) >= m.opts.Stale {
-		return h, true, true
+	unchanged := now.Sub(obs.since)
+	switch {
+	case s.garbage && unchanged >= m.garbageGrace():
+		return s.h, vGarbage, nil
+	case unchanged >= m.opts.Stale:
+		return s.h, vStale, nil
+	case !m.opts.NoPIDCheck && s.h.PID > 0 && s.h.HostID != "" && s.h.HostID == m.hostID && !pidAlive(s.h.PID):
+		// Same kernel boot and pid namespace: no clocks are compared.
+		return s.h, vStale, nil
 	}
-	if now.Sub(mtime) >= m.opts.AbandonAfter {
-		return h, true, true
-	}
-	if !m.opts.NoPIDCheck && h.PID > 0 && h.HostID != "" && h.HostID == m.hostID && !pidAlive(h.PID) {
-		return h, true, true
-	}
-	return h, true, false
+	return s.h, vLive, nil
+}
+
+// garbageGrace is how long an empty or unparseable lease must look
+// unchanged before it is taken over: long enough for a creator to write
+// its record right after the exclusive create, far shorter than Stale.
+func (m *Manager) garbageGrace() time.Duration {
+	return min(maxGarbageGrace, m.opts.Stale/10)
 }
 
 func pidAlive(pid int) bool {
@@ -493,13 +636,15 @@ func pidAlive(pid int) bool {
 }
 
 // takeOver replaces the stale lease at path with a new lease held by this
-// process, if it is still the one observed (same token and mtime). Takers
-// first claim a per-lease takeover lock with O_EXCL, so at most one of them
-// acts at a time, and re-read the lease under it; the replacement is an
-// atomic replace (atomicfile.Replace: a complete lease file renamed onto
-// the path), so the lease never disappears (waiters see a new holder, not a
-// release). It returns the new lease, or nil when another taker got there
-// first, the lease changed since it was observed, or the takeover failed.
+// process, if it is still the one observed (same token, mtime and size).
+// Takers first claim a per-lease takeover lock with O_EXCL, so at most one
+// of them acts at a time, and re-read the lease under it; the replacement
+// is an atomic replace (atomicfile.Replace: a complete lease file renamed
+// onto the path), so the lease never disappears (waiters see a new holder,
+// not a release). It returns the new lease, or nil when another taker got
+// there first, the lease changed since it was observed, or the takeover
+// failed; the error wraps errNotRegular when something other than a
+// regular file sits at the takeover lock's path.
 //
 // The re-read and the rename are not one atomic step: a holder that was
 // only slow (not dead) may release in between and a fresh claimer may then
@@ -507,32 +652,74 @@ func pidAlive(pid int) bool {
 // then finds a foreign token and reports the lease lost; it finishes its
 // compile anyway, so the cost is one duplicate compile, never a wrong
 // result (entries are published first-writer-wins).
-func (m *Manager) takeOver(path, name string, stale Holder, obs observation) *Lease {
+func (m *Manager) takeOver(path, name string, stale Holder, obs observation, garbage bool) (*Lease, error) {
 	lock := path + ".takeover"
 	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, m.opts.FileMode)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			// A taker that died inside this short critical section leaves
-			// its lock behind; after a stale period it is surely dead.
-			if st, serr := os.Stat(lock); serr == nil && time.Since(st.ModTime()) > m.opts.Stale {
-				os.Remove(lock)
-			}
+	if errors.Is(err, os.ErrExist) {
+		removed, lerr := m.leftoverLock(lock)
+		if lerr != nil || !removed {
+			return nil, lerr
 		}
-		return nil
+		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, m.opts.FileMode)
+	}
+	if err != nil {
+		return nil, nil
 	}
 	f.Close()
 	defer os.Remove(lock)
-	h, mtime, err := readLease(path)
-	if err != nil || h.Token != obs.token || !mtime.Equal(obs.mtime) {
-		return nil
+	s, err := readLeaseState(path)
+	if err != nil || s.h.Token != obs.token || !s.mtime.Equal(obs.mtime) || s.size != obs.size {
+		return nil, nil
 	}
 	mine := Holder{Host: m.host, HostID: m.hostID, PID: os.Getpid(), Start: time.Now().UTC(), Token: newToken(), Name: name}
 	if err := atomicfile.Replace(path, holderRecord(mine), atomicfile.Options{Perm: m.opts.FileMode}); err != nil {
-		m.logOnce("takeover", "xlacache: cannot take over a stale lease", "lease", path, "err", err)
-		return nil
+		m.logOnce(logonce.FailureKey(err), "xlacache: cannot take over a stale lease", "lease", path, "err", err)
+		return nil, nil
 	}
-	m.log.Info("xlacache: took over a stale lease", "name", stale.Name, "holder_host", stale.Host, "holder_pid", stale.PID, "lease", path)
-	return m.startLease(path, mine)
+	if garbage {
+		m.logOnce("garbage", "xlacache: replaced an empty or unparseable lease file", "name", name, "lease", path)
+	} else {
+		m.logs.Info("takeover", "xlacache: took over a stale lease", "name", stale.Name, "holder_host", stale.Host, "holder_pid", stale.PID, "lease", path)
+	}
+	return m.startLease(path, mine), nil
+}
+
+// leftoverLock handles a takeover lock that already exists. A taker holds
+// one only for a few file operations, so a lock that has looked the same
+// for Stale on this process's own clock was left by a taker that died; it
+// is removed (removed reports that) so that takeovers of the lease can
+// proceed. Its mtime is never compared with this host's clock: another
+// host may have created it.
+func (m *Manager) leftoverLock(lock string) (removed bool, err error) {
+	st, err := os.Lstat(lock)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
+		delete(m.tlocks, lock)
+		return false, nil
+	}
+	if !st.Mode().IsRegular() {
+		delete(m.tlocks, lock)
+		return false, fmt.Errorf("lease: takeover lock %s is a %s: %w", lock, fileType(st.Mode()), errNotRegular)
+	}
+	var ino uint64
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		ino = uint64(sys.Ino)
+	}
+	now := time.Now()
+	o, seen := m.tlocks[lock]
+	if !seen || o.ino != ino || !o.mtime.Equal(st.ModTime()) || o.size != st.Size() {
+		m.tlocks[lock] = observation{mtime: st.ModTime(), size: st.Size(), ino: ino, since: now}
+		return false, nil
+	}
+	if now.Sub(o.since) < m.opts.Stale {
+		return false, nil
+	}
+	delete(m.tlocks, lock)
+	if err := os.Remove(lock); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return true, nil
 }
 
 // Acquire implements the single-flight protocol of cache.Flight: it returns
@@ -570,7 +757,7 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 			return nil, nil
 		}
 		if sawOther {
-			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 				// Released: normally right after publishing, so look again.
 				if ready() {
 					return nil, nil
@@ -587,34 +774,57 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 			case errors.Is(err, ErrHeld), errors.Is(err, ErrNoClaim):
 				claimErr = err
 			default:
-				m.logOnce("claim", "xlacache: lease claim failed; compiling without single-flight", "name", name, "err", err)
+				m.logOnce(logonce.FailureKey(err), "xlacache: lease claim failed; compiling without single-flight", "name", name, "err", err)
 				return noop, nil
 			}
 		}
-		h, exists, stale := m.staleCheck(path, &obs)
-		if exists {
-			if stale {
-				if !m.claimDisabled() {
-					if l := m.takeOver(path, name, h, obs); l != nil {
-						return claimed(l)
-					}
-					obs = observation{}
-					backoff = m.opts.PollMin
-					continue
+		h, v, jerr := m.judge(path, &obs)
+		switch v {
+		case vWrongType:
+			m.wrongType(name, jerr)
+			return noop, nil
+		case vStale, vGarbage:
+			if !m.claimDisabled() {
+				l, err := m.takeOver(path, name, h, obs, v == vGarbage)
+				if err != nil {
+					m.wrongType(name, err)
+					return noop, nil
 				}
-				// A reader cannot take over: the holder is dead, so waiting
-				// longer would only delay this process's own compile.
-				m.log.Info("xlacache: the process compiling this entry is gone; compiling here", "name", name, "holder_pid", h.PID)
-				return noop, nil
+				if l != nil {
+					return claimed(l)
+				}
+				// Another taker won, the lease changed, or a takeover lock
+				// is in the way: look again soon, still within the wait
+				// bound (a lock that never goes away must not make this
+				// loop spin forever).
+				obs = observation{}
+				backoff = m.opts.PollMin
+				break
 			}
+			// A reader cannot take over: the holder is dead (or never
+			// wrote its record), so waiting longer would only delay this
+			// process's own compile.
+			if v == vGarbage {
+				m.logOnce("garbage", "xlacache: empty or unparseable lease file; compiling here", "name", name, "lease", path)
+			} else {
+				m.logs.Info("holder-gone", "xlacache: the process compiling this entry is gone; compiling here", "name", name, "holder_pid", h.PID)
+			}
+			return noop, nil
+		case vLive:
 			if !sawOther {
 				m.graceOutcome(true) // another process is compiling what we need
 			}
 			sawOther = true
 		}
+		exists := v != vAbsent
 		waited := time.Since(start)
-		if m.opts.Wait < 0 || waited >= m.opts.Wait {
-			m.log.Warn("xlacache: waited too long for another process; compiling here", "name", name, "waited", waited.Round(time.Millisecond))
+		if m.opts.Wait < 0 {
+			// Configured not to wait: compiling here is no surprise.
+			m.log.Debug("xlacache: another process is compiling this; not waiting (wait disabled)", "name", name)
+			return noop, nil
+		}
+		if waited >= m.opts.Wait {
+			m.logOnce("wait-timeout", "xlacache: waited too long for another process; compiling here", "name", name, "waited", waited.Round(time.Millisecond))
 			return noop, nil
 		}
 		if !exists && errors.Is(claimErr, ErrNoClaim) && waited >= m.readerGrace() {
@@ -661,6 +871,14 @@ func (m *Manager) graceOutcome(useful bool) {
 }
 
 func (m *Manager) logOnce(kind, msg string, args ...any) { m.logs.Warn(kind, msg, args...) }
+
+// wrongType reports, once per process, that something other than a
+// regular file sits at a lease path, so this name cannot be claimed. It is
+// left alone (a planted directory is not this process's to remove) and the
+// caller compiles without single-flight.
+func (m *Manager) wrongType(name string, err error) {
+	m.logOnce("wrong-type", "xlacache: lease path is not a regular file; compiling without single-flight", "name", name, "err", err)
+}
 
 // jitter spreads waiters' polls so that they do not hit the filesystem in
 // lockstep: it returns a duration in [d/2, d].

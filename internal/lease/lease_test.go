@@ -31,6 +31,12 @@ func newManager(t *testing.T, dir string, mod func(*Options)) *Manager {
 	return m
 }
 
+// staleCheck is judge reduced to "is there a lease, and is it stale".
+func (m *Manager) staleCheck(path string, obs *observation) (h Holder, exists, stale bool) {
+	h, v, _ := m.judge(path, obs)
+	return h, v == vLive || v == vStale || v == vGarbage, v == vStale || v == vGarbage
+}
+
 func TestNewValidates(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -193,7 +199,9 @@ func TestStaleDetection(t *testing.T) {
 		wantStale bool // at first sight
 	}{
 		{"fresh foreign lease", func(m *Manager) Holder { return Holder{HostID: "other", PID: 1, Token: "t"} }, now, true, false},
-		{"abandoned long ago", func(m *Manager) Holder { return Holder{HostID: "other", PID: 1, Token: "t"} }, now.Add(-time.Hour), true, true},
+		// An old mtime says nothing: the holder's clock may be behind.
+		{"mtime long ago", func(m *Manager) Holder { return Holder{HostID: "other", PID: 1, Token: "t"} }, now.Add(-time.Hour), true, false},
+		{"mtime in the future", func(m *Manager) Holder { return Holder{HostID: "other", PID: 1, Token: "t"} }, now.Add(time.Hour), true, false},
 		{"same host dead pid", func(m *Manager) Holder { return Holder{HostID: m.hostID, PID: deadPID(t), Token: "t"} }, now, true, true},
 		{"same host dead pid, pid check off", func(m *Manager) Holder { return Holder{HostID: m.hostID, PID: deadPID(t), Token: "t"} }, now, false, false},
 		{"same host live pid", func(m *Manager) Holder { return Holder{HostID: m.hostID, PID: os.Getpid(), Token: "t"} }, now, true, false},
@@ -241,7 +249,7 @@ func TestTakeoverRestoresLiveLease(t *testing.T) {
 	defer l.Release()
 	// A taker that observed an older, stale lease must not remove the
 	// live one that replaced it.
-	if got := m.takeOver(m.Path("k"), "k", Holder{Token: "old"}, observation{token: "old", mtime: time.Unix(1, 0)}); got != nil {
+	if got, err := m.takeOver(m.Path("k"), "k", Holder{Token: "old"}, observation{token: "old", mtime: time.Unix(1, 0)}, false); got != nil || err != nil {
 		t.Fatal("took over a live lease")
 	}
 	h, _, err := readLease(m.Path("k"))
@@ -257,9 +265,10 @@ func TestConcurrentTakeoversOneWinner(t *testing.T) {
 		name := fmt.Sprintf("k%d", round)
 		var ms []*Manager
 		for i := 0; i < takers; i++ {
-			ms = append(ms, newManager(t, dir, func(o *Options) { o.NoPIDCheck = true }))
+			ms = append(ms, newManager(t, dir, nil))
 		}
-		writeForeignLease(t, ms[0], name, Holder{HostID: "gone", PID: 1, Token: "dead"}, time.Now().Add(-time.Hour))
+		// A same-host holder whose pid is gone is stale at first sight.
+		writeForeignLease(t, ms[0], name, Holder{HostID: ms[0].hostID, PID: deadPID(t), Token: "dead"}, time.Now())
 		var wg sync.WaitGroup
 		var winners atomic.Int32
 		leases := make([]*Lease, takers)
@@ -276,7 +285,7 @@ func TestConcurrentTakeoversOneWinner(t *testing.T) {
 					}
 					var obs observation
 					if h, exists, stale := ms[i].staleCheck(ms[i].Path(name), &obs); exists && stale {
-						if l := ms[i].takeOver(ms[i].Path(name), name, h, obs); l != nil {
+						if l, _ := ms[i].takeOver(ms[i].Path(name), name, h, obs, false); l != nil {
 							winners.Add(1)
 							leases[i] = l
 							return
@@ -338,8 +347,11 @@ func TestAcquire(t *testing.T) {
 		},
 		{
 			name: "held, entry appears: load it",
+			// A stale interval far above any scheduling pause on a loaded
+			// machine: the holder's heartbeat must not look stopped.
+			mod: func(o *Options) { o.Stale = 10 * time.Second },
 			setup: func(t *testing.T, m *Manager) func() {
-				other := newManager(t, m.opts.Dir, nil)
+				other := newManager(t, m.opts.Dir, func(o *Options) { o.Stale = 10 * time.Second })
 				l, err := other.TryClaim("k")
 				if err != nil {
 					t.Fatal(err)

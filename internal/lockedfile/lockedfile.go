@@ -4,8 +4,9 @@
 // the size ledger's read-modify-write, the one-trimmer-at-a-time trim lock,
 // and JAX's ".lockfile", which JAX's LRUCache takes the same way (the
 // py-filelock package's UnixFileLock). Lock files are opened with
-// O_NOFOLLOW, so a symlink planted at a lock path is refused rather than
-// followed.
+// O_NOFOLLOW|O_NONBLOCK and must be regular files, so a symlink or FIFO
+// planted at a lock path is refused rather than followed or waited on;
+// with Options.Root the whole path is confined to a directory tree.
 package lockedfile
 
 import (
@@ -14,6 +15,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -45,6 +48,12 @@ type Options struct {
 	// for writing (another user's lock file): flock works on a read-only
 	// descriptor.
 	ReadOnlyFallback bool
+	// Root, when set, confines the lock file to the tree it opens: the
+	// path is then slash-separated and relative to Root, and a symbolic
+	// link anywhere on it (not only at its end) is refused rather than
+	// followed, so a planted link can neither redirect the lock outside
+	// the tree nor make a lock call create a file elsewhere.
+	Root *os.Root
 }
 
 func open(path string, o Options) (*os.File, error) {
@@ -56,9 +65,19 @@ func open(path string, o Options) (*os.File, error) {
 	if perm == 0 {
 		perm = 0o600
 	}
-	f, err := os.OpenFile(path, flags, perm)
+	openFile := os.OpenFile
+	if o.Root != nil {
+		if err := checkParents(o.Root, path); err != nil {
+			return nil, err
+		}
+		if st, err := o.Root.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s is a symbolic link: %w", path, unix.ELOOP)
+		}
+		openFile = o.Root.OpenFile
+	}
+	f, err := openFile(path, flags, perm)
 	if err != nil && o.ReadOnlyFallback && errors.Is(err, fs.ErrPermission) {
-		f, err = os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		f, err = openFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	}
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
@@ -74,6 +93,24 @@ func open(path string, o Options) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// checkParents refuses a lock path in root whose parent directories are not
+// all real directories.
+func checkParents(root *os.Root, p string) error {
+	cur := ""
+	dirs := strings.Split(p, "/")
+	for _, seg := range dirs[:len(dirs)-1] {
+		cur = path.Join(cur, seg)
+		st, err := root.Lstat(cur)
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("%s is not a directory (%v): %w", cur, st.Mode().Type(), unix.ENOTDIR)
+		}
+	}
+	return nil
 }
 
 // Lock opens path and blocks until it holds an exclusive lock on it.

@@ -142,3 +142,39 @@ func currentUmask() os.FileMode {
 	syscall.Umask(m)
 	return os.FileMode(m)
 }
+
+// With a Root, a symbolic link anywhere on the lock path is refused, even
+// one pointing inside the tree, and nothing is created outside it.
+func TestRootRefusesSymlinks(t *testing.T) {
+	base := t.TempDir()
+	dir, outside := filepath.Join(base, "dir"), filepath.Join(base, "outside")
+	os.Mkdir(dir, 0o700)
+	os.Mkdir(outside, 0o700)
+	os.Mkdir(filepath.Join(dir, "real"), 0o700)
+	os.Symlink(outside, filepath.Join(dir, "state"))
+	os.Symlink("real", filepath.Join(dir, "inside"))
+	os.Symlink(filepath.Join(outside, "created"), filepath.Join(dir, "real", "trim.lock"))
+	os.Symlink("other", filepath.Join(dir, "real", "in.lock"))
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, p := range []string{"state/trim.lock", "inside/x.lock", "real/trim.lock", "real/in.lock"} {
+		if f, err := TryLock(p, Options{Root: r}); err == nil {
+			f.Unlock()
+			t.Errorf("%s: locked through a symbolic link", p)
+		}
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("created outside the root: %v", ents)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "real", "other")); err == nil {
+		t.Error("created the target of an in-tree symlink")
+	}
+	f, err := TryLock("real/ok.lock", Options{Root: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Unlock()
+}

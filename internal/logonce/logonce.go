@@ -7,8 +7,11 @@ package logonce
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"sync"
+	"syscall"
 )
 
 // Logger logs each key once. The zero value is not usable; use New. A nil
@@ -57,4 +60,30 @@ func (l *Logger) Forget(key string) {
 	if l != nil {
 		l.seen.Delete(key)
 	}
+}
+
+// FailureKey returns the key under which a failure to use the cache
+// directory (or another local resource) is logged: "failure:" and its
+// kind (Kind). Components of one process that share a Logger and log
+// their I/O failures under this key report a full disk, a read-only
+// mount or a permission problem once, whichever of them hits it first.
+func FailureKey(err error) string { return "failure:" + Kind(err) }
+
+// Kind classifies an I/O failure: "nospace" (ENOSPC, EDQUOT), "readonly"
+// (EROFS), "permission" (EACCES, EPERM), "notexist", or "io" for anything
+// else; "" for nil.
+func Kind(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		return "nospace"
+	case errors.Is(err, syscall.EROFS):
+		return "readonly"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission"
+	case errors.Is(err, fs.ErrNotExist):
+		return "notexist"
+	}
+	return "io"
 }

@@ -2,9 +2,13 @@ package logonce
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -31,5 +35,28 @@ func TestOncePerKey(t *testing.T) {
 	nilLogger.Warn("x", "y") // must not panic
 	if nilLogger.First("x") {
 		t.Fatal("nil Logger reports a first sighting")
+	}
+}
+
+func TestFailureKind(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		kind string
+	}{
+		{nil, ""},
+		{&fs.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}, "nospace"},
+		{fmt.Errorf("wrapped: %w", syscall.EDQUOT), "nospace"},
+		{&fs.PathError{Op: "open", Path: "x", Err: syscall.EROFS}, "readonly"},
+		{&fs.PathError{Op: "open", Path: "x", Err: syscall.EACCES}, "permission"},
+		{syscall.EPERM, "permission"},
+		{fs.ErrNotExist, "notexist"},
+		{errors.New("other"), "io"},
+	} {
+		if got := Kind(tc.err); got != tc.kind {
+			t.Errorf("Kind(%v) = %q, want %q", tc.err, got, tc.kind)
+		}
+	}
+	if FailureKey(syscall.ENOSPC) != "failure:nospace" {
+		t.Error(FailureKey(syscall.ENOSPC))
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/config"
 )
 
 // Defaults for Config fields left zero.
@@ -39,7 +40,7 @@ const (
 	DefaultTimeout       = blob.DefaultTimeout
 	DefaultCooldown      = blob.DefaultCooldown
 	DefaultDialTimeout   = 5 * time.Second
-	DefaultMaxObjectSize = 4 << 30
+	DefaultMaxObjectSize = config.DefaultSharedMaxObjectSize
 	DefaultEndpoint      = "s3.amazonaws.com"
 )
 
@@ -65,7 +66,10 @@ type Config struct {
 	DialTimeout time.Duration
 	// Cooldown is how long blob.Guard skips the store after a failure.
 	Cooldown time.Duration
-	// MaxObjectSize bounds what Get reads into memory.
+	// MaxObjectSize bounds the objects Get and Open read
+	// (DefaultMaxObjectSize when zero). The bound in force is lowered to
+	// half the memory the process can still allocate, as
+	// config.Options.EffectiveSharedMaxObjectSize does.
 	MaxObjectSize int64
 	// CABundle is a PEM file of extra trusted CAs (AWS_CA_BUNDLE).
 	CABundle string
@@ -324,25 +328,94 @@ func (s *Store) key(name string) string {
 }
 
 // Get returns the object's bytes, or an error wrapping blob.ErrNotExist,
-// blob.ErrTooLarge (more than Config.MaxObjectSize bytes) or, for a
-// failure to reach the store, the underlying error.
+// blob.ErrTooLarge (more than Config.MaxObjectSize bytes, found from the
+// response headers before the body is read) or, for a failure to reach the
+// store, the underlying error. The bytes are read into one buffer of the
+// object's size.
 func (s *Store) Get(ctx context.Context, name string) ([]byte, error) {
+	rc, info, err := s.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := blob.ReadSized(rc, info, 0) // Open checked the size
+	if err != nil {
+		return nil, s.fail("get", name, err)
+	}
+	return b, nil
+}
+
+// Open returns the object's Info, from the headers of the response that
+// carries its bytes, and a reader of at most that many bytes. An object
+// larger than Config.MaxObjectSize is refused (blob.ErrTooLarge) from its
+// Content-Length, before any of its body is read.
+func (s *Store) Open(ctx context.Context, name string) (io.ReadCloser, blob.Info, error) {
 	if err := blob.ValidName(name); err != nil {
-		return nil, fmt.Errorf("get: %w", err)
+		return nil, blob.Info{}, fmt.Errorf("open: %w", err)
 	}
 	obj, err := s.client.GetObject(ctx, s.cfg.Bucket, s.key(name), minio.GetObjectOptions{})
 	if err != nil {
-		return nil, s.fail("get", name, err)
+		return nil, blob.Info{}, s.fail("get", name, err)
 	}
-	defer obj.Close()
-	b, err := io.ReadAll(io.LimitReader(obj, s.cfg.MaxObjectSize+1))
+	// Stat sends the request and returns the response headers; the body
+	// stays unread until the caller reads it.
+	oi, err := obj.Stat()
 	if err != nil {
-		return nil, s.fail("get", name, err)
+		obj.Close()
+		return nil, blob.Info{}, s.fail("get", name, err)
 	}
-	if int64(len(b)) > s.cfg.MaxObjectSize {
-		return nil, fmt.Errorf("get %s: %w: more than %d bytes", name, blob.ErrTooLarge, s.cfg.MaxObjectSize)
+	info := blob.Info{Name: name, Size: oi.Size, ModTime: oi.LastModified, ETag: oi.ETag}
+	if limit := s.limit(); info.Size < 0 || info.Size > limit {
+		obj.Close()
+		return nil, blob.Info{}, fmt.Errorf("get %s: %w: %d bytes, more than %d", name, blob.ErrTooLarge, info.Size, limit)
 	}
-	return b, nil
+	return &sizedReader{r: io.LimitReader(obj, info.Size), c: obj}, info, nil
+}
+
+// limit returns the bound on an object read now: Config.MaxObjectSize,
+// lowered to half the memory the process can still allocate.
+func (s *Store) limit() int64 {
+	return config.Options{SharedMaxObjectSize: s.cfg.MaxObjectSize}.EffectiveSharedMaxObjectSize()
+}
+
+// sizedReader is an object's body limited to the size its headers gave.
+type sizedReader struct {
+	r io.Reader
+	c io.Closer
+}
+
+func (r *sizedReader) Read(p []byte) (int, error) { return r.r.Read(p) }
+func (r *sizedReader) Close() error               { return r.c.Close() }
+
+// ReplaceIfMatch overwrites the object with data if its ETag is still etag:
+// one conditional request (If-Match), so of concurrent replacers exactly
+// one wins and the others get blob.ErrPrecondition. An absent object is
+// blob.ErrPrecondition too (S3 answers 404 or 412); a server that ignored
+// If-Match on an absent key would create it, which issue 12's probe of the
+// server's conditional writes is there to find out.
+func (s *Store) ReplaceIfMatch(ctx context.Context, name, etag string, data []byte) (string, error) {
+	if err := blob.ValidName(name); err != nil {
+		return "", fmt.Errorf("replace: %w", err)
+	}
+	if etag == "" || etag == "*" || strings.ContainsAny(etag, "\"\r\n") {
+		return "", fmt.Errorf("replace %s on %s: %w: ETag %q is not one", name, s, blob.ErrPrecondition, etag)
+	}
+	opts := minio.PutObjectOptions{
+		ContentType:      "application/octet-stream",
+		DisableMultipart: true,
+		SendContentMd5:   true,
+	}
+	opts.SetMatchETag(etag)
+	ui, err := s.client.PutObject(ctx, s.cfg.Bucket, s.key(name), bytes.NewReader(data), int64(len(data)), opts)
+	if err == nil {
+		return ui.ETag, nil
+	}
+	if err := classify(err); errors.Is(err, blob.ErrExist) || errors.Is(err, blob.ErrNotExist) {
+		// Precondition failed, a conditional write in flight (409), or the
+		// object gone: another writer got there first.
+		return "", fmt.Errorf("replace %s on %s: %w: %w", name, s, blob.ErrPrecondition, err)
+	}
+	return "", s.fail("replace", name, err)
 }
 
 // PutIfAbsent stores data under name unless an object is already there, in
@@ -383,10 +456,8 @@ func (s *Store) Stat(ctx context.Context, name string) (blob.Info, error) {
 // Objects a foreign tool stored under names that are not valid object
 // names are left out: they are not ours to read.
 func (s *Store) List(ctx context.Context, prefix string) ([]blob.Info, error) {
-	if p := strings.TrimSuffix(prefix, "/"); p != "" {
-		if err := blob.ValidName(p); err != nil {
-			return nil, fmt.Errorf("list: %w", err)
-		}
+	if err := blob.ValidPrefix(prefix); err != nil {
+		return nil, fmt.Errorf("list: %w", err)
 	}
 	full := s.key(prefix)
 	if prefix == "" && s.cfg.Prefix != "" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/blobtest"
+	"github.com/xlacache/xlacache/internal/logtest"
 	"github.com/xlacache/xlacache/internal/s3test"
 )
 
@@ -113,36 +114,9 @@ func FuzzParseURL(f *testing.F) {
 	})
 }
 
-// logRecorder counts log records by level.
-type logRecorder struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, rec.Level.String()+" "+rec.Message)
-	return nil
-}
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
-func (r *logRecorder) count(prefix string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, m := range r.msgs {
-		if strings.HasPrefix(m, prefix) {
-			n++
-		}
-	}
-	return n
-}
-
 // openTest opens a store on srv, guarded when guard is set (the store's
 // Timeout and Cooldown configure the guard, as xlacache.Open does).
-func openTest(t *testing.T, srv *s3test.Server, url string, mod func(*Config)) (*Store, blob.Store, *logRecorder) {
+func openTest(t *testing.T, srv *s3test.Server, url string, mod func(*Config)) (*Store, blob.Store, *logtest.Recorder) {
 	t.Helper()
 	srv.Setenv(t)
 	cfg, err := ParseURL(url, os.Getenv)
@@ -157,7 +131,7 @@ func openTest(t *testing.T, srv *s3test.Server, url string, mod func(*Config)) (
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	rec := &logRecorder{}
+	rec := &logtest.Recorder{}
 	g := blob.Guard(s, blob.GuardOptions{Timeout: cfg.Timeout, Cooldown: cfg.Cooldown, Logger: slog.New(rec)})
 	return s, g, rec
 }
@@ -243,8 +217,8 @@ func TestGuardServerStopped(t *testing.T) {
 			t.Fatalf("call %d while open: %v", i, err)
 		}
 	}
-	if n := rec.count("WARN"); n != 1 {
-		t.Fatalf("%d warnings, want exactly one log line: %q", n, rec.msgs)
+	if n := rec.Count("WARN"); n != 1 {
+		t.Fatalf("%d warnings, want exactly one log line: %q", n, rec.Lines())
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
@@ -264,8 +238,8 @@ func TestGuardServerStopped(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if rec.count("INFO xlacache: shared store reachable again") != 1 {
-		t.Fatalf("no recovery log line: %q", rec.msgs)
+	if rec.Count("INFO xlacache: shared store reachable again") != 1 {
+		t.Fatalf("no recovery log line: %q", rec.Lines())
 	}
 }
 
@@ -306,7 +280,7 @@ func TestGuardSlowServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rec := &logRecorder{}
+	rec := &logtest.Recorder{}
 	s := blob.Guard(st, blob.GuardOptions{Timeout: cfg.Timeout, Cooldown: cfg.Cooldown, Logger: slog.New(rec)})
 	start := time.Now()
 	if _, err := s.Get(context.Background(), "x"); !errors.Is(err, blob.ErrUnavailable) {
@@ -321,7 +295,7 @@ func TestGuardSlowServer(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("three calls to a silent server took %v with a 200ms timeout", d)
 	}
-	if n := rec.count("WARN"); n != 1 {
+	if n := rec.Count("WARN"); n != 1 {
 		t.Fatalf("%d warnings, want 1", n)
 	}
 }
@@ -337,7 +311,7 @@ func TestCallerCancelDoesNotTripGuard(t *testing.T) {
 	if _, err := s.Get(context.Background(), "a"); !errors.Is(err, blob.ErrNotExist) {
 		t.Fatalf("guard opened by the caller's cancel: %v", err)
 	}
-	if len(rec.msgs) != 0 {
-		t.Fatalf("logs %q", rec.msgs)
+	if len(rec.Lines()) != 0 {
+		t.Fatalf("logs %q", rec.Lines())
 	}
 }

@@ -11,7 +11,6 @@
 package s3test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -29,6 +28,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/xlacache/xlacache/internal/logtest"
 )
 
 // Credentials of the server's root user; they only guard a loopback server
@@ -38,10 +39,6 @@ const (
 	SecretKey = "xlacachetest-secret-key"
 	Region    = "us-east-1"
 )
-
-// PreferredAddr is tried first so that a server left running by a crashed
-// test is easy to recognise; a free port is used when it is busy.
-const PreferredAddr = "127.0.0.1:7070"
 
 // Server is a running versitygw.
 type Server struct {
@@ -54,7 +51,7 @@ type Server struct {
 	marker string
 	mu     sync.Mutex
 	cmd    *exec.Cmd
-	logs   *syncBuffer
+	logs   *logtest.Buffer
 }
 
 // Binary returns the versitygw path, or "" when it is not installed.
@@ -107,10 +104,10 @@ func Start(t testing.TB, buckets ...string) *Server {
 		t.Fatalf("s3test: %v", err)
 	}
 	s := &Server{Root: root, bin: bin, marker: marker}
-	addr := PreferredAddr
-	if !portFree(addr) {
-		addr = freeAddr(t)
-	}
+	// Always a fresh ephemeral port, never a fixed one: go test runs
+	// packages in parallel, and a test that stops its server to simulate
+	// an outage must not find another package's server on the same port.
+	addr := freeAddr(t)
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		s.Addr = addr
@@ -172,7 +169,9 @@ func (s *Server) start() error {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	s.logs = &syncBuffer{}
+	// The exec package writes the output from its own goroutines while
+	// tests may read it; a chatty server must not grow it without bound.
+	s.logs = &logtest.Buffer{Limit: 1 << 20}
 	cmd.Stdout = s.logs
 	cmd.Stderr = s.logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -302,26 +301,4 @@ func (s *Server) Logs() string {
 		return ""
 	}
 	return s.logs.String()
-}
-
-// syncBuffer collects the server's output; the exec package writes it from
-// its own goroutines while tests may read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 1<<20 {
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -62,8 +62,15 @@ func TestAutotuneNames(t *testing.T) {
 		"x\n.textproto":                         false,
 		"x.textproto\x00":                       false,
 		"a..textproto":                          false,
+		"a..b.textproto":                        false,
+		"..textproto":                           false,
+		".hidden.textproto":                     false,
+		"a/b.textproto":                         false,
+		"x.textproto.tmp":                       false,
+		"x\x00.textproto":                       false,
 		strings.Repeat("b", 201) + ".textproto": true,
 		strings.Repeat("b", 202) + ".textproto": false,
+		strings.Repeat("a", 300) + ".textproto": false,
 	} {
 		if got := ValidAutotuneName(name); got != want {
 			t.Errorf("ValidAutotuneName(%q) = %v, want %v", name, got, want)

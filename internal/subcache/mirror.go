@@ -28,18 +28,31 @@ import (
 type MirrorOptions struct {
 	// Dir is the local cache directory.
 	Dir string
+	// Root, when set, is Dir opened as an *os.Root (the cache's): every
+	// local file operation goes through it, so that a symbolic link
+	// planted in the directory cannot redirect a write. When nil, each
+	// Pull or Push opens its own root on Dir.
+	Root *os.Root
 	// Autotune and Kernels select which raw subcaches to synchronize.
 	Autotune, Kernels bool
 	// SigningKey signs what is pushed and is required of what is pulled.
 	SigningKey []byte
 	// DirMode and FileMode are used for what the mirror creates.
 	DirMode, FileMode os.FileMode
+	// MaxObjectSize bounds the objects read from the store
+	// (config.Options.SharedMaxObjectSize; 0 for the default), lowered
+	// to half the memory the process can still allocate. A larger object
+	// is refused from its size, without being read.
+	MaxObjectSize int64
 }
 
 // MirrorStats counts what one pull or push moved.
 type MirrorStats struct {
 	Pulled, Pushed, Refused int
-	Bytes                   int64
+	// Replaced counts store objects a push found damaged (or over the
+	// size bound) and replaced with the local file.
+	Replaced int
+	Bytes    int64
 }
 
 // Mirror keeps XLA's raw subcaches (which XLA reads and writes as POSIX
@@ -82,16 +95,39 @@ func (m *Mirror) Push(ctx context.Context) (MirrorStats, error) {
 
 // both runs autotune and kernels for the subcaches the options select; a
 // failure of one does not stop the other.
-func (m *Mirror) both(ctx context.Context, autotune, kernels func(context.Context, *MirrorStats) error) (MirrorStats, error) {
+func (m *Mirror) both(ctx context.Context, autotune, kernels func(context.Context, *os.Root, *MirrorStats) error) (MirrorStats, error) {
 	var st MirrorStats
+	if !m.opts.Autotune && !m.opts.Kernels {
+		return st, nil
+	}
+	root := m.opts.Root
+	if root == nil {
+		var err error
+		if root, err = m.openRoot(); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return st, nil // nothing local to push, nowhere to pull to
+			}
+			return st, err
+		}
+		defer root.Close()
+	}
 	var errs []error
 	if m.opts.Autotune {
-		errs = append(errs, autotune(ctx, &st))
+		errs = append(errs, autotune(ctx, root, &st))
 	}
 	if m.opts.Kernels {
-		errs = append(errs, kernels(ctx, &st))
+		errs = append(errs, kernels(ctx, root, &st))
 	}
 	return st, errors.Join(errs...)
+}
+
+// openRoot opens Dir (symbolic links in its name resolved) as a root.
+func (m *Mirror) openRoot() (*os.Root, error) {
+	dir, err := filepath.EvalSymlinks(m.opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return os.OpenRoot(dir)
 }
 
 // fetch gets and unseals obj and checks the payload with verify (when not
@@ -99,11 +135,15 @@ func (m *Mirror) both(ctx context.Context, autotune, kernels func(context.Contex
 // since it was listed, or it was refused (counted in st, its error added
 // to bad). err is a store failure, which ends the caller's pull.
 func (m *Mirror) fetch(ctx context.Context, obj string, verify func([]byte) error, st *MirrorStats, bad *[]error) (payload []byte, ok bool, err error) {
-	data, err := m.objs.Get(ctx, obj)
-	if err != nil {
-		if errors.Is(err, blob.ErrNotExist) {
-			return nil, false, nil
-		}
+	data, _, err := m.read(ctx, obj)
+	switch {
+	case errors.Is(err, blob.ErrNotExist):
+		return nil, false, nil
+	case errors.Is(err, blob.ErrTooLarge):
+		st.Refused++
+		*bad = append(*bad, fmt.Errorf("%w: %s: %w", ErrBadObject, obj, err))
+		return nil, false, nil
+	case err != nil:
 		return nil, false, fmt.Errorf("fetching %s: %w", obj, err)
 	}
 	payload, uerr := Unseal(obj, data, m.opts.SigningKey)
@@ -120,12 +160,12 @@ func (m *Mirror) fetch(ctx context.Context, obj string, verify func([]byte) erro
 	return payload, true, nil
 }
 
-func (m *Mirror) pullAutotune(ctx context.Context, st *MirrorStats) error {
+func (m *Mirror) pullAutotune(ctx context.Context, root *os.Root, st *MirrorStats) error {
 	objs, err := m.objs.List(ctx, AutotuneDir+"/")
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", AutotuneDir, err)
 	}
-	local := layout.Dir(m.opts.Dir).XLAAutotune()
+	local := layout.XLAAutotuneDir
 	var errs []error
 	for _, o := range objs {
 		obj := o.Name
@@ -134,8 +174,8 @@ func (m *Mirror) pullAutotune(ctx context.Context, st *MirrorStats) error {
 			st.Refused++
 			continue
 		}
-		dst := filepath.Join(local, base)
-		if _, err := os.Lstat(dst); err == nil {
+		dst := local + "/" + base
+		if _, err := root.Lstat(dst); err == nil {
 			continue
 		}
 		payload, ok, err := m.fetch(ctx, obj, VerifyAutotuneFile, st, &errs)
@@ -145,7 +185,7 @@ func (m *Mirror) pullAutotune(ctx context.Context, st *MirrorStats) error {
 		if !ok {
 			continue
 		}
-		if err := writeAtomic(dst, payload, m.opts.DirMode, m.opts.FileMode, false); err != nil {
+		if err := writeAtomic(root, dst, payload, m.opts.DirMode, m.opts.FileMode, false); err != nil {
 			errs = append(errs, fmt.Errorf("writing %s: %w", dst, err))
 			continue
 		}
@@ -155,9 +195,9 @@ func (m *Mirror) pullAutotune(ctx context.Context, st *MirrorStats) error {
 	return errors.Join(errs...)
 }
 
-func (m *Mirror) pushAutotune(ctx context.Context, st *MirrorStats) error {
-	local := layout.Dir(m.opts.Dir).XLAAutotune()
-	ents, err := os.ReadDir(local)
+func (m *Mirror) pushAutotune(ctx context.Context, root *os.Root, st *MirrorStats) error {
+	local := layout.XLAAutotuneDir
+	ents, err := fs.ReadDir(root.FS(), local)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -168,9 +208,9 @@ func (m *Mirror) pushAutotune(ctx context.Context, st *MirrorStats) error {
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", AutotuneDir, err)
 	}
-	have := make(map[string]bool, len(remote))
+	have := make(map[string]blob.Info, len(remote))
 	for _, r := range remote {
-		have[r.Name] = true
+		have[r.Name] = r
 	}
 	var errs []error
 	for _, e := range ents {
@@ -178,10 +218,7 @@ func (m *Mirror) pushAutotune(ctx context.Context, st *MirrorStats) error {
 			continue
 		}
 		obj := AutotuneDir + "/" + e.Name()
-		if have[obj] {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(local, e.Name()))
+		data, err := atomicfile.ReadRegular(root, local+"/"+e.Name(), maxLocalFile)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -191,7 +228,19 @@ func (m *Mirror) pushAutotune(ctx context.Context, st *MirrorStats) error {
 			// would only waste the upload.
 			continue
 		}
-		if err := m.objs.PutIfAbsent(ctx, obj, Seal(obj, data, m.opts.SigningKey)); err != nil {
+		sealed := Seal(obj, data, m.opts.SigningKey)
+		if r, ok := have[obj]; ok {
+			// Present: replace it only if no host can use it.
+			replaced, err := m.repair(ctx, r, sealed, func(_ string, p []byte) error { return VerifyAutotuneFile(p) })
+			if err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+			if replaced {
+				st.Replaced++
+			}
+			continue
+		}
+		if err := m.objs.PutIfAbsent(ctx, obj, sealed); err != nil {
 			if errors.Is(err, blob.ErrExist) {
 				continue
 			}
@@ -203,7 +252,7 @@ func (m *Mirror) pushAutotune(ctx context.Context, st *MirrorStats) error {
 	return errors.Join(errs...)
 }
 
-func (m *Mirror) pullKernels(ctx context.Context, st *MirrorStats) error {
+func (m *Mirror) pullKernels(ctx context.Context, root *os.Root, st *MirrorStats) error {
 	objs, err := m.objs.List(ctx, KernelParts+"/")
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", KernelParts, err)
@@ -233,8 +282,8 @@ func (m *Mirror) pullKernels(ctx context.Context, st *MirrorStats) error {
 	if len(parts) == 0 {
 		return errors.Join(errs...)
 	}
-	dst := layout.Dir(m.opts.Dir).XLAKernel()
-	local, err := os.ReadFile(dst)
+	dst := layout.XLAKernelFile
+	local, err := atomicfile.ReadRegular(root, dst, maxLocalFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return errors.Join(append(errs, fmt.Errorf("reading %s: %w", dst, err))...)
 	}
@@ -243,7 +292,7 @@ func (m *Mirror) pullKernels(ctx context.Context, st *MirrorStats) error {
 		errs = append(errs, fmt.Errorf("merging into %s: %w", dst, err))
 	}
 	if !bytes.Equal(merged, local) {
-		if err := writeAtomic(dst, merged, m.opts.DirMode, m.opts.FileMode, true); err != nil {
+		if err := writeAtomic(root, dst, merged, m.opts.DirMode, m.opts.FileMode, true); err != nil {
 			return errors.Join(append(errs, fmt.Errorf("writing %s: %w", dst, err))...)
 		}
 		st.Bytes += int64(len(merged) - len(local))
@@ -261,9 +310,9 @@ func (m *Mirror) pullKernels(ctx context.Context, st *MirrorStats) error {
 	return errors.Join(errs...)
 }
 
-func (m *Mirror) pushKernels(ctx context.Context, st *MirrorStats) error {
-	src := layout.Dir(m.opts.Dir).XLAKernel()
-	data, err := os.ReadFile(src)
+func (m *Mirror) pushKernels(ctx context.Context, root *os.Root, st *MirrorStats) error {
+	src := layout.XLAKernelFile
+	data, err := atomicfile.ReadRegular(root, src, maxLocalFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -285,11 +334,29 @@ func (m *Mirror) pushKernels(ctx context.Context, st *MirrorStats) error {
 	if done {
 		return nil
 	}
-	if err := m.objs.PutIfAbsent(ctx, obj, Seal(obj, data, m.opts.SigningKey)); err != nil && !errors.Is(err, blob.ErrExist) {
-		return fmt.Errorf("publishing %s: %w", obj, err)
-	} else if err == nil {
+	sealed := Seal(obj, data, m.opts.SigningKey)
+	switch err := m.objs.PutIfAbsent(ctx, obj, sealed); {
+	case err == nil:
 		st.Pushed++
 		st.Bytes += int64(len(data))
+	case errors.Is(err, blob.ErrExist):
+		// Published before, by this host or another: replace it only if
+		// no host can use it.
+		r, err := m.objs.Stat(ctx, obj)
+		if err != nil && !errors.Is(err, blob.ErrNotExist) {
+			return fmt.Errorf("checking %s: %w", obj, err)
+		}
+		if err == nil {
+			replaced, err := m.repair(ctx, r, sealed, verifyKernelPart)
+			if err != nil {
+				return err
+			}
+			if replaced {
+				st.Replaced++
+			}
+		}
+	default:
+		return fmt.Errorf("publishing %s: %w", obj, err)
 	}
 	m.mu.Lock()
 	m.pushed[obj] = true
@@ -298,11 +365,16 @@ func (m *Mirror) pushKernels(ctx context.Context, st *MirrorStats) error {
 	return nil
 }
 
-// writeAtomic writes data to dst so that XLA never reads a partial file.
-// Unless replace is set, an existing dst is kept (autotune files are
-// immutable).
-func writeAtomic(dst string, data []byte, dirMode, fileMode os.FileMode, replace bool) error {
-	o := atomicfile.Options{Perm: fileMode, DirPerm: dirMode}
+// maxLocalFile bounds what the mirror reads of a local subcache file: XLA's
+// kernel cache and autotune results are far smaller; anything larger is
+// not XLA's.
+const maxLocalFile = 4 << 30
+
+// writeAtomic writes data to dst (relative to root) so that XLA never
+// reads a partial file. Unless replace is set, an existing dst is kept
+// (autotune files are immutable).
+func writeAtomic(root *os.Root, dst string, data []byte, dirMode, fileMode os.FileMode, replace bool) error {
+	o := atomicfile.Options{Perm: fileMode, DirPerm: dirMode, Root: root}
 	if replace {
 		return atomicfile.Replace(dst, data, o)
 	}

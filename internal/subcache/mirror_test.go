@@ -254,22 +254,3 @@ func TestMirrorStoreDown(t *testing.T) {
 		t.Fatalf("push with the store down: %v", err)
 	}
 }
-
-func TestValidAutotuneName(t *testing.T) {
-	for name, ok := range map[string]bool{
-		"QUJDRA==.textproto":                    true,
-		"a-b_c+d=.textproto":                    true,
-		".hidden.textproto":                     false,
-		"a/b.textproto":                         false,
-		"..textproto":                           false,
-		"a..b.textproto":                        false,
-		"x.textproto.tmp":                       false,
-		"":                                      false,
-		"x\x00.textproto":                       false,
-		strings.Repeat("a", 300) + ".textproto": false,
-	} {
-		if ValidAutotuneName(name) != ok {
-			t.Errorf("ValidAutotuneName(%q) = %v, want %v", name, !ok, ok)
-		}
-	}
-}

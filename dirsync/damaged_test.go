@@ -1,0 +1,109 @@
+package dirsync
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/xlacache/xlacache/blob/memblob"
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cachetest"
+	"github.com/xlacache/xlacache/internal/entry"
+	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/memtest"
+)
+
+// openBounded is open with a bound on the shared objects read.
+func openBounded(t *testing.T, dir string, key []byte, bound int64) *cache.Cache {
+	t.Helper()
+	o := config.Defaults()
+	o.Dir, o.MinCompileTime, o.Role, o.SigningKey = dir, 0, config.RoleWriter, key
+	o.SharedMaxObjectSize = bound
+	c, err := cache.Open(context.Background(), o, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Issue 10 item 8: `sync push` replaces a remote object that fails
+// verification (or that no host can read, being over the size bound) with
+// the local entry, conditionally on the damaged object's ETag, instead of
+// skipping it because the name is taken.
+func TestPushReplacesDamagedRemote(t *testing.T) {
+	ctx := context.Background()
+	key := []byte("sync-key")
+	store := memblob.New(memblob.Options{})
+	adir := t.TempDir()
+	cachetest.Populate(t, adir, key)
+	const bound = 1 << 20
+	a := openBounded(t, adir, key, bound)
+	if res, err := Push(ctx, a, store); err != nil || res.Entries != 3 {
+		t.Fatalf("push: %+v %v", res, err)
+	}
+	ents, err := cache.List(ctx, adir)
+	if err != nil || len(ents) != 3 {
+		t.Fatalf("entries %v, %v", ents, err)
+	}
+	damaged := layout.ObjectName(ents[0].Tier, ents[0].Key)
+	data, _ := store.Get(ctx, damaged)
+	data[len(data)/2] ^= 0xFF
+	store.PutRaw(damaged, data)
+	huge := layout.ObjectName(ents[1].Tier, ents[1].Key)
+	store.PutRaw(huge, bytes.Repeat([]byte{'x'}, 2*bound))
+
+	res, err := Push(ctx, a, store)
+	if err != nil || res.Replaced != 2 || res.Skipped != 1 || res.Entries != 0 {
+		t.Fatalf("push over a damaged and an oversize object: %+v %v", res, err)
+	}
+	for i, name := range []string{damaged, huge} {
+		got, err := store.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := entry.DecodeAs(got, ents[i].Key, key); err != nil {
+			t.Errorf("%s not repaired: %v", name, err)
+		}
+	}
+	if store.Calls("replace") != 2 {
+		t.Errorf("%d replaces, want 2", store.Calls("replace"))
+	}
+	// Now everything is sound: nothing more to replace, and identical
+	// objects are recognised by their ETag without being downloaded.
+	gets := store.Calls("get")
+	if res, err := Push(ctx, a, store); err != nil || res.Replaced != 0 || res.Skipped != 3 {
+		t.Fatalf("third push: %+v %v", res, err)
+	}
+	if n := store.Calls("get") - gets; n != 0 {
+		t.Errorf("a push over identical objects downloaded %d of them", n)
+	}
+}
+
+// Issue 10 item 4: `sync pull` refuses an object larger than the bound
+// from its size, and copies the rest.
+func TestPullRefusesOversize(t *testing.T) {
+	ctx := context.Background()
+	store := memblob.New(memblob.Options{})
+	adir := t.TempDir()
+	cachetest.Populate(t, adir, nil)
+	const bound = 1 << 20
+	a := openBounded(t, adir, nil, bound)
+	if res, err := Push(ctx, a, store); err != nil || res.Entries != 3 {
+		t.Fatalf("push: %+v %v", res, err)
+	}
+	ents, _ := cache.List(ctx, adir)
+	store.PutRaw(layout.ObjectName(ents[0].Tier, ents[0].Key), bytes.Repeat([]byte{'x'}, 32*bound))
+	b := openBounded(t, t.TempDir(), nil, bound)
+	var res Result
+	var err error
+	n := memtest.Allocated(func() { res, err = Pull(ctx, b, store) })
+	if err == nil || res.Refused != 1 || res.Entries != 2 {
+		t.Fatalf("pull with an oversize object: %+v %v", res, err)
+	}
+	if n > 8*bound {
+		t.Errorf("the pull allocated %d bytes: the %d-byte object was read before its size was checked", n, 32*bound)
+	}
+}
