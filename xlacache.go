@@ -19,6 +19,7 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/lease"
+	"github.com/xlacache/xlacache/internal/logonce"
 	"github.com/xlacache/xlacache/internal/s3blob"
 )
 
@@ -39,9 +40,12 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache
 	if !opts.Enabled() {
 		return cache.Open(ctx, opts, logger)
 	}
-	// The parts log as the cache does.
+	// The parts log as the cache does, and through one log-once filter: a
+	// full disk, a read-only mount or a permission problem is one line per
+	// process, whichever part meets it first.
 	clog := logger.With("component", "xlacache")
-	var options []cache.Option
+	logs := logonce.New(clog)
+	options := []cache.Option{cache.WithLogs(logs)}
 	shared, err := openShared(opts.SharedURL, opts.SharedMaxObjectSize, clog)
 	if err != nil {
 		clog.Warn("shared cache tier unusable; using the local directory only", "url", s3blob.Redact(opts.SharedURL), "err", err)
@@ -53,7 +57,9 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache
 		// As cache.Open does: a later chdir must not move the leases.
 		lopts.Dir = abs
 	}
-	m, err := lease.New(lease.OptionsFor(lopts, clog))
+	lo := lease.OptionsFor(lopts, clog)
+	lo.Logs = logs
+	m, err := lease.New(lo)
 	if err != nil {
 		clog.Warn("single-flight compilation unavailable", "dir", opts.Dir, "err", err)
 	} else {

@@ -45,6 +45,21 @@ func sharedHostOptions(t *testing.T, srv *s3test.Server, prefix string) config.O
 	return o
 }
 
+// publishedProgram starts an S3 server (its credentials in the
+// environment), compiles a program of the given text on a first host whose
+// shared tier is the bucket "bkt" under prefix, and returns the server, the
+// backend (one compile counted), the program and the name of its shared
+// object.
+func publishedProgram(t *testing.T, prefix, text string) (*s3test.Server, *plainBackend, cache.Program, string) {
+	t.Helper()
+	srv := s3test.Start(t, "bkt")
+	srv.Setenv(t)
+	b := &plainBackend{}
+	p := cache.Program{Name: "f", Text: []byte(text)}
+	r, _ := compileOn(t, sharedHostOptions(t, srv, prefix), b, p, nil)
+	return srv, b, p, layout.ObjectName(cache.ExecutablesTier, r.Key)
+}
+
 // compileOn opens a cache with o, compiles p and closes the cache.
 func compileOn(t *testing.T, o config.Options, b *plainBackend, p cache.Program, logger *slog.Logger) (*cache.Report, cache.Stats) {
 	t.Helper()
@@ -108,12 +123,8 @@ func TestPlantedHugeObjectPeakMemory(t *testing.T) {
 		}
 		size = n
 	}
-	srv := s3test.Start(t, "bkt")
-	srv.Setenv(t)
-	b := &plainBackend{}
-	p := cache.Program{Name: "f", Text: []byte("huge planted object")}
-	r, _ := compileOn(t, sharedHostOptions(t, srv, "big"), b, p, nil)
-	obj := filepath.Join(srv.Root, "bkt", "big", filepath.FromSlash(layout.ObjectName(cache.ExecutablesTier, r.Key)))
+	srv, b, p, name := publishedProgram(t, "big", "huge planted object")
+	obj := filepath.Join(srv.Root, "bkt", "big", filepath.FromSlash(name))
 	if err := os.Remove(obj); err != nil {
 		t.Fatalf("the published object is not where expected: %v", err)
 	}

@@ -126,10 +126,14 @@ func faultRun(t testing.TB, o config.Options, programs, size int) []string {
 	return lines
 }
 
-func assertOneLine(t *testing.T, fault string, lines []string) {
+// assertOneLine checks that a run logged one WARN line, and that it is
+// about the fault (it contains cause).
+func assertOneLine(t *testing.T, fault, cause string, lines []string) {
 	t.Helper()
 	if len(lines) != 1 {
 		t.Errorf("%s: %d WARN lines over a run, want 1:\n%s", fault, len(lines), strings.Join(lines, "\n"))
+	} else if !strings.Contains(lines[0], cause) {
+		t.Errorf("%s: the line is not about %q: %s", fault, cause, lines[0])
 	}
 }
 
@@ -161,7 +165,7 @@ func TestOneLinePerFailureDiskFull(t *testing.T) {
 	}
 	io.Copy(f, io.LimitReader(zeroReader{}, 4<<20)) // stops at ENOSPC
 	f.Close()
-	assertOneLine(t, "full disk", faultRun(t, faultOptions(dir), 5, 64<<10))
+	assertOneLine(t, "full disk", "no space left on device", faultRun(t, faultOptions(dir), 5, 64<<10))
 }
 
 type zeroReader struct{}
@@ -177,17 +181,20 @@ func TestOneLinePerFailureReadOnly(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,ro", base).CombinedOutput(); err != nil {
 		t.Fatalf("remount read-only: %v: %s", err, out)
 	}
-	assertOneLine(t, "read-only directory", faultRun(t, faultOptions(dir), 5, 1000))
+	assertOneLine(t, "read-only directory", "read-only file system", faultRun(t, faultOptions(dir), 5, 1000))
 }
 
 func TestOneLinePerFailureSharedStoreDown(t *testing.T) {
 	o := faultOptions(t.TempDir())
 	// Nobody listens on port 1; fail fast.
 	o.SharedURL = "s3://bkt/prefix?endpoint=http://127.0.0.1:1&timeout=2s"
+	// Signed, so that the warning about an unsigned shared tier (a
+	// configuration, not a failure) does not show.
+	o.SigningKey = []byte("k")
 	t.Setenv("AWS_ACCESS_KEY_ID", "x")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
 	t.Setenv("AWS_REGION", "us-east-1")
-	assertOneLine(t, "shared store down", faultRun(t, o, 5, 1000))
+	assertOneLine(t, "shared store down", "shared store failed", faultRun(t, o, 5, 1000))
 }
 
 // The permission faults need a process that permission bits apply to:
@@ -298,9 +305,7 @@ func TestOneLinePerFailureUnreadableDir(t *testing.T) {
 	if err := os.Chmod(dir, 0o000); err != nil {
 		t.Fatal(err)
 	}
-	lines := runAsNobody(t, dir)
-	t.Logf("%s", strings.Join(lines, "\n"))
-	assertOneLine(t, "unreadable directory", lines)
+	assertOneLine(t, "unreadable directory", "permission denied", runAsNobody(t, dir))
 }
 
 // The directory opens, but the tiers in it cannot be read (or written).
@@ -316,7 +321,7 @@ func TestOneLinePerFailureUnreadableTiers(t *testing.T) {
 		os.Chmod(filepath.Join(dir, cache.ExecutablesTier), 0o700)
 		os.Chmod(filepath.Join(dir, "fault"), 0o700)
 	})
-	assertOneLine(t, "unreadable tiers", runAsNobody(t, dir))
+	assertOneLine(t, "unreadable tiers", "permission denied", runAsNobody(t, dir))
 }
 
 func TestOneLinePerFailurePermissionDenied(t *testing.T) {
@@ -337,5 +342,5 @@ func TestOneLinePerFailurePermissionDenied(t *testing.T) {
 			return nil
 		})
 	})
-	assertOneLine(t, "permission denied", runAsNobody(t, dir))
+	assertOneLine(t, "permission denied", "permission denied", runAsNobody(t, dir))
 }

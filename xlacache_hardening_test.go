@@ -4,28 +4,21 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/entry"
-	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/logtest"
-	"github.com/xlacache/xlacache/internal/s3test"
+	"github.com/xlacache/xlacache/internal/memtest"
 )
 
 // Issue 10 item 4 against a real S3 server: an object larger than
 // XLACACHE_SHARED_MAX_OBJECT_SIZE planted under a program's name is a miss
 // with one log line, refused from its size without being read.
 func TestSharedPlantedOversizeObject(t *testing.T) {
-	srv := s3test.Start(t, "bkt")
-	srv.Setenv(t)
-	b := &plainBackend{}
-	p := cache.Program{Name: "f", Text: []byte("oversize planted object")}
-	r, _ := compileOn(t, sharedHostOptions(t, srv, "bound"), b, p, nil)
-	name := layout.ObjectName(cache.ExecutablesTier, r.Key)
+	srv, b, p, name := publishedProgram(t, "bound", "oversize planted object")
 
 	const bound = 1 << 20
 	o := sharedHostOptions(t, srv, "bound")
@@ -43,18 +36,15 @@ func TestSharedPlantedOversizeObject(t *testing.T) {
 	if err := c.Shared().PutIfAbsent(ctx, name, bytes.Repeat([]byte{'x'}, 16*bound)); err != nil {
 		t.Fatal(err)
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	_, rep, err := cache.Compile(ctx, c, b, p)
-	runtime.ReadMemStats(&after)
+	var rep *cache.Report
+	n := memtest.Allocated(func() { _, rep, err = cache.Compile(ctx, c, b, p) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Hit || b.compiles != 2 {
 		t.Fatalf("report %+v after %d compiles", rep, b.compiles)
 	}
-	if n := after.TotalAlloc - before.TotalAlloc; n > 4*bound {
+	if n > 4*bound {
 		t.Errorf("the lookup allocated %d bytes: the %d-byte object was read", n, 16*bound)
 	}
 	if c.Stats().Errors["toolarge"] != 1 {
@@ -69,12 +59,7 @@ func TestSharedPlantedOversizeObject(t *testing.T) {
 // replaced (If-Match on its ETag) by the next writer that compiles the
 // program, and every later host hits it.
 func TestSharedDamagedObjectRepaired(t *testing.T) {
-	srv := s3test.Start(t, "bkt")
-	srv.Setenv(t)
-	b := &plainBackend{}
-	p := cache.Program{Name: "f", Text: []byte("damaged in the bucket")}
-	r, _ := compileOn(t, sharedHostOptions(t, srv, "repair"), b, p, nil)
-	name := layout.ObjectName(cache.ExecutablesTier, r.Key)
+	srv, b, p, name := publishedProgram(t, "repair", "damaged in the bucket")
 
 	st, err := OpenShared(srv.SharedURL("bkt", "repair"), slog.New(slog.DiscardHandler))
 	if err != nil {

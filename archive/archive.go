@@ -24,7 +24,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -114,24 +113,6 @@ func classify(name string) (layout.Class, error) {
 		return layout.Class{}, fmt.Errorf("%q is not an XLA autotune file name", name)
 	}
 	return layout.Class{}, fmt.Errorf("%q is not an entry at its place in a cache tier (<tier>/<shard>/<key>)", name)
-}
-
-// checkRaw verifies an XLA raw file against the manifest.
-func checkRaw(m *manifest, name string, data []byte) error {
-	if m == nil {
-		return errors.New("archive has no manifest to check XLA's raw files against")
-	}
-	if m.MAC == macInvalid {
-		return errors.New("the archive's manifest is unsigned or does not verify with this signing key")
-	}
-	want, ok := m.Raw[name]
-	if !ok {
-		return errors.New("not listed in the archive's manifest")
-	}
-	if sha256Hex(data) != want {
-		return errors.New("content does not match the archive's manifest")
-	}
-	return nil
 }
 
 func sha256Hex(data []byte) string {

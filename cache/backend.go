@@ -57,6 +57,35 @@ type Phase struct {
 	Duration time.Duration `json:"duration_ns"`
 }
 
+// PhaseTime sums the durations of the phases named name.
+func (r *Report) PhaseTime(name string) time.Duration {
+	var d time.Duration
+	for _, p := range r.Phases {
+		if p.Name == name {
+			d += p.Duration
+		}
+	}
+	return d
+}
+
+// PhaseTotals sums the phases of a report by name, in the order each name
+// first appears: a phase can repeat (code generation runs once per
+// candidate set and once for the final program).
+func (r *Report) PhaseTotals() []Phase {
+	var out []Phase
+	at := map[string]int{}
+	for _, p := range r.Phases {
+		i, ok := at[p.Name]
+		if !ok {
+			i = len(out)
+			at[p.Name] = i
+			out = append(out, Phase{Name: p.Name})
+		}
+		out[i].Duration += p.Duration
+	}
+	return out
+}
+
 // TierResult counts lookups of one tier during one compile.
 type TierResult struct {
 	Hits   int `json:"hits"`

@@ -132,9 +132,12 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options
 	c := &Cache{
 		opts:       opts,
 		logger:     logger,
-		logs:       logonce.New(logger),
+		logs:       oo.logs,
 		signingKey: opts.SigningKey,
 		tiers:      map[string]*Tier{},
+	}
+	if c.logs == nil {
+		c.logs = logonce.New(logger)
 	}
 	c.stats.init()
 	c.bgCtx, c.bgCancel = context.WithCancel(context.WithoutCancel(ctx))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/logonce"
 )
 
 // Compile compiles p with b through the cache c (which may be nil or
@@ -97,9 +99,10 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 			c.countError("serialize")
 			c.logOnce("serialize:"+b.Name(), "backend could not serialize the executable; not caching it", "key", key.String(), "err", err)
 		} else if err := tier.Put(ctx, key, data, compileTime+env.savedTime()); err != nil {
-			// Put logged local failures (once per kind); a failed publish
-			// to the shared tier is logged here, once per kind.
-			c.logOnce("put:"+kindOf(err), "storing a cache entry failed; compiling normally", "key", key.String(), "err", err)
+			// Put logged local failures (once per kind, under this key
+			// too); a failed publish to the shared tier is logged here,
+			// once per kind.
+			c.logOnce(logonce.FailureKey(err), "storing a cache entry failed; compiling normally", "key", key.String(), "err", err)
 		} else if tier.exists(key) {
 			env.mu.Lock()
 			env.report.Stored = true

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/logonce"
 )
 
 // The cache directory is trusted only as far as who can write it. Every
@@ -79,7 +80,9 @@ func (c *Cache) openDir(dir string) error {
 	c.dir, c.root, c.opts.Dir = resolved, root, resolved
 	if writer {
 		if err := c.initWriter(); err != nil {
-			c.logger.Warn("cache directory not writable; reading only", "dir", resolved, "err", err)
+			// Keyed by the failure's kind: the leases meeting the same
+			// read-only mount later add no line.
+			c.logOnce(logonce.FailureKey(err), "cache directory not writable; reading only", "dir", resolved, "err", err)
 			c.countError(kindOf(err))
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/hangtest"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/subcache"
 )
@@ -60,6 +61,18 @@ func TestPlantedSymlinksNeverWrittenThrough(t *testing.T) {
 	rel, _ := entryRelOf(t, b, p)
 	shard := filepath.Dir(filepath.FromSlash(rel))
 	const outsideBytes = "0123456789abcdefOUTSIDE-FILE"
+	// linkToVictim plants state/<file> as a symbolic link to a file
+	// outside the cache directory.
+	linkToVictim := func(file string) func(t *testing.T, dir, outside string) {
+		return func(t *testing.T, dir, outside string) {
+			os.MkdirAll(filepath.Join(dir, layout.StateDir), 0o700)
+			target := filepath.Join(outside, "victim")
+			os.WriteFile(target, []byte(outsideBytes), 0o600)
+			if err := os.Symlink(target, filepath.Join(dir, layout.StateDir, file)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 
 	cases := []struct {
 		name string
@@ -69,14 +82,7 @@ func TestPlantedSymlinksNeverWrittenThrough(t *testing.T) {
 		// after runs extra operations that write the planted path.
 		after func(t *testing.T, c *Cache)
 	}{
-		{"ledger", func(t *testing.T, dir, outside string) {
-			os.MkdirAll(filepath.Join(dir, layout.StateDir), 0o700)
-			target := filepath.Join(outside, "victim")
-			os.WriteFile(target, []byte(outsideBytes), 0o600)
-			if err := os.Symlink(target, filepath.Join(dir, layout.StateDir, layout.LedgerFile)); err != nil {
-				t.Fatal(err)
-			}
-		}, nil},
+		{"ledger", linkToVictim(layout.LedgerFile), nil},
 		{"trim.lock", func(t *testing.T, dir, outside string) {
 			os.MkdirAll(filepath.Join(dir, layout.StateDir), 0o700)
 			if err := os.Symlink(filepath.Join(outside, "created"), filepath.Join(dir, layout.StateDir, layout.TrimLockFile)); err != nil {
@@ -85,14 +91,7 @@ func TestPlantedSymlinksNeverWrittenThrough(t *testing.T) {
 		}, func(t *testing.T, c *Cache) {
 			c.Prune(context.Background(), 1, false)
 		}},
-		{"stats.json", func(t *testing.T, dir, outside string) {
-			os.MkdirAll(filepath.Join(dir, layout.StateDir), 0o700)
-			target := filepath.Join(outside, "victim")
-			os.WriteFile(target, []byte(outsideBytes), 0o600)
-			if err := os.Symlink(target, filepath.Join(dir, layout.StateDir, layout.StatsFile)); err != nil {
-				t.Fatal(err)
-			}
-		}, nil},
+		{"stats.json", linkToVictim(layout.StatsFile), nil},
 		{"quarantine", func(t *testing.T, dir, outside string) {
 			if err := os.Symlink(outside, filepath.Join(dir, layout.QuarantineDir)); err != nil {
 				t.Fatal(err)
@@ -307,9 +306,7 @@ func TestFIFOAtEntryPath(t *testing.T) {
 			o := testOptions(dir)
 			o.Role = role
 			c := mustOpen(t, o, nil)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
+			hangtest.NoHang(t, fifo, 20*time.Second, "a FIFO at an entry path hung the process", func() {
 				if v, err := c.Verify(context.Background(), false); err != nil || len(v.Bad) != 1 || v.Bad[0].Kind != "foreign" {
 					t.Errorf("verify with a FIFO at an entry path: %+v %v", v, err)
 				}
@@ -320,16 +317,7 @@ func TestFIFOAtEntryPath(t *testing.T) {
 						t.Error("no entry stored in place of the FIFO")
 					}
 				}
-			}()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				// Unblock the hung open so the test can end.
-				if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-					f.Close()
-				}
-				t.Fatal("a FIFO at an entry path hung the process")
-			}
+			})
 		})
 	}
 }

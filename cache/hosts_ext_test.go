@@ -33,6 +33,7 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/hangtest"
 	"github.com/xlacache/xlacache/internal/logtest"
 	"github.com/xlacache/xlacache/internal/s3test"
 	"github.com/xlacache/xlacache/internal/subcache"
@@ -365,22 +366,9 @@ func TestHostsKilledCompilerTakenOver(t *testing.T) {
 		hangEnv[k] = v
 	}
 	holder := hostsCmd(t, hostsChild{env: hangEnv, program: "attention,layernorm"})
-	stdin, err := holder.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	stdin := hangtest.StartHolder(t, holder, 60*time.Second, func() bool { return countCompiles(t, counter) > 0 },
+		"the first process never started compiling")
 	defer stdin.Close()
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	guard := time.Now().Add(60 * time.Second)
-	for countCompiles(t, counter) == 0 {
-		if time.Now().After(guard) {
-			holder.Process.Kill()
-			t.Fatal("the first process never started compiling")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 	done := make(chan struct{})
 	var results [][]hostsResult
 	go func() {

@@ -52,25 +52,27 @@ func NewKey(module string, parts []KeyPart) Key {
 }
 
 func partDigest(name string, data []byte) [32]byte {
-	h := sha256.New()
-	writeField(h, KeyVersion+"/part")
-	writeField(h, name)
-	writeLen(h, len(data))
-	h.Write(data)
-	var d [32]byte
-	h.Sum(d[:0])
-	return d
+	return digest("part", name, len(data), func(h hash.Hash) { h.Write(data) })
 }
 
 func keyDigest(module string, parts []PartDigest) [32]byte {
+	return digest("key", module, len(parts), func(h hash.Hash) {
+		for _, p := range parts {
+			writeField(h, p.Name)
+			h.Write(p.Digest[:])
+		}
+	})
+}
+
+// digest is the SHA-256 of the header every key digest starts with (the
+// domain KeyVersion+"/"+kind, a name and the body's length) followed by
+// what body writes.
+func digest(kind, name string, n int, body func(h hash.Hash)) [32]byte {
 	h := sha256.New()
-	writeField(h, KeyVersion+"/key")
-	writeField(h, module)
-	writeLen(h, len(parts))
-	for _, p := range parts {
-		writeField(h, p.Name)
-		h.Write(p.Digest[:])
-	}
+	writeField(h, KeyVersion+"/"+kind)
+	writeField(h, name)
+	writeLen(h, n)
+	body(h)
 	var d [32]byte
 	h.Sum(d[:0])
 	return d

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/logonce"
 )
 
 // Flight coordinates processes (on one host or many, through the cache
@@ -30,6 +31,7 @@ type Option func(*openOptions)
 type openOptions struct {
 	shared blob.Store
 	flight Flight
+	logs   *logonce.Logger
 }
 
 // WithShared gives the cache a tier shared between hosts behind its local
@@ -39,6 +41,15 @@ type openOptions struct {
 // (or at once, when caching is off). A nil store means none.
 func WithShared(s blob.Store) Option {
 	return func(o *openOptions) { o.shared = s }
+}
+
+// WithLogs makes the cache log its failures through logs, shared with the
+// other parts of the process (xlacache.Open gives the lease manager the
+// same one): a failure of one kind (logonce.FailureKey) is then logged
+// once per process, whichever part meets it first. A nil logs means the
+// cache's own.
+func WithLogs(logs *logonce.Logger) Option {
+	return func(o *openOptions) { o.logs = logs }
 }
 
 // WithFlight gives the cache single-flight compilation across processes:

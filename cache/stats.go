@@ -13,6 +13,7 @@ import (
 
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/logonce"
 )
 
 // Stats are a cache's counters. From (*Cache).Stats they count this
@@ -173,7 +174,9 @@ func (c *Cache) flushStats() {
 		return atomicfile.Replace(layout.StatsRel, b, atomicfile.Options{Root: c.root})
 	})
 	if err != nil {
-		c.logOnce("stats-flush", "persisting cache statistics failed", "path", path, "err", err)
+		// A full disk or a read-only mount was most likely reported
+		// already by a put: one line per kind of failure.
+		c.logOnce(logonce.FailureKey(err), "persisting cache statistics failed", "path", path, "err", err)
 		return
 	}
 	c.stats.flushed = cur

@@ -14,6 +14,7 @@ import (
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/logonce"
 )
 
 // staleTemp is how old a temporary file must be before it is garbage.
@@ -325,10 +326,10 @@ func (t *Tier) Put(ctx context.Context, key Key, payload []byte, compileTime tim
 			kind := kindOf(err)
 			c.countError(kind)
 			err = fmt.Errorf("tier %s: storing %s: %w", t.name, key, err)
-			// One line per kind of failure for the whole cache, whichever
-			// tier hits it first: a full disk is one problem, not one per
-			// kernel.
-			c.logOnce("put:"+kind, "storing a cache entry failed; compiling normally", "tier", t.name, "key", key.String(), "err", err)
+			// One line per kind of failure for the whole process,
+			// whichever tier (or the stats, or the leases) hits it first:
+			// a full disk is one problem, not one per kernel.
+			c.logOnce(logonce.FailureKey(err), "storing a cache entry failed; compiling normally", "tier", t.name, "key", key.String(), "err", err)
 			errs = append(errs, err)
 		}
 	}
@@ -417,20 +418,6 @@ func (c *Cache) quarantine(tier, p string, st os.FileInfo) (string, error) {
 	return layout.Dir(c.dir).Join(dstRel), nil
 }
 
-// remove deletes key's local entry (a writer discarding an entry the
-// backend could not load).
-func (t *Tier) quarantineKey(key Key, cause error) {
-	if !t.local() {
-		return
-	}
-	p := t.path(key)
-	st, err := t.c.root.Lstat(t.rel(key))
-	if err != nil {
-		return
-	}
-	t.c.damaged(t, p, st, cause)
-}
-
 func decodeKind(err error) string {
 	switch {
 	case errors.Is(err, entry.ErrSignature), errors.Is(err, entry.ErrUnsigned):
@@ -450,10 +437,11 @@ func decodeKind(err error) string {
 // errLoad marks an entry the backend refused to load.
 var errLoad = errors.New("backend could not load the entry")
 
-// failure counts and logs (once per tier and kind) an I/O failure. The
-// caller degrades to a miss or a skipped write.
+// failure counts and logs an I/O failure, once per kind of failure for
+// the whole process (logonce.FailureKey: an unreadable tier is one
+// problem, whatever reads or writes meet it). The caller degrades to a
+// miss or a skipped write.
 func (c *Cache) failure(tier, what, path string, err error) {
-	kind := kindOf(err)
-	c.countError(kind)
-	c.logOnce("fail:"+tier+":"+what+":"+kind, "cache "+what+" failed; compiling normally", "tier", tier, "path", path, "err", err)
+	c.countError(kindOf(err))
+	c.logOnce(logonce.FailureKey(err), "cache "+what+" failed; compiling normally", "tier", tier, "path", path, "err", err)
 }

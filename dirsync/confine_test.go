@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/cachetest"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -19,9 +17,7 @@ import (
 func TestPullDoesNotFollowSymlinks(t *testing.T) {
 	ctx := context.Background()
 	key := []byte("sync-key")
-	store := memblob.New(memblob.Options{})
-	adir := t.TempDir()
-	keys := cachetest.Populate(t, adir, key)
+	store, adir, keys := populated(t, key)
 	if _, err := Push(ctx, open(t, adir, key, config.RoleWriter), store); err != nil {
 		t.Fatal(err)
 	}

@@ -3,30 +3,33 @@ package dirsync
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"testing"
 
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/cachetest"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/memtest"
 )
 
-// openBounded is open with a bound on the shared objects read.
+// pushedBounded populates a cache directory (entries signed with key,
+// none when nil), opens it with a bound on the shared objects read and
+// pushes it to a new in-memory store.
+func pushedBounded(t *testing.T, key []byte, bound int64) (*memblob.Store, string, *cache.Cache) {
+	t.Helper()
+	store, dir, _ := populated(t, key)
+	c := openBounded(t, dir, key, bound)
+	if res, err := Push(context.Background(), c, store); err != nil || res.Entries != 3 {
+		t.Fatalf("push: %+v %v", res, err)
+	}
+	return store, dir, c
+}
+
+// openBounded is openWith with a bound on the shared objects read.
 func openBounded(t *testing.T, dir string, key []byte, bound int64) *cache.Cache {
 	t.Helper()
-	o := config.Defaults()
-	o.Dir, o.MinCompileTime, o.Role, o.SigningKey = dir, 0, config.RoleWriter, key
-	o.SharedMaxObjectSize = bound
-	c, err := cache.Open(context.Background(), o, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return openWith(t, dir, key, func(o *config.Options) { o.SharedMaxObjectSize = bound })
 }
 
 // Issue 10 item 8: `sync push` replaces a remote object that fails
@@ -36,14 +39,8 @@ func openBounded(t *testing.T, dir string, key []byte, bound int64) *cache.Cache
 func TestPushReplacesDamagedRemote(t *testing.T) {
 	ctx := context.Background()
 	key := []byte("sync-key")
-	store := memblob.New(memblob.Options{})
-	adir := t.TempDir()
-	cachetest.Populate(t, adir, key)
 	const bound = 1 << 20
-	a := openBounded(t, adir, key, bound)
-	if res, err := Push(ctx, a, store); err != nil || res.Entries != 3 {
-		t.Fatalf("push: %+v %v", res, err)
-	}
+	store, adir, a := pushedBounded(t, key, bound)
 	ents, err := cache.List(ctx, adir)
 	if err != nil || len(ents) != 3 {
 		t.Fatalf("entries %v, %v", ents, err)
@@ -86,14 +83,8 @@ func TestPushReplacesDamagedRemote(t *testing.T) {
 // from its size, and copies the rest.
 func TestPullRefusesOversize(t *testing.T) {
 	ctx := context.Background()
-	store := memblob.New(memblob.Options{})
-	adir := t.TempDir()
-	cachetest.Populate(t, adir, nil)
 	const bound = 1 << 20
-	a := openBounded(t, adir, nil, bound)
-	if res, err := Push(ctx, a, store); err != nil || res.Entries != 3 {
-		t.Fatalf("push: %+v %v", res, err)
-	}
+	store, adir, _ := pushedBounded(t, nil, bound)
 	ents, _ := cache.List(ctx, adir)
 	store.PutRaw(layout.ObjectName(ents[0].Tier, ents[0].Key), bytes.Repeat([]byte{'x'}, 32*bound))
 	b := openBounded(t, t.TempDir(), nil, bound)

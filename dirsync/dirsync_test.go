@@ -17,12 +17,32 @@ import (
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
-// open opens a writer cache on dir with XLA's subcaches on.
+// populated fills a new cache directory with cachetest.Populate (entries
+// signed with key, none when nil) and returns an empty in-memory store to
+// sync it with, the directory and its entries.
+func populated(t *testing.T, key []byte) (*memblob.Store, string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	return memblob.New(memblob.Options{}), dir, cachetest.Populate(t, dir, key)
+}
+
+// open opens a cache on dir in role with XLA's subcaches on.
 func open(t *testing.T, dir string, key []byte, role config.Role) *cache.Cache {
 	t.Helper()
+	return openWith(t, dir, key, func(o *config.Options) {
+		o.Role = role
+		o.Subcaches = []config.Subcache{config.SubcacheAutotune, config.SubcacheKernels}
+	})
+}
+
+// openWith opens a writer cache on dir signing with key (none when nil),
+// storing every compile, with the options further changed by mod; the
+// cache is closed when the test ends.
+func openWith(t *testing.T, dir string, key []byte, mod func(*config.Options)) *cache.Cache {
+	t.Helper()
 	o := config.Defaults()
-	o.Dir, o.MinCompileTime, o.Role, o.SigningKey = dir, 0, role, key
-	o.Subcaches = []config.Subcache{config.SubcacheAutotune, config.SubcacheKernels}
+	o.Dir, o.MinCompileTime, o.Role, o.SigningKey = dir, 0, config.RoleWriter, key
+	mod(&o)
 	c, err := cache.Open(context.Background(), o, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -34,9 +54,7 @@ func open(t *testing.T, dir string, key []byte, role config.Role) *cache.Cache {
 func TestPushPull(t *testing.T) {
 	ctx := context.Background()
 	key := []byte("sync-key")
-	store := memblob.New(memblob.Options{})
-	adir := t.TempDir()
-	keys := cachetest.Populate(t, adir, key)
+	store, adir, keys := populated(t, key)
 	a := open(t, adir, key, config.RoleWriter)
 
 	res, err := Push(ctx, a, store)
@@ -87,9 +105,7 @@ func TestPushPull(t *testing.T) {
 // published; an unreachable store stops the push with its error.
 func TestPushRefusesDamagedAndStopsOnOutage(t *testing.T) {
 	ctx := context.Background()
-	store := memblob.New(memblob.Options{})
-	adir := t.TempDir()
-	cachetest.Populate(t, adir, nil)
+	store, adir, _ := populated(t, nil)
 	a := open(t, adir, nil, config.RoleWriter)
 	ents, _ := cache.List(ctx, a.Dir())
 	data, _ := os.ReadFile(ents[0].Path)

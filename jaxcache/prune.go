@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/logonce"
 )
 
 // DefaultGrace is how recently a file may have been modified and still be
@@ -109,6 +111,9 @@ func Prune(ctx context.Context, dir string, po PruneOptions) (PruneResult, error
 	if logger == nil {
 		logger = slog.Default()
 	}
+	// A read-only or foreign-owned directory fails every removal the same
+	// way: one line per kind of failure.
+	logs := logonce.New(logger)
 	unlock, held, err := lockJAX(ctx, dir, mode, !po.DryRun, lockTimeout)
 	if err != nil {
 		return res, fmt.Errorf("prune JAX cache %s: %w", dir, err)
@@ -180,7 +185,7 @@ func Prune(ctx context.Context, dir string, po PruneOptions) (PruneResult, error
 		removed, err := removeUnit(root, dir, u)
 		res.Removed = append(res.Removed, removed...)
 		if err != nil {
-			logger.Warn("xlacache: prune could not remove a JAX cache file", "file", u.paths[0], "err", err)
+			logs.Warn(logonce.FailureKey(err), "xlacache: prune could not remove a JAX cache file", "file", u.paths[0], "err", err)
 			res.Kept = append(res.Kept, Kept{u.paths[0], err.Error()})
 			continue
 		}

@@ -16,18 +16,7 @@ import (
 func inferIndexOrBits(op *Op) ([]TensorType, error) {
 	ops := op.Operands
 	a := &op.Attrs
-	need := func(n int) error {
-		if len(ops) != n {
-			return fmt.Errorf("expects %d operands, got %d", n, len(ops))
-		}
-		return nil
-	}
-	declared := func() (TensorType, error) {
-		if len(op.Results) != 1 {
-			return TensorType{}, fmt.Errorf("must have one result")
-		}
-		return op.Results[0].Type, nil
-	}
+	need := func(n int) error { return checkArity(ops, n) }
 	switch op.Name {
 	case "is_finite": // §is_finite: float operand, i1 result of its shape.
 		if err := need(1); err != nil {
@@ -49,10 +38,7 @@ func inferIndexOrBits(op *Op) ([]TensorType, error) {
 		}
 		return []TensorType{ops[0].Type}, nil
 	case "bitcast_convert": // §bitcast_convert
-		if err := need(1); err != nil {
-			return nil, err
-		}
-		r, err := declared()
+		r, err := declaredResult(op, 1)
 		if err != nil {
 			return nil, err
 		}

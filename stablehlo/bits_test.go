@@ -5,20 +5,6 @@ import (
 	"testing"
 )
 
-// evalProgram parses and evaluates main of src (no arguments).
-func evalProgram(t *testing.T, src string) []*Tensor {
-	t.Helper()
-	m, err := Parse([]byte(src), "t.mlir")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := Eval(m, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func literal(t *testing.T, s string) *Tensor {
 	t.Helper()
 	x, err := ParseTensorLiteral(s)
@@ -39,7 +25,7 @@ func runOpCases(t *testing.T, cases []opCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			src := "func.func @main() -> " + c.rtype + " {\n" + c.body + "\n  return %r : " + c.rtype + "\n}\n"
-			got := evalProgram(t, src)[0]
+			got := evalText(t, src)[0]
 			want := literal(t, c.want+" : "+c.rtype)
 			if !got.Equal(want) {
 				t.Fatalf("got %s, want %s", got, want)

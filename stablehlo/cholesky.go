@@ -34,12 +34,7 @@ func evalCholesky(a *Tensor, lower bool) *Tensor {
 	n := a.Type.Shape[r-1]
 	out := NewTensor(TensorType{DType: F64, Shape: a.Type.Shape})
 	o := out.Float64s()
-	round := func(v float64) float64 {
-		if dt == F64 {
-			return v
-		}
-		return float64(float32(v))
-	}
+	round := stepRounder(dt)
 	batches := int64(0)
 	if n > 0 {
 		batches = a.Type.NumElements() / (n * n)
@@ -77,4 +72,13 @@ func evalCholesky(a *Tensor, lower bool) *Tensor {
 		}
 	}
 	return evalConvert(out, dt)
+}
+
+// stepRounder is how the linear-algebra kernels, computing in f64, round
+// each step for element type dt: not at all for f64, to f32 otherwise.
+func stepRounder(dt DType) func(float64) float64 {
+	if dt == F64 {
+		return func(v float64) float64 { return v }
+	}
+	return func(v float64) float64 { return float64(float32(v)) }
 }

@@ -53,15 +53,23 @@ func sharedConformanceDir(t *testing.T, env, name string) string {
 	return d
 }
 
+// runInterpConformance runs every program of dir through the interpreter
+// and returns the counts and the per-file report.
+func runInterpConformance(t *testing.T, dir string) (passed, failed, skipped int, out *bytes.Buffer) {
+	t.Helper()
+	out = new(bytes.Buffer)
+	passed, failed, skipped, err := RunConformance(context.Background(), dir, InterpRunner, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return passed, failed, skipped, out
+}
+
 // TestConformanceInterp runs every conformance program through the
 // reference interpreter; all must pass.
 func TestConformanceInterp(t *testing.T) {
 	dir := conformanceDir(t)
-	var out bytes.Buffer
-	passed, failed, skipped, err := RunConformance(context.Background(), dir, InterpRunner, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	passed, failed, skipped, out := runInterpConformance(t, dir)
 	files, _ := ConformanceFiles(dir)
 	if failed != 0 || skipped != 0 || passed != len(files) || passed < 128 {
 		t.Fatalf("passed %d, failed %d, skipped %d of %d files:\n%s", passed, failed, skipped, len(files), out.String())
@@ -205,11 +213,7 @@ const extMinPassInterp = 226
 // "unsupported", a crash), and at least extMinPassInterp must pass.
 func TestConformanceExtInterp(t *testing.T) {
 	dir := extConformanceDir(t)
-	var out bytes.Buffer
-	passed, failed, skipped, err := RunConformance(context.Background(), dir, InterpRunner, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	passed, failed, skipped, out := runInterpConformance(t, dir)
 	reasons := map[string]int{}
 	for _, line := range strings.Split(out.String(), "\n") {
 		switch {

@@ -31,29 +31,26 @@ func TestControlFlow(t *testing.T) {
     %d = stablehlo.add %a, %a : tensor<2xf32>
     stablehlo.return %d : tensor<2xf32>
   }) : (tensor<2xf32>) -> tensor<2xf32>`, "tensor<2xf32>", "dense<[1.0, 2.0]>"},
-		{"if true", `  %p = stablehlo.constant dense<true> : tensor<i1>
-  %a = stablehlo.constant dense<1> : tensor<i64>
-  %b = stablehlo.constant dense<2> : tensor<i64>
-  %r = "stablehlo.if"(%p) ({
-    stablehlo.return %a : tensor<i64>
-  }, {
-    %s = stablehlo.add %a, %b : tensor<i64>
-    stablehlo.return %s : tensor<i64>
-  }) : (tensor<i1>) -> tensor<i64>`, "tensor<i64>", "dense<1>"},
-		{"if false", `  %p = stablehlo.constant dense<false> : tensor<i1>
-  %a = stablehlo.constant dense<1> : tensor<i64>
-  %b = stablehlo.constant dense<2> : tensor<i64>
-  %r = "stablehlo.if"(%p) ({
-    stablehlo.return %a : tensor<i64>
-  }, {
-    %s = stablehlo.add %a, %b : tensor<i64>
-    stablehlo.return %s : tensor<i64>
-  }) : (tensor<i1>) -> tensor<i64>`, "tensor<i64>", "dense<3>"},
+		{"if true", ifProgram("true"), "tensor<i64>", "dense<1>"},
+		{"if false", ifProgram("false"), "tensor<i64>", "dense<3>"},
 		// §case: an index outside [0, N) runs the last branch.
 		{"case in range", caseProgram("1"), "tensor<f32>", "dense<20.0>"},
 		{"case negative", caseProgram("-1"), "tensor<f32>", "dense<30.0>"},
 		{"case too large", caseProgram("7"), "tensor<f32>", "dense<30.0>"},
 	})
+}
+
+// ifProgram returns 1 when pred is true, else 1 + 2.
+func ifProgram(pred string) string {
+	return `  %p = stablehlo.constant dense<` + pred + `> : tensor<i1>
+  %a = stablehlo.constant dense<1> : tensor<i64>
+  %b = stablehlo.constant dense<2> : tensor<i64>
+  %r = "stablehlo.if"(%p) ({
+    stablehlo.return %a : tensor<i64>
+  }, {
+    %s = stablehlo.add %a, %b : tensor<i64>
+    stablehlo.return %s : tensor<i64>
+  }) : (tensor<i1>) -> tensor<i64>`
 }
 
 func caseProgram(index string) string {

@@ -113,15 +113,10 @@ func convDimsText(d ConvDims) string {
 //	  window = {stride = [..], pad = [[..], ..], lhs_dilate = [..], rhs_dilate = [..], reverse = [..]}
 //	  {feature_group_count = 1 : i64, ...} : (T, T) -> T
 func (p *parser) prettyConvolution(op *Op, nameTok token) (*Op, []TensorType, error) {
-	operands, err := p.parseParenOperands()
-	if err != nil {
+	if err := p.parseParenOperands(op); err != nil {
 		return nil, nil, err
 	}
-	op.Operands = operands
-	if err := p.expectIdent("dim_numbers"); err != nil {
-		return nil, nil, err
-	}
-	if err := p.expect("="); err != nil {
+	if err := p.expectSeq("dim_numbers", "="); err != nil {
 		return nil, nil, err
 	}
 	start := p.tok.pos
@@ -169,10 +164,7 @@ func (p *parser) prettyConvolution(op *Op, nameTok token) (*Op, []TensorType, er
 		if err := p.advance(); err != nil {
 			return nil, nil, err
 		}
-		if err := p.expectIdent("window"); err != nil {
-			return nil, nil, err
-		}
-		if err := p.expect("="); err != nil {
+		if err := p.expectSeq("window", "="); err != nil {
 			return nil, nil, err
 		}
 		fields, err := p.parseAttrDict()
@@ -188,18 +180,16 @@ func (p *parser) prettyConvolution(op *Op, nameTok token) (*Op, []TensorType, er
 	return p.prettyTail(op, nameTok)
 }
 
+// convWindowFields are the generic attributes that the pretty window =
+// {...} dict's fields stand for (pad, written as a list, is apart).
+var convWindowFields = map[string]string{
+	"stride": "window_strides", "lhs_dilate": "lhs_dilation", "rhs_dilate": "rhs_dilation", "reverse": "window_reversal",
+}
+
 // applyConvWindow interprets one field of the pretty window = {...} dict.
 func (p *parser) applyConvWindow(op *Op, f attrField) error {
-	c := &op.Attrs.Conv
-	var err error
-	switch f.name {
-	case "stride":
-		c.Strides, err = p.convInts(f)
-	case "lhs_dilate":
-		c.LhsDilation, err = p.convInts(f)
-	case "rhs_dilate":
-		c.RhsDilation, err = p.convInts(f)
-	case "pad":
+	if f.name == "pad" {
+		c := &op.Attrs.Conv
 		if f.val.kind != aList {
 			return p.errorf(f.val.pos, "pad must be [[lo, hi], ...]")
 		}
@@ -211,11 +201,13 @@ func (p *parser) applyConvWindow(op *Op, f attrField) error {
 			}
 			c.PadLow, c.PadHigh = append(c.PadLow, v[0]), append(c.PadHigh, v[1])
 		}
-	case "reverse":
-		c.Reversal, err = p.boolList(f)
-	default:
+		return nil
+	}
+	generic, ok := convWindowFields[f.name]
+	if !ok {
 		return p.errorf(f.val.pos, "unknown convolution window field %s", f.name)
 	}
+	_, err := p.applyConvAttr(op, generic, f)
 	return err
 }
 
@@ -274,11 +266,12 @@ func (p *parser) boolList(f attrField) ([]bool, error) {
 	return nil, p.errorf(f.val.pos, "%s must be a list of booleans", f.name)
 }
 
-// applyConvAttr interprets a generic-form convolution attribute; ok is
-// false for attributes it does not handle.
-func (p *parser) applyConvAttr(op *Op, f attrField) (ok bool, err error) {
+// applyConvAttr interprets field f as the generic-form convolution
+// attribute name (f's own name, or the one a pretty window field stands
+// for); ok is false for attributes it does not handle.
+func (p *parser) applyConvAttr(op *Op, name string, f attrField) (ok bool, err error) {
 	c := &op.Attrs.Conv
-	switch f.name {
+	switch name {
 	case "dimension_numbers":
 		text := f.val.text
 		if f.val.kind == aStruct {
@@ -301,7 +294,7 @@ func (p *parser) applyConvAttr(op *Op, f attrField) (ok bool, err error) {
 		if f.val.kind != aInt {
 			return true, p.errorf(f.val.pos, "%s must be an integer", f.name)
 		}
-		if f.name == "feature_group_count" {
+		if name == "feature_group_count" {
 			c.FeatureGroupCount = f.val.i
 		} else {
 			c.BatchGroupCount = f.val.i

@@ -58,30 +58,13 @@ func evalDot(l, r *Tensor, rt TensorType, d DotDims) (*Tensor, error) {
 	M := prod(l.Type, lf)
 	K := prod(l.Type, d.LhsContracting)
 	N := prod(r.Type, rf)
-	out := NewTensor(rt)
-	switch rt.DType {
-	case F32:
-		matmul(lt.Float32s(), rtt.Float32s(), out.Float32s(), B, M, K, N)
-	case F64:
-		matmul(lt.Float64s(), rtt.Float64s(), out.Float64s(), B, M, K, N)
-	case I8:
-		matmul(lt.Int8s(), rtt.Int8s(), out.Int8s(), B, M, K, N)
-	case I16:
-		matmul(lt.Int16s(), rtt.Int16s(), out.Int16s(), B, M, K, N)
-	case I32:
-		matmul(lt.Int32s(), rtt.Int32s(), out.Int32s(), B, M, K, N)
-	case I64:
-		matmul(lt.Int64s(), rtt.Int64s(), out.Int64s(), B, M, K, N)
-	case UI8:
-		matmul(lt.Uint8s(), rtt.Uint8s(), out.Uint8s(), B, M, K, N)
-	case UI16:
-		matmul(lt.Uint16s(), rtt.Uint16s(), out.Uint16s(), B, M, K, N)
-	case UI32:
-		matmul(lt.Uint32s(), rtt.Uint32s(), out.Uint32s(), B, M, K, N)
-	case UI64:
-		matmul(lt.Uint64s(), rtt.Uint64s(), out.Uint64s(), B, M, K, N)
-	default:
+	k, ok := kernels[rt.DType]
+	if !ok {
 		return nil, fmt.Errorf("dot_general does not support %s", rt.DType)
+	}
+	out := NewTensor(rt)
+	if err := k.matmul(lt, rtt, out, B, M, K, N); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -149,36 +132,24 @@ const (
 // ULPDifference32 is the reference interpreter's ULP distance between two
 // float32 values (see the comment above); exported for backends' tests.
 func ULPDifference32(f, g float32) uint64 {
-	if math.Float32bits(f) == math.Float32bits(g) {
-		return 0
-	}
-	fi, gi := !math.IsInf(float64(f), 0) && f == f, !math.IsInf(float64(g), 0) && g == g
-	if fi && gi {
-		a := uint64(math.Float32bits(f) &^ (1 << 31))
-		b := uint64(math.Float32bits(g) &^ (1 << 31))
-		if math.Signbit(float64(f)) != math.Signbit(float64(g)) {
-			return a + b
-		}
-		if a > b {
-			return a - b
-		}
-		return b - a
-	}
-	if f != f && g != g {
-		return 0
-	}
-	return math.MaxUint64
+	return ulpDifference(float64(f), float64(g), uint64(math.Float32bits(f)), uint64(math.Float32bits(g)), 1<<31)
 }
 
 // ULPDifference64 is ULPDifference32 for float64 values.
 func ULPDifference64(f, g float64) uint64 {
-	if math.Float64bits(f) == math.Float64bits(g) {
+	return ulpDifference(f, g, math.Float64bits(f), math.Float64bits(g), 1<<63)
+}
+
+// ulpDifference is the ULP distance of two floats of any width, given as
+// their values (widened exactly) and bit patterns, signBit being the
+// width's sign bit.
+func ulpDifference(f, g float64, fb, gb, signBit uint64) uint64 {
+	if fb == gb {
 		return 0
 	}
 	fi, gi := !math.IsInf(f, 0) && f == f, !math.IsInf(g, 0) && g == g
 	if fi && gi {
-		a := math.Float64bits(f) &^ (1 << 63)
-		b := math.Float64bits(g) &^ (1 << 63)
+		a, b := fb&^signBit, gb&^signBit
 		if math.Signbit(f) != math.Signbit(g) {
 			if a > math.MaxUint64-b {
 				return math.MaxUint64

@@ -1,8 +1,10 @@
 package stablehlo
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 type floatT interface{ ~float32 | ~float64 }
@@ -18,6 +20,128 @@ type unsignedT interface {
 type intT interface{ signedT | unsignedT }
 
 type numberT interface{ intT | floatT }
+
+// typedKernels are the loops of the elementwise ops, reduce and
+// dot_general for one element type. An op picks them once by its element
+// type, so the loops themselves are typed, with no per-element dispatch.
+type typedKernels interface {
+	unaryInt(name string, x, o *Tensor) error // integer unary ops
+	binary(name string, a, b, o *Tensor) error
+	reduce(name string, x, init, o *Tensor, outer, inner int64) error
+	compare(dir, ctype string, a, b *Tensor, o []uint8)
+	clamp(lo, x, hi, o *Tensor)
+	matmul(a, b, o *Tensor, B, M, K, N int64) error
+}
+
+// kernels are each element type's (16-bit floats compute in f32).
+var kernels = map[DType]typedKernels{
+	F32: floatKernels[float32, int32]{}, F64: floatKernels[float64, int64]{}, I1: boolKernels{},
+	I8: intKernels[int8]{}, I16: intKernels[int16]{}, I32: intKernels[int32]{}, I64: intKernels[int64]{},
+	UI8: intKernels[uint8]{}, UI16: intKernels[uint16]{}, UI32: intKernels[uint32]{}, UI64: intKernels[uint64]{},
+}
+
+// kernelsFor is dt's kernels, or an error for a type that has none.
+func kernelsFor(dt DType) (typedKernels, error) {
+	if k, ok := kernels[dt]; ok {
+		return k, nil
+	}
+	return nil, fmt.Errorf("unsupported element type %s", dt)
+}
+
+// elems views t's buffer as elements of T: the kernels table pairs T with
+// t's element type.
+func elems[T any](t *Tensor) []T { return view[T](t, t.Type.DType) }
+
+// numKernels are the kernels that are alike for every numeric type.
+type numKernels[T numberT] struct{}
+
+func (numKernels[T]) compare(dir, _ string, a, b *Tensor, o []uint8) {
+	cmpSlices(dir, elems[T](a), elems[T](b), o)
+}
+
+func (numKernels[T]) matmul(a, b, o *Tensor, B, M, K, N int64) error {
+	matmul(elems[T](a), elems[T](b), elems[T](o), B, M, K, N)
+	return nil
+}
+
+type intKernels[T intT] struct{ numKernels[T] }
+
+func (intKernels[T]) clamp(lo, x, hi, o *Tensor) {
+	clampInts(elems[T](lo), elems[T](x), elems[T](hi), elems[T](o))
+}
+
+func (intKernels[T]) unaryInt(name string, x, o *Tensor) error {
+	return unaryInt(name, elems[T](x), elems[T](o))
+}
+
+func (intKernels[T]) binary(name string, a, b, o *Tensor) error {
+	return binInt(name, elems[T](a), elems[T](b), elems[T](o))
+}
+
+func (intKernels[T]) reduce(name string, x, init, o *Tensor, outer, inner int64) error {
+	return reduceRows(elems[T](x), elems[T](init)[0], elems[T](o), outer, inner, intFold[T](name))
+}
+
+// floatKernels are a float type's, Bits being the signed integer type of
+// its width (for TOTALORDER comparisons).
+type floatKernels[T floatT, Bits int32 | int64] struct{ numKernels[T] }
+
+func (floatKernels[T, Bits]) clamp(lo, x, hi, o *Tensor) {
+	clampFloats(elems[T](lo), elems[T](x), elems[T](hi), elems[T](o))
+}
+
+func (floatKernels[T, Bits]) unaryInt(name string, _, _ *Tensor) error {
+	return fmt.Errorf("%s: no integer kernel for floats", name)
+}
+
+func (floatKernels[T, Bits]) binary(name string, a, b, o *Tensor) error {
+	return binFloat(name, elems[T](a), elems[T](b), elems[T](o))
+}
+
+func (floatKernels[T, Bits]) reduce(name string, x, init, o *Tensor, outer, inner int64) error {
+	return reduceRows(elems[T](x), elems[T](init)[0], elems[T](o), outer, inner, floatFold[T](name))
+}
+
+func (k floatKernels[T, Bits]) compare(dir, ctype string, a, b *Tensor, o []uint8) {
+	if ctype == "TOTALORDER" {
+		cmpSlices(dir, totalKeys(elems[Bits](a)), totalKeys(elems[Bits](b)), o)
+		return
+	}
+	k.numKernels.compare(dir, ctype, a, b, o)
+}
+
+// boolKernels are i1's, on bytes holding 0 or 1: the arithmetic ops are
+// the logical ones they coincide with.
+type boolKernels struct{ intKernels[uint8] }
+
+var boolOps = map[string]string{
+	"and": "and", "multiply": "and", "minimum": "and",
+	"or": "or", "add": "or", "maximum": "or", "xor": "xor",
+}
+
+func (boolKernels) unaryInt(name string, _, _ *Tensor) error {
+	return fmt.Errorf("%s does not support i1", name)
+}
+
+func (boolKernels) binary(name string, a, b, o *Tensor) error {
+	op, ok := boolOps[name]
+	if !ok {
+		return fmt.Errorf("%s does not support i1 operands", name)
+	}
+	return binInt(op, a.Data, b.Data, o.Data)
+}
+
+func (boolKernels) reduce(name string, x, init, o *Tensor, outer, inner int64) error {
+	op, ok := boolOps[name]
+	if !ok {
+		return errNoFastReduce
+	}
+	return reduceRows(x.Data, init.Data[0], o.Data, outer, inner, intFold[uint8](op))
+}
+
+func (boolKernels) matmul(_, _, _ *Tensor, _, _, _, _ int64) error {
+	return fmt.Errorf("dot_general does not support %s", I1)
+}
 
 // floatFn applies f elementwise, computing in float64 so float32 results
 // are rounded once from a more precise value.
@@ -72,28 +196,11 @@ func evalUnary(name string, x *Tensor) (*Tensor, error) {
 		}
 		return out, nil
 	}
-	var err error
-	switch dt {
-	case I1:
-		return nil, fmt.Errorf("%s does not support i1", name)
-	case I8:
-		err = unaryInt(name, x.Int8s(), out.Int8s())
-	case I16:
-		err = unaryInt(name, x.Int16s(), out.Int16s())
-	case I32:
-		err = unaryInt(name, x.Int32s(), out.Int32s())
-	case I64:
-		err = unaryInt(name, x.Int64s(), out.Int64s())
-	case UI8:
-		err = unaryInt(name, x.Uint8s(), out.Uint8s())
-	case UI16:
-		err = unaryInt(name, x.Uint16s(), out.Uint16s())
-	case UI32:
-		err = unaryInt(name, x.Uint32s(), out.Uint32s())
-	case UI64:
-		err = unaryInt(name, x.Uint64s(), out.Uint64s())
+	k, err := kernelsFor(dt)
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	return out, k.unaryInt(name, x, out)
 }
 
 func unaryInt[T intT](name string, x, o []T) error {
@@ -236,35 +343,12 @@ func evalBinary(name string, a, b *Tensor) (*Tensor, error) {
 	if isHalf(a.Type.DType) {
 		return one(viaF32(func(w []*Tensor) ([]*Tensor, error) { return many(evalBinary(name, w[0], w[1])) }, a, b))
 	}
-	out := NewTensor(a.Type)
-	var err error
-	switch a.Type.DType {
-	case F32:
-		err = binFloat(name, a.Float32s(), b.Float32s(), out.Float32s())
-	case F64:
-		err = binFloat(name, a.Float64s(), b.Float64s(), out.Float64s())
-	case I1:
-		err = binBool(name, a.Data, b.Data, out.Data)
-	case I8:
-		err = binInt(name, a.Int8s(), b.Int8s(), out.Int8s())
-	case I16:
-		err = binInt(name, a.Int16s(), b.Int16s(), out.Int16s())
-	case I32:
-		err = binInt(name, a.Int32s(), b.Int32s(), out.Int32s())
-	case I64:
-		err = binInt(name, a.Int64s(), b.Int64s(), out.Int64s())
-	case UI8:
-		err = binInt(name, a.Uint8s(), b.Uint8s(), out.Uint8s())
-	case UI16:
-		err = binInt(name, a.Uint16s(), b.Uint16s(), out.Uint16s())
-	case UI32:
-		err = binInt(name, a.Uint32s(), b.Uint32s(), out.Uint32s())
-	case UI64:
-		err = binInt(name, a.Uint64s(), b.Uint64s(), out.Uint64s())
-	default:
-		err = fmt.Errorf("unsupported element type %s", a.Type.DType)
-	}
+	k, err := kernelsFor(a.Type.DType)
 	if err != nil {
+		return nil, err
+	}
+	out := NewTensor(a.Type)
+	if err := k.binary(name, a, b, out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -303,7 +387,9 @@ func fmin[T floatT](x, y T) T {
 	return y
 }
 
-func binFloat[T floatT](name string, a, b, o []T) error {
+// binNum implements the binary ops that are alike for every numeric type
+// and reports whether name is one of them.
+func binNum[T numberT](name string, a, b, o []T) bool {
 	switch name {
 	case "add":
 		for i := range a {
@@ -317,6 +403,14 @@ func binFloat[T floatT](name string, a, b, o []T) error {
 		for i := range a {
 			o[i] = a[i] * b[i]
 		}
+	default:
+		return false
+	}
+	return true
+}
+
+func binFloat[T floatT](name string, a, b, o []T) error {
+	switch name {
 	case "divide":
 		for i := range a {
 			o[i] = a[i] / b[i]
@@ -362,7 +456,9 @@ func binFloat[T floatT](name string, a, b, o []T) error {
 			}
 		}
 	default:
-		return fmt.Errorf("%s does not support floating-point operands", name)
+		if !binNum(name, a, b, o) {
+			return fmt.Errorf("%s does not support floating-point operands", name)
+		}
 	}
 	return nil
 }
@@ -374,18 +470,6 @@ func binInt[T intT](name string, a, b, o []T) error {
 	var zero T
 	allOnes := ^zero
 	switch name {
-	case "add":
-		for i := range a {
-			o[i] = a[i] + b[i]
-		}
-	case "subtract":
-		for i := range a {
-			o[i] = a[i] - b[i]
-		}
-	case "multiply":
-		for i := range a {
-			o[i] = a[i] * b[i]
-		}
 	case "divide":
 		for i := range a {
 			if b[i] == 0 {
@@ -406,7 +490,7 @@ func binInt[T intT](name string, a, b, o []T) error {
 		for i := range a {
 			o[i] = ipow(a[i], b[i])
 		}
-	case "maximum":
+	case "maximum": // Go's max and min compile to conditional moves
 		for i := range a {
 			o[i] = max(a[i], b[i])
 		}
@@ -429,7 +513,9 @@ func binInt[T intT](name string, a, b, o []T) error {
 	case "shift_left", "shift_right_logical", "shift_right_arithmetic":
 		shiftInt(name, a, b, o)
 	default:
-		return fmt.Errorf("%s does not support integer operands", name)
+		if !binNum(name, a, b, o) {
+			return fmt.Errorf("%s does not support integer operands", name)
+		}
 	}
 	return nil
 }
@@ -462,26 +548,6 @@ func ipow[T intT](x, e T) T {
 	return r
 }
 
-func binBool(name string, a, b, o []uint8) error {
-	switch name {
-	case "and", "multiply", "minimum":
-		for i := range a {
-			o[i] = a[i] & b[i]
-		}
-	case "or", "add", "maximum":
-		for i := range a {
-			o[i] = a[i] | b[i]
-		}
-	case "xor":
-		for i := range a {
-			o[i] = a[i] ^ b[i]
-		}
-	default:
-		return fmt.Errorf("%s does not support i1 operands", name)
-	}
-	return nil
-}
-
 // evalCompare implements compare; the comparison type only changes the
 // float ordering (TOTALORDER) since signedness follows the element type.
 func evalCompare(dir, ctype string, a, b *Tensor) (*Tensor, error) {
@@ -490,63 +556,25 @@ func evalCompare(dir, ctype string, a, b *Tensor) (*Tensor, error) {
 		// NaN's sign, so FLOAT and TOTALORDER compare alike in f32.
 		return one(viaF32(func(w []*Tensor) ([]*Tensor, error) { return many(evalCompare(dir, ctype, w[0], w[1])) }, a, b))
 	}
-	out := NewTensor(TensorType{DType: I1, Shape: a.Type.Shape})
-	o := out.Data
-	switch a.Type.DType {
-	case F32:
-		if ctype == "TOTALORDER" {
-			cmpSlices(dir, totalKeys32(a.Float32s()), totalKeys32(b.Float32s()), o)
-		} else {
-			cmpSlices(dir, a.Float32s(), b.Float32s(), o)
-		}
-	case F64:
-		if ctype == "TOTALORDER" {
-			cmpSlices(dir, totalKeys64(a.Float64s()), totalKeys64(b.Float64s()), o)
-		} else {
-			cmpSlices(dir, a.Float64s(), b.Float64s(), o)
-		}
-	case I1, UI8:
-		cmpSlices(dir, a.Data, b.Data, o)
-	case I8:
-		cmpSlices(dir, a.Int8s(), b.Int8s(), o)
-	case I16:
-		cmpSlices(dir, a.Int16s(), b.Int16s(), o)
-	case I32:
-		cmpSlices(dir, a.Int32s(), b.Int32s(), o)
-	case I64:
-		cmpSlices(dir, a.Int64s(), b.Int64s(), o)
-	case UI16:
-		cmpSlices(dir, a.Uint16s(), b.Uint16s(), o)
-	case UI32:
-		cmpSlices(dir, a.Uint32s(), b.Uint32s(), o)
-	case UI64:
-		cmpSlices(dir, a.Uint64s(), b.Uint64s(), o)
-	default:
-		return nil, fmt.Errorf("unsupported element type %s", a.Type.DType)
+	k, err := kernelsFor(a.Type.DType)
+	if err != nil {
+		return nil, err
 	}
+	out := NewTensor(TensorType{DType: I1, Shape: a.Type.Shape})
+	k.compare(dir, ctype, a, b, out.Data)
 	return out, nil
 }
 
-// totalKeys maps floats to integers whose order is IEEE totalOrder
-// (-NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN).
-func totalKeys32(x []float32) []int32 {
-	out := make([]int32, len(x))
-	for i, v := range x {
-		b := int32(math.Float32bits(v))
+// totalKeys maps floats, given as their bit patterns read as signed
+// integers, to integers whose order is IEEE totalOrder (-NaN < -Inf < ...
+// < -0 < +0 < ... < +Inf < +NaN): negative values' magnitude bits flip.
+func totalKeys[I int32 | int64](bits []I) []I {
+	var zero I
+	magnitude := ^(^zero << (8*unsafe.Sizeof(zero) - 1)) // every bit but the sign
+	out := make([]I, len(bits))
+	for i, b := range bits {
 		if b < 0 {
-			b ^= math.MaxInt32
-		}
-		out[i] = b
-	}
-	return out
-}
-
-func totalKeys64(x []float64) []int64 {
-	out := make([]int64, len(x))
-	for i, v := range x {
-		b := int64(math.Float64bits(v))
-		if b < 0 {
-			b ^= math.MaxInt64
+			b ^= magnitude
 		}
 		out[i] = b
 	}
@@ -615,50 +643,35 @@ func evalClamp(lo, x, hi *Tensor) (*Tensor, error) {
 	if isHalf(x.Type.DType) {
 		return one(viaF32(func(w []*Tensor) ([]*Tensor, error) { return many(evalClamp(w[0], w[1], w[2])) }, lo, x, hi))
 	}
-	out := NewTensor(x.Type)
-	var err error
-	switch x.Type.DType {
-	case F32:
-		clampSlices(lo.Float32s(), x.Float32s(), hi.Float32s(), out.Float32s(), fmax[float32], fmin[float32])
-	case F64:
-		clampSlices(lo.Float64s(), x.Float64s(), hi.Float64s(), out.Float64s(), fmax[float64], fmin[float64])
-	case I1, UI8:
-		clampSlices(lo.Data, x.Data, hi.Data, out.Data, imax[uint8], imin[uint8])
-	case I8:
-		clampSlices(lo.Int8s(), x.Int8s(), hi.Int8s(), out.Int8s(), imax[int8], imin[int8])
-	case I16:
-		clampSlices(lo.Int16s(), x.Int16s(), hi.Int16s(), out.Int16s(), imax[int16], imin[int16])
-	case I32:
-		clampSlices(lo.Int32s(), x.Int32s(), hi.Int32s(), out.Int32s(), imax[int32], imin[int32])
-	case I64:
-		clampSlices(lo.Int64s(), x.Int64s(), hi.Int64s(), out.Int64s(), imax[int64], imin[int64])
-	case UI16:
-		clampSlices(lo.Uint16s(), x.Uint16s(), hi.Uint16s(), out.Uint16s(), imax[uint16], imin[uint16])
-	case UI32:
-		clampSlices(lo.Uint32s(), x.Uint32s(), hi.Uint32s(), out.Uint32s(), imax[uint32], imin[uint32])
-	case UI64:
-		clampSlices(lo.Uint64s(), x.Uint64s(), hi.Uint64s(), out.Uint64s(), imax[uint64], imin[uint64])
-	default:
-		err = fmt.Errorf("unsupported element type %s", x.Type.DType)
+	k, err := kernelsFor(x.Type.DType)
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	out := NewTensor(x.Type)
+	k.clamp(lo, x, hi, out)
+	return out, nil
 }
 
-func imax[T intT](a, b T) T { return max(a, b) }
-func imin[T intT](a, b T) T { return min(a, b) }
-
-// clampSlices computes min(max(x, lo), hi) with scalar bounds broadcast.
-func clampSlices[T any](lo, x, hi, o []T, mx, mn func(T, T) T) {
+// clampFloats computes fmin(fmax(x, lo), hi), and clampInts the same
+// with Go's min and max, with scalar bounds broadcast.
+func clampFloats[T floatT](lo, x, hi, o []T) {
 	for i := range x {
-		l, h := lo[0], hi[0]
-		if len(lo) > 1 {
-			l = lo[i]
-		}
-		if len(hi) > 1 {
-			h = hi[i]
-		}
-		o[i] = mn(mx(x[i], l), h)
+		o[i] = fmin(fmax(x[i], bound(lo, i)), bound(hi, i))
 	}
+}
+
+func clampInts[T intT](lo, x, hi, o []T) {
+	for i := range x {
+		o[i] = min(max(x[i], bound(lo, i)), bound(hi, i))
+	}
+}
+
+// bound is a clamp bound's element i; a scalar bound broadcasts.
+func bound[T numberT](b []T, i int) T {
+	if len(b) > 1 {
+		return b[i]
+	}
+	return b[0]
 }
 
 // evalConvert converts element types. Float to integer truncates toward
@@ -768,129 +781,130 @@ func intRange(d DType) (int64, int64) {
 	return 0, 1
 }
 
+// errNoFastReduce makes reduce run its body instead.
+var errNoFastReduce = errors.New("no fast reduce")
+
 // reduceFast reduces x (outer x inner, row-major) along inner with a
 // single associative op, folding from init in index order.
 func reduceFast(name string, x, init, out *Tensor, outer, inner int64) error {
-	switch x.Type.DType {
-	case F32:
-		return reduceFloat(name, x.Float32s(), init.Float32s()[0], out.Float32s(), outer, inner)
-	case F64:
-		return reduceFloat(name, x.Float64s(), init.Float64s()[0], out.Float64s(), outer, inner)
-	case I1:
-		return reduceBool(name, x.Data, init.Data[0], out.Data, outer, inner)
-	case I8:
-		return reduceInt(name, x.Int8s(), init.Int8s()[0], out.Int8s(), outer, inner)
-	case I16:
-		return reduceInt(name, x.Int16s(), init.Int16s()[0], out.Int16s(), outer, inner)
-	case I32:
-		return reduceInt(name, x.Int32s(), init.Int32s()[0], out.Int32s(), outer, inner)
-	case I64:
-		return reduceInt(name, x.Int64s(), init.Int64s()[0], out.Int64s(), outer, inner)
-	case UI8:
-		return reduceInt(name, x.Uint8s(), init.Uint8s()[0], out.Uint8s(), outer, inner)
-	case UI16:
-		return reduceInt(name, x.Uint16s(), init.Uint16s()[0], out.Uint16s(), outer, inner)
-	case UI32:
-		return reduceInt(name, x.Uint32s(), init.Uint32s()[0], out.Uint32s(), outer, inner)
-	case UI64:
-		return reduceInt(name, x.Uint64s(), init.Uint64s()[0], out.Uint64s(), outer, inner)
+	k, err := kernelsFor(x.Type.DType)
+	if err != nil {
+		return errNoFastReduce
 	}
-	return fmt.Errorf("no fast reduce")
+	return k.reduce(name, x, init, out, outer, inner)
 }
 
-func reduceFloat[T floatT](name string, x []T, init T, o []T, outer, inner int64) error {
+// reduceRows folds each of the outer rows of x (inner elements each) from
+// init into o with fold, which holds the typed inner loop.
+func reduceRows[T any](x []T, init T, o []T, outer, inner int64, fold func(acc T, row []T) T) error {
+	if fold == nil {
+		return errNoFastReduce
+	}
 	for r := int64(0); r < outer; r++ {
-		acc := init
-		row := x[r*inner : (r+1)*inner]
-		switch name {
-		case "add":
-			for _, v := range row {
-				acc += v
-			}
-		case "multiply":
-			for _, v := range row {
-				acc *= v
-			}
-		case "maximum":
-			for _, v := range row {
-				acc = fmax(acc, v)
-			}
-		case "minimum":
-			for _, v := range row {
-				acc = fmin(acc, v)
-			}
-		default:
-			return fmt.Errorf("no fast reduce")
-		}
-		o[r] = acc
+		o[r] = fold(init, x[r*inner:(r+1)*inner])
 	}
 	return nil
 }
 
-func reduceInt[T intT](name string, x []T, init T, o []T, outer, inner int64) error {
-	for r := int64(0); r < outer; r++ {
-		acc := init
-		row := x[r*inner : (r+1)*inner]
-		switch name {
-		case "add":
-			for _, v := range row {
-				acc += v
-			}
-		case "multiply":
-			for _, v := range row {
-				acc *= v
-			}
-		case "maximum":
-			for _, v := range row {
-				acc = max(acc, v)
-			}
-		case "minimum":
-			for _, v := range row {
-				acc = min(acc, v)
-			}
-		case "and":
-			for _, v := range row {
-				acc &= v
-			}
-		case "or":
-			for _, v := range row {
-				acc |= v
-			}
-		case "xor":
-			for _, v := range row {
-				acc ^= v
-			}
-		default:
-			return fmt.Errorf("no fast reduce")
-		}
-		o[r] = acc
+// floatFold is the row fold of a fast float reduction, nil for others.
+func floatFold[T floatT](name string) func(T, []T) T {
+	switch name {
+	case "add":
+		return sumRow[T]
+	case "multiply":
+		return productRow[T]
+	case "maximum":
+		return fmaxRow[T]
+	case "minimum":
+		return fminRow[T]
 	}
 	return nil
 }
 
-func reduceBool(name string, x []uint8, init uint8, o []uint8, outer, inner int64) error {
-	for r := int64(0); r < outer; r++ {
-		acc := init
-		row := x[r*inner : (r+1)*inner]
-		switch name {
-		case "and", "multiply", "minimum":
-			for _, v := range row {
-				acc &= v
-			}
-		case "or", "add", "maximum":
-			for _, v := range row {
-				acc |= v
-			}
-		case "xor":
-			for _, v := range row {
-				acc ^= v
-			}
-		default:
-			return fmt.Errorf("no fast reduce")
-		}
-		o[r] = acc
+// intFold is the row fold of a fast integer reduction, nil for others.
+// Maximum and minimum use Go's max and min, which compile to conditional
+// moves, rather than fmax's and fmin's float rules.
+func intFold[T intT](name string) func(T, []T) T {
+	switch name {
+	case "add":
+		return sumRow[T]
+	case "multiply":
+		return productRow[T]
+	case "maximum":
+		return maxRow[T]
+	case "minimum":
+		return minRow[T]
+	case "and":
+		return andRow[T]
+	case "or":
+		return orRow[T]
+	case "xor":
+		return xorRow[T]
 	}
 	return nil
+}
+
+func sumRow[T numberT](acc T, row []T) T {
+	for _, v := range row {
+		acc += v
+	}
+	return acc
+}
+
+func productRow[T numberT](acc T, row []T) T {
+	for _, v := range row {
+		acc *= v
+	}
+	return acc
+}
+
+func fmaxRow[T floatT](acc T, row []T) T {
+	for _, v := range row {
+		acc = fmax(acc, v)
+	}
+	return acc
+}
+
+func fminRow[T floatT](acc T, row []T) T {
+	for _, v := range row {
+		acc = fmin(acc, v)
+	}
+	return acc
+}
+
+func maxRow[T intT](acc T, row []T) T {
+	for _, v := range row {
+		acc = max(acc, v)
+	}
+	return acc
+}
+
+func minRow[T intT](acc T, row []T) T {
+	for _, v := range row {
+		acc = min(acc, v)
+	}
+	return acc
+}
+
+func andRow[T intT](acc T, row []T) T {
+	for _, v := range row {
+		acc &= v
+	}
+	return acc
+}
+
+func orRow[T intT](acc T, row []T) T {
+	for _, v := range row {
+		acc |= v
+	}
+	return acc
+}
+
+func xorRow[T intT](acc T, row []T) T {
+	for _, v := range row {
+		acc ^= v
+	}
+	return acc
 }
 
 // exp32 is a correctly rounded float32 exponential.

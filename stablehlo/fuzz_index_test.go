@@ -86,6 +86,17 @@ func FuzzIndexOps(f *testing.F) {
 			b.Ops = append(b.Ops, &Op{Name: "return", Operands: rets})
 			return b
 		}
+		// scalarCompare is the region compare(a, b, dir) on i32 scalars.
+		scalarCompare := func(dir string) *Block {
+			s := TensorType{DType: I32, Shape: []int64{}}
+			b := &Block{Args: []*Value{val(s), val(s)}}
+			cmp := &Op{Name: "compare", Operands: b.Args, Attrs: Attrs{ComparisonDirection: dir}}
+			c := val(TensorType{DType: I1, Shape: []int64{}})
+			c.Def = cmp
+			cmp.Results = []*Value{c}
+			b.Ops = []*Op{cmp, {Name: "return", Operands: []*Value{c}}}
+			return b
+		}
 		x := val(TensorType{DType: I32, Shape: fb.shape(3)})
 		args := []*Value{x}
 		op := &Op{Operands: []*Value{x}}
@@ -133,14 +144,7 @@ func FuzzIndexOps(f *testing.F) {
 			src := val(TensorType{DType: I32, Shape: fb.shape(3)})
 			args = append(args, src, init)
 			op.Operands = append(op.Operands, src, init)
-			s := TensorType{DType: I32, Shape: []int64{}}
-			sel := &Block{Args: []*Value{val(s), val(s)}}
-			cmp := &Op{Name: "compare", Operands: sel.Args, Attrs: Attrs{ComparisonDirection: "GE"}}
-			c := val(TensorType{DType: I1, Shape: []int64{}})
-			c.Def = cmp
-			cmp.Results = []*Value{c}
-			sel.Ops = []*Op{cmp, {Name: "return", Operands: []*Value{c}}}
-			op.Regions = []*Block{sel, scalarAdd(I32, 1)}
+			op.Regions = []*Block{scalarCompare("GE"), scalarAdd(I32, 1)}
 		case 4, 5:
 			if kind == 5 {
 				op.Name = "dynamic_update_slice"
@@ -159,14 +163,7 @@ func FuzzIndexOps(f *testing.F) {
 		case 6:
 			op.Name = "sort"
 			op.Attrs.Dimension = fb.small(-1, 4)
-			s := TensorType{DType: I32, Shape: []int64{}}
-			cb := &Block{Args: []*Value{val(s), val(s)}}
-			cmp := &Op{Name: "compare", Operands: cb.Args, Attrs: Attrs{ComparisonDirection: "LT"}}
-			c := val(TensorType{DType: I1, Shape: []int64{}})
-			c.Def = cmp
-			cmp.Results = []*Value{c}
-			cb.Ops = []*Op{cmp, {Name: "return", Operands: []*Value{c}}}
-			op.Regions = []*Block{cb}
+			op.Regions = []*Block{scalarCompare("LT")}
 		case 8:
 			// A rank-3 or rank-4 convolution with permuted layouts.
 			op.Name = "convolution"

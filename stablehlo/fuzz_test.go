@@ -7,16 +7,37 @@ import (
 	"time"
 )
 
+// fuzzSetup adds the seed programs and bounds constants at 4 KiB for the
+// fuzz target's run, so inputs cannot make it allocate without limit.
+func fuzzSetup(f *testing.F, seeds ...string) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	saved := maxConstantBytes
+	maxConstantBytes = 1 << 12
+	f.Cleanup(func() { maxConstantBytes = saved })
+}
+
+// checkCanonicalStable fails unless m's canonical text parses back to the
+// same canonical text, and returns that text.
+func checkCanonicalStable(t *testing.T, m *Module) []byte {
+	t.Helper()
+	c := Canonical(m)
+	m2, err := Parse(c, "canonical.mlir")
+	if err != nil {
+		t.Fatalf("canonical text does not parse: %v\n%s", err, c)
+	}
+	if string(Canonical(m2)) != string(c) {
+		t.Fatalf("canonical form not stable:\n%s\nvs\n%s", c, Canonical(m2))
+	}
+	return c
+}
+
 // FuzzParse feeds arbitrary text to the parser: it must never panic or
 // hang, and whatever it accepts must print to canonical text that parses
 // back to the same canonical text.
 func FuzzParse(f *testing.F) {
-	f.Add([]byte(addProgram))
-	f.Add([]byte(canonPretty))
-	f.Add([]byte(canonGeneric))
-	saved := maxConstantBytes
-	maxConstantBytes = 1 << 12
-	defer func() { maxConstantBytes = saved }()
+	fuzzSetup(f, addProgram, canonPretty, canonGeneric)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data, "fuzz.mlir")
 		if err != nil {
@@ -25,14 +46,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		c := Canonical(m)
-		m2, err := Parse(c, "canonical.mlir")
-		if err != nil {
-			t.Fatalf("canonical text does not parse: %v\n%s", err, c)
-		}
-		if string(Canonical(m2)) != string(c) {
-			t.Fatalf("canonical form not stable:\n%s\nvs\n%s", c, Canonical(m2))
-		}
+		checkCanonicalStable(t, m)
 		if _, err := Parse([]byte(Print(m)), "printed.mlir"); err != nil {
 			t.Fatalf("printed text does not parse: %v\n%s", err, Print(m))
 		}
@@ -42,11 +56,7 @@ func FuzzParse(f *testing.F) {
 // FuzzEval parses and evaluates small programs: the interpreter must not
 // hit an internal error (a recovered panic) on any verified program.
 func FuzzEval(f *testing.F) {
-	f.Add([]byte(addProgram))
-	f.Add([]byte(canonPretty))
-	saved := maxConstantBytes
-	maxConstantBytes = 1 << 12
-	defer func() { maxConstantBytes = saved }()
+	fuzzSetup(f, addProgram, canonPretty)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data, "fuzz.mlir")
 		if err != nil {

@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // GatherDims are gather's dimension numbers (spec §gather).
@@ -23,72 +24,51 @@ type ScatterDims struct {
 
 // applyGatherDims fills d from a #stablehlo.gather<...> struct.
 func (p *parser) applyGatherDims(v attrVal, d *GatherDims) error {
-	if v.kind != aStruct {
-		return p.errorf(v.pos, "dimension_numbers must be #stablehlo.gather<...>")
-	}
-	for _, f := range v.fields {
-		if f.name == "index_vector_dim" {
-			if f.val.kind != aInt {
-				return p.errorf(f.val.pos, "index_vector_dim must be an integer")
-			}
-			d.IndexVectorDim = f.val.i
-			continue
-		}
-		ints, ok := f.val.asInts()
-		if !ok {
-			return p.errorf(f.val.pos, "gather dimension %s must be a list of integers", f.name)
-		}
-		ints = slices.Clone(ints)
-		switch f.name {
-		case "offset_dims":
-			d.OffsetDims = ints
-		case "collapsed_slice_dims":
-			d.CollapsedSliceDims = ints
-		case "operand_batching_dims":
-			d.OperandBatchingDims = ints
-		case "start_indices_batching_dims":
-			d.StartIndicesBatchingDims = ints
-		case "start_index_map":
-			d.StartIndexMap = ints
-		default:
-			return p.errorf(f.val.pos, "unknown gather dimension field %s", f.name)
-		}
-	}
-	return nil
+	return p.applyDimFields(v, "dimension_numbers", "gather", &d.IndexVectorDim, map[string]*[]int64{
+		"offset_dims":                 &d.OffsetDims,
+		"collapsed_slice_dims":        &d.CollapsedSliceDims,
+		"operand_batching_dims":       &d.OperandBatchingDims,
+		"start_indices_batching_dims": &d.StartIndicesBatchingDims,
+		"start_index_map":             &d.StartIndexMap,
+	})
 }
 
 // applyScatterDims fills d from a #stablehlo.scatter<...> struct.
 func (p *parser) applyScatterDims(v attrVal, d *ScatterDims) error {
+	return p.applyDimFields(v, "scatter_dimension_numbers", "scatter", &d.IndexVectorDim, map[string]*[]int64{
+		"update_window_dims":            &d.UpdateWindowDims,
+		"inserted_window_dims":          &d.InsertedWindowDims,
+		"input_batching_dims":           &d.InputBatchingDims,
+		"scatter_indices_batching_dims": &d.ScatterIndicesBatchingDims,
+		"scatter_dims_to_operand_dims":  &d.ScatterDimsToOperandDims,
+	})
+}
+
+// applyDimFields fills dot_general's, gather's or scatter's dimension
+// numbers (kind names which) from the #stablehlo.<kind><...> struct given
+// as attribute attr: index_vector_dim into ivd (gather and scatter), every
+// other field into its list.
+func (p *parser) applyDimFields(v attrVal, attr, kind string, ivd *int64, lists map[string]*[]int64) error {
 	if v.kind != aStruct {
-		return p.errorf(v.pos, "scatter_dimension_numbers must be #stablehlo.scatter<...>")
+		return p.errorf(v.pos, "%s must be #stablehlo.%s<...>", attr, kind)
 	}
 	for _, f := range v.fields {
-		if f.name == "index_vector_dim" {
+		if f.name == "index_vector_dim" && ivd != nil {
 			if f.val.kind != aInt {
 				return p.errorf(f.val.pos, "index_vector_dim must be an integer")
 			}
-			d.IndexVectorDim = f.val.i
+			*ivd = f.val.i
 			continue
 		}
 		ints, ok := f.val.asInts()
 		if !ok {
-			return p.errorf(f.val.pos, "scatter dimension %s must be a list of integers", f.name)
+			return p.errorf(f.val.pos, "%s dimension %s must be a list of integers", kind, f.name)
 		}
-		ints = slices.Clone(ints)
-		switch f.name {
-		case "update_window_dims":
-			d.UpdateWindowDims = ints
-		case "inserted_window_dims":
-			d.InsertedWindowDims = ints
-		case "input_batching_dims":
-			d.InputBatchingDims = ints
-		case "scatter_indices_batching_dims":
-			d.ScatterIndicesBatchingDims = ints
-		case "scatter_dims_to_operand_dims":
-			d.ScatterDimsToOperandDims = ints
-		default:
-			return p.errorf(f.val.pos, "unknown scatter dimension field %s", f.name)
+		dst, ok := lists[f.name]
+		if !ok {
+			return p.errorf(f.val.pos, "unknown %s dimension field %s", kind, f.name)
 		}
+		*dst = slices.Clone(ints)
 	}
 	return nil
 }
@@ -103,6 +83,24 @@ func scatterDimsText(d ScatterDims) string {
 		intList(d.UpdateWindowDims), intList(d.InsertedWindowDims), intList(d.InputBatchingDims), intList(d.ScatterIndicesBatchingDims), intList(d.ScatterDimsToOperandDims), d.IndexVectorDim)
 }
 
+// dimList is a list of dimension numbers to check with checkDimList.
+type dimList struct {
+	name   string
+	dims   []int64
+	rank   int
+	sorted bool
+}
+
+// checkDimLists checks each list with checkDimList, in order.
+func checkDimLists(lists ...dimList) error {
+	for _, l := range lists {
+		if err := checkDimList(l.name, l.dims, l.rank, l.sorted); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkDimList checks that dims are unique, sorted when sorted is set, and
 // in [0, rank).
 func checkDimList(what string, dims []int64, rank int, sorted bool) error {
@@ -115,6 +113,36 @@ func checkDimList(what string, dims []int64, rank int, sorted bool) error {
 			return fmt.Errorf("%s %v must be sorted", what, dims)
 		}
 		seen[d] = true
+	}
+	return nil
+}
+
+// checkIndexVector checks index_vector_dim against the indices' type idx
+// and that the map from index vector entries to operand dimensions (named
+// what) has one entry per entry; it returns the indices' batch shape.
+func checkIndexVector(idx TensorType, ivd int64, what string, dimMap []int64) ([]int64, error) {
+	if ivd < 0 || ivd > int64(idx.Rank()) {
+		return nil, fmt.Errorf("index_vector_dim %d out of range for %s", ivd, idx)
+	}
+	batch, ivLen := batchShape(idx, ivd)
+	if int64(len(dimMap)) != ivLen {
+		return nil, fmt.Errorf("%s %v has %d entries, the index vector %d", what, dimMap, len(dimMap), ivLen)
+	}
+	return batch, nil
+}
+
+// checkBatching checks gather's or scatter's batching dimensions: those
+// of the operand (in) and of the indices (idx) pair up, have equal sizes,
+// and leave out the index vector dimension.
+func checkBatching(in, idx TensorType, ivd int64, inDims, idxDims dimList) error {
+	if len(inDims.dims) != len(idxDims.dims) {
+		return fmt.Errorf("%s and %s differ in length", inDims.name, idxDims.name)
+	}
+	for i, od := range inDims.dims {
+		sd := idxDims.dims[i]
+		if sd == ivd || in.Shape[od] != idx.Shape[sd] {
+			return fmt.Errorf("batching dimension %d of the %s does not match dimension %d of the indices", od, strings.TrimSuffix(inDims.name, "_batching_dims"), sd)
+		}
 	}
 	return nil
 }
@@ -141,12 +169,9 @@ func inferGather(op *Op) ([]TensorType, error) {
 	if !idx.DType.IsInt() {
 		return nil, fmt.Errorf("start_indices must be integers, got %s", idx)
 	}
-	if d.IndexVectorDim < 0 || d.IndexVectorDim > int64(idx.Rank()) {
-		return nil, fmt.Errorf("index_vector_dim %d out of range for %s", d.IndexVectorDim, idx)
-	}
-	batch, ivLen := batchShape(idx, d.IndexVectorDim)
-	if int64(len(d.StartIndexMap)) != ivLen {
-		return nil, fmt.Errorf("start_index_map %v has %d entries, the index vector %d", d.StartIndexMap, len(d.StartIndexMap), ivLen)
+	batch, err := checkIndexVector(idx, d.IndexVectorDim, "start_index_map", d.StartIndexMap)
+	if err != nil {
+		return nil, err
 	}
 	if len(ss) != in.Rank() {
 		return nil, fmt.Errorf("slice_sizes %v has %d entries for %s", ss, len(ss), in)
@@ -156,26 +181,19 @@ func inferGather(op *Op) ([]TensorType, error) {
 			return nil, fmt.Errorf("slice size %d out of [0, %d] in dimension %d", s, in.Shape[i], i)
 		}
 	}
-	if err := checkDimList("collapsed_slice_dims", d.CollapsedSliceDims, in.Rank(), true); err != nil {
+	err = checkDimLists(
+		dimList{"collapsed_slice_dims", d.CollapsedSliceDims, in.Rank(), true},
+		dimList{"operand_batching_dims", d.OperandBatchingDims, in.Rank(), true},
+		dimList{"start_index_map", d.StartIndexMap, in.Rank(), false},
+		dimList{"start_indices_batching_dims", d.StartIndicesBatchingDims, idx.Rank(), false})
+	if err != nil {
 		return nil, err
 	}
-	if err := checkDimList("operand_batching_dims", d.OperandBatchingDims, in.Rank(), true); err != nil {
+	err = checkBatching(in, idx, d.IndexVectorDim,
+		dimList{name: "operand_batching_dims", dims: d.OperandBatchingDims},
+		dimList{name: "start_indices_batching_dims", dims: d.StartIndicesBatchingDims})
+	if err != nil {
 		return nil, err
-	}
-	if err := checkDimList("start_index_map", d.StartIndexMap, in.Rank(), false); err != nil {
-		return nil, err
-	}
-	if err := checkDimList("start_indices_batching_dims", d.StartIndicesBatchingDims, idx.Rank(), false); err != nil {
-		return nil, err
-	}
-	if len(d.OperandBatchingDims) != len(d.StartIndicesBatchingDims) {
-		return nil, fmt.Errorf("operand_batching_dims and start_indices_batching_dims differ in length")
-	}
-	for i, od := range d.OperandBatchingDims {
-		sd := d.StartIndicesBatchingDims[i]
-		if sd == d.IndexVectorDim || in.Shape[od] != idx.Shape[sd] {
-			return nil, fmt.Errorf("batching dimension %d of the operand does not match dimension %d of the indices", od, sd)
-		}
 	}
 	for _, c := range append(slices.Clone(d.CollapsedSliceDims), d.OperandBatchingDims...) {
 		if ss[c] > 1 {
@@ -342,36 +360,24 @@ func (v *verifier) inferScatter(op *Op) ([]TensorType, error) {
 	if !idx.DType.IsInt() {
 		return nil, fmt.Errorf("scatter_indices must be integers, got %s", idx)
 	}
-	if d.IndexVectorDim < 0 || d.IndexVectorDim > int64(idx.Rank()) {
-		return nil, fmt.Errorf("index_vector_dim %d out of range for %s", d.IndexVectorDim, idx)
-	}
-	batch, ivLen := batchShape(idx, d.IndexVectorDim)
-	if int64(len(d.ScatterDimsToOperandDims)) != ivLen {
-		return nil, fmt.Errorf("scatter_dims_to_operand_dims %v has %d entries, the index vector %d", d.ScatterDimsToOperandDims, len(d.ScatterDimsToOperandDims), ivLen)
-	}
-	if err := checkDimList("update_window_dims", d.UpdateWindowDims, up0.Rank(), true); err != nil {
+	batch, err := checkIndexVector(idx, d.IndexVectorDim, "scatter_dims_to_operand_dims", d.ScatterDimsToOperandDims)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkDimList("inserted_window_dims", d.InsertedWindowDims, in0.Rank(), true); err != nil {
+	err = checkDimLists(
+		dimList{"update_window_dims", d.UpdateWindowDims, up0.Rank(), true},
+		dimList{"inserted_window_dims", d.InsertedWindowDims, in0.Rank(), true},
+		dimList{"input_batching_dims", d.InputBatchingDims, in0.Rank(), true},
+		dimList{"scatter_dims_to_operand_dims", d.ScatterDimsToOperandDims, in0.Rank(), false},
+		dimList{"scatter_indices_batching_dims", d.ScatterIndicesBatchingDims, idx.Rank(), false})
+	if err != nil {
 		return nil, err
 	}
-	if err := checkDimList("input_batching_dims", d.InputBatchingDims, in0.Rank(), true); err != nil {
+	err = checkBatching(in0, idx, d.IndexVectorDim,
+		dimList{name: "input_batching_dims", dims: d.InputBatchingDims},
+		dimList{name: "scatter_indices_batching_dims", dims: d.ScatterIndicesBatchingDims})
+	if err != nil {
 		return nil, err
-	}
-	if err := checkDimList("scatter_dims_to_operand_dims", d.ScatterDimsToOperandDims, in0.Rank(), false); err != nil {
-		return nil, err
-	}
-	if err := checkDimList("scatter_indices_batching_dims", d.ScatterIndicesBatchingDims, idx.Rank(), false); err != nil {
-		return nil, err
-	}
-	if len(d.InputBatchingDims) != len(d.ScatterIndicesBatchingDims) {
-		return nil, fmt.Errorf("input_batching_dims and scatter_indices_batching_dims differ in length")
-	}
-	for i, id := range d.InputBatchingDims {
-		sd := d.ScatterIndicesBatchingDims[i]
-		if sd == d.IndexVectorDim || in0.Shape[id] != idx.Shape[sd] {
-			return nil, fmt.Errorf("batching dimension %d of the input does not match dimension %d of the indices", id, sd)
-		}
 	}
 	if len(d.UpdateWindowDims)+len(d.InsertedWindowDims)+len(d.InputBatchingDims) != in0.Rank() {
 		return nil, fmt.Errorf("update_window_dims, inserted_window_dims and input_batching_dims must cover the input's %d dimensions", in0.Rank())
@@ -418,6 +424,26 @@ func scatterWindowInputDims(d ScatterDims, rank int) []int64 {
 	return out
 }
 
+// UpdateLayout splits scatter's update dimensions for an input of rank
+// inRank and updates of type up: the input dimensions that the update
+// window dimensions index (in order), the window's size in every input
+// dimension (1 where no window dimension indexes it), and the update
+// scatter dimensions.
+func (d ScatterDims) UpdateLayout(inRank int, up TensorType) (windowInputDims, windowSize, scatterDims []int64) {
+	windowInputDims = scatterWindowInputDims(d, inRank)
+	windowSize = slices.Repeat([]int64{1}, inRank)
+	wi := 0
+	for r := 0; r < up.Rank(); r++ {
+		if slices.Contains(d.UpdateWindowDims, int64(r)) {
+			windowSize[windowInputDims[wi]] = up.Shape[r]
+			wi++
+		} else {
+			scatterDims = append(scatterDims, int64(r))
+		}
+	}
+	return windowInputDims, windowSize, scatterDims
+}
+
 // verifyScalarBody checks that region r of op takes the given scalar
 // arguments and returns the given scalar results.
 func (v *verifier) verifyScalarBody(op *Op, r int, args, results []TensorType, what string) error {
@@ -450,21 +476,7 @@ func (in *interp) evalScatter(op *Op, x []*Tensor, depth int) ([]*Tensor, error)
 	}
 	inT, upT := inputs[0].Type, updates[0].Type
 	os, us := inT.Strides(), upT.Strides()
-	windowInputDims := scatterWindowInputDims(d, inT.Rank())
-	var scatterDims []int64
-	windowSize := make([]int64, inT.Rank())
-	for i := range windowSize {
-		windowSize[i] = 1
-	}
-	wi := 0
-	for r := 0; r < upT.Rank(); r++ {
-		if slices.Contains(d.UpdateWindowDims, int64(r)) {
-			windowSize[windowInputDims[wi]] = upT.Shape[r]
-			wi++
-		} else {
-			scatterDims = append(scatterDims, int64(r))
-		}
-	}
+	windowInputDims, windowSize, scatterDims := d.UpdateLayout(inT.Rank(), upT)
 	_, ivLen := batchShape(idx.Type, d.IndexVectorDim)
 	start := make([]int64, ivLen)
 	sidx := make([]int64, len(scatterDims))

@@ -288,30 +288,26 @@ func TestGoMLXCompare(t *testing.T) {
 		{types.CompareGE, func(a, b float64) bool { return a >= b }},
 	}
 	for _, d := range dirs {
+		// check compares a with b (10 elements each) and the Go operator.
+		check := func(t *testing.T, a, b *Tensor, ct types.ComparisonType) {
+			got, src := buildAndRun(t, []*Tensor{a, b}, func(fn *gx.Function, x []*gx.Value) (*gx.Value, error) {
+				return gx.Compare(x[0], x[1], d.d, ct)
+			})
+			want := make([]bool, 10)
+			for i := range want {
+				want[i] = d.f(a.Float64At(int64(i)), b.Float64At(int64(i)))
+			}
+			wantBool(t, src, got, want)
+		}
 		t.Run(d.d.String()+"_float", func(t *testing.T) {
 			a := f32In(-2, 2, 10)
 			b := a.Clone()
 			b.Float32s()[3] = 0.5
 			b.Float32s()[4] = float32(math.NaN())
-			got, src := buildAndRun(t, []*Tensor{a, b}, func(fn *gx.Function, x []*gx.Value) (*gx.Value, error) {
-				return gx.Compare(x[0], x[1], d.d, types.CompareFloat)
-			})
-			want := make([]bool, 10)
-			for i := range want {
-				want[i] = d.f(float64(a.Float32s()[i]), float64(b.Float32s()[i]))
-			}
-			wantBool(t, src, got, want)
+			check(t, a, b, types.CompareFloat)
 		})
 		t.Run(d.d.String()+"_signed", func(t *testing.T) {
-			a, b := i32In(-5, 5, 10), i32In(-3, 3, 10)
-			got, src := buildAndRun(t, []*Tensor{a, b}, func(fn *gx.Function, x []*gx.Value) (*gx.Value, error) {
-				return gx.Compare(x[0], x[1], d.d, types.CompareSigned)
-			})
-			want := make([]bool, 10)
-			for i := range want {
-				want[i] = d.f(float64(a.Int32s()[i]), float64(b.Int32s()[i]))
-			}
-			wantBool(t, src, got, want)
+			check(t, i32In(-5, 5, 10), i32In(-3, 3, 10), types.CompareSigned)
 		})
 	}
 	t.Run("totalorder", func(t *testing.T) {

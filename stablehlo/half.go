@@ -148,24 +148,7 @@ func viaF32(f func(x []*Tensor) ([]*Tensor, error), x ...*Tensor) ([]*Tensor, er
 // f16 or bf16 values given as bit patterns (the same rules as
 // ULPDifference32).
 func ULPDifference16(f, g uint16, d DType) uint64 {
-	if f == g {
-		return 0
-	}
-	ff, gf := halfToFloat32(f, d), halfToFloat32(g, d)
-	if ff != ff && gf != gf {
-		return 0
-	}
-	if ff != ff || gf != gf || math.IsInf(float64(ff), 0) || math.IsInf(float64(gf), 0) {
-		return math.MaxUint64
-	}
-	fm, gm := uint64(f&0x7fff), uint64(g&0x7fff)
-	if f&0x8000 != g&0x8000 {
-		return fm + gm
-	}
-	if fm > gm {
-		return fm - gm
-	}
-	return gm - fm
+	return ulpDifference(float64(halfToFloat32(f, d)), float64(halfToFloat32(g, d)), uint64(f), uint64(g), 0x8000)
 }
 
 // one and many adapt between single-result and multi-result kernels.

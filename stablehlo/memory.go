@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
+
+	"github.com/xlacache/xlacache/internal/sysmem"
 )
 
 // Need is the memory a function needs to run, worked out from its types
@@ -334,3 +337,32 @@ func memOpSpelling(name string) string {
 	}
 	return "stablehlo." + name
 }
+
+// Extra is memory a caller needs besides a Need (its own buffers), named
+// for the error Check returns.
+type Extra struct {
+	What  string
+	Bytes int64
+}
+
+// Check returns an error when n plus extras is more than avail bytes: it
+// names the program and function, every part of the total, where avail
+// comes from (source) and the largest tensor, so that a user sees what
+// does not fit before anything was allocated. It returns the total too.
+func (n Need) Check(program, fn string, avail int64, source string, extras ...Extra) (int64, error) {
+	total := n.Total()
+	parts := []string{"inputs " + formatBytes(n.Inputs), "outputs " + formatBytes(n.Outputs),
+		"intermediates up to " + formatBytes(n.Intermediates)}
+	for _, x := range extras {
+		total = memAdd(total, x.Bytes)
+		parts = append(parts, x.What+" "+formatBytes(x.Bytes))
+	}
+	if total <= avail {
+		return total, nil
+	}
+	return total, fmt.Errorf("%s: @%s needs %s but only %s is available (%s): %s; largest tensor: %s %s: %s, %s",
+		program, fn, formatBytes(total), formatBytes(avail), source, strings.Join(parts, ", "),
+		n.Largest.Desc, n.Largest.Name, n.Largest.Type, formatBytes(n.Largest.Bytes))
+}
+
+func formatBytes(n int64) string { return sysmem.FormatBytes(n) }

@@ -141,6 +141,21 @@ func (p *parser) expectIdent(word string) error {
 	return p.advance()
 }
 
+// expectSeq expects words in turn: keywords (identifiers such as dim or
+// across) and punctuation (such as = or :).
+func (p *parser) expectSeq(words ...string) error {
+	for _, w := range words {
+		expect := p.expect
+		if r := w[0]; r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' {
+			expect = p.expectIdent
+		}
+		if err := expect(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // parseIdent returns the identifier token at the current position and
 // moves past it; what names the expected identifier in the error otherwise.
 func (p *parser) parseIdent(what string) (token, error) {
@@ -756,16 +771,17 @@ func (p *parser) parseValueUse(what string) (*Value, error) {
 }
 
 // parseParenOperands parses "(%a, %b, ...)", the operand list shared by
-// the generic form and the pretty call forms.
-func (p *parser) parseParenOperands() ([]*Value, error) {
+// the generic form and the pretty call forms, into op's operands.
+func (p *parser) parseParenOperands(op *Op) error {
 	if err := p.expect("("); err != nil {
-		return nil, err
+		return err
 	}
 	operands, err := p.parseOperandList(")")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return operands, p.advance()
+	op.Operands = operands
+	return p.advance()
 }
 
 // checkOperandTypes compares the types an op declares for its operands
@@ -822,11 +838,9 @@ func (p *parser) parseGenericOp() (*Op, []TensorType, error) {
 	if err := p.advance(); err != nil {
 		return nil, nil, err
 	}
-	operands, err := p.parseParenOperands()
-	if err != nil {
+	if err := p.parseParenOperands(op); err != nil {
 		return nil, nil, err
 	}
-	op.Operands = operands
 	var fields []attrField
 	if p.tok.is("<") {
 		if err := p.advance(); err != nil {

@@ -33,10 +33,7 @@ func (p *parser) parsePrettyOp() (*Op, []TensorType, error) {
 	case "constant":
 		return p.prettyConstant(op)
 	case "iota":
-		if err := p.expectIdent("dim"); err != nil {
-			return nil, nil, err
-		}
-		if err := p.expect("="); err != nil {
+		if err := p.expectSeq("dim", "="); err != nil {
 			return nil, nil, err
 		}
 		n, err := p.parseIntTok()
@@ -63,11 +60,9 @@ func (p *parser) parsePrettyOp() (*Op, []TensorType, error) {
 		return p.prettyConvolution(op, nameTok)
 	}
 	// Operand list followed by op-specific keyword attributes.
-	operands, err := p.parseOperandsUntilKeyword()
-	if err != nil {
+	if err := p.parseOperandsUntilKeyword(op); err != nil {
 		return nil, nil, err
 	}
-	op.Operands = operands
 	for p.tok.is(",") {
 		if err := p.advance(); err != nil {
 			return nil, nil, err
@@ -79,19 +74,19 @@ func (p *parser) parsePrettyOp() (*Op, []TensorType, error) {
 	return p.prettyTail(op, nameTok)
 }
 
-// parseOperandsUntilKeyword parses a comma-separated list of operands and
-// stops (leaving the comma as the current token) when a comma is followed
+// parseOperandsUntilKeyword parses a comma-separated list of operands as
+// op's operands and stops (leaving the comma as the current token) when a comma is followed
 // by something other than an operand.
-func (p *parser) parseOperandsUntilKeyword() ([]*Value, error) {
+func (p *parser) parseOperandsUntilKeyword(op *Op) error {
 	var out []*Value
 	for p.tok.kind == tValue {
 		v, err := p.lookup(p.tok)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, v)
 		if err := p.advance(); err != nil {
-			return nil, err
+			return err
 		}
 		if !p.tok.is(",") {
 			break
@@ -100,7 +95,7 @@ func (p *parser) parseOperandsUntilKeyword() ([]*Value, error) {
 		save := *p.lx
 		saveTok := p.tok
 		if err := p.advance(); err != nil {
-			return nil, err
+			return err
 		}
 		if p.tok.kind != tValue {
 			*p.lx = save
@@ -108,7 +103,8 @@ func (p *parser) parseOperandsUntilKeyword() ([]*Value, error) {
 			break
 		}
 	}
-	return out, nil
+	op.Operands = out
+	return nil
 }
 
 func (p *parser) parseIntTok() (int64, error) {
@@ -353,11 +349,9 @@ func (p *parser) prettyCompare(op *Op, nameTok token) (*Op, []TensorType, error)
 	if err := p.expect(","); err != nil {
 		return nil, nil, err
 	}
-	operands, err := p.parseOperandsUntilKeyword()
-	if err != nil {
+	if err := p.parseOperandsUntilKeyword(op); err != nil {
 		return nil, nil, err
 	}
-	op.Operands = operands
 	if p.tok.is(",") {
 		if err := p.advance(); err != nil {
 			return nil, nil, err
@@ -373,11 +367,9 @@ func (p *parser) prettyCompare(op *Op, nameTok token) (*Op, []TensorType, error)
 
 // prettySlice parses "%x [0:10, 2:3:1, ...]".
 func (p *parser) prettySlice(op *Op, nameTok token) (*Op, []TensorType, error) {
-	operands, err := p.parseOperandsUntilKeyword()
-	if err != nil {
+	if err := p.parseOperandsUntilKeyword(op); err != nil {
 		return nil, nil, err
 	}
-	op.Operands = operands
 	if p.tok.is(",") {
 		// Older keyword form: starts/limits/strides lists are not printed
 		// by current tools; fall through to the generic keyword parser.
@@ -439,10 +431,7 @@ func (p *parser) prettyReduce(op *Op, nameTok token) (*Op, []TensorType, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := p.expectIdent("init"); err != nil {
-			return nil, nil, err
-		}
-		if err := p.expect(":"); err != nil {
+		if err := p.expectSeq("init", ":"); err != nil {
 			return nil, nil, err
 		}
 		init, err := p.parseValueUse("reduce init value")
@@ -473,13 +462,7 @@ func (p *parser) prettyReduce(op *Op, nameTok token) (*Op, []TensorType, error) 
 		}
 		applyTok = &t
 	}
-	if err := p.expectIdent("across"); err != nil {
-		return nil, nil, err
-	}
-	if err := p.expectIdent("dimensions"); err != nil {
-		return nil, nil, err
-	}
-	if err := p.expect("="); err != nil {
+	if err := p.expectSeq("across", "dimensions", "="); err != nil {
 		return nil, nil, err
 	}
 	dims, err := p.parseIntList()
@@ -565,11 +548,9 @@ func (p *parser) prettyCall(op *Op, nameTok token) (*Op, []TensorType, error) {
 	if err := p.advance(); err != nil {
 		return nil, nil, err
 	}
-	operands, err := p.parseParenOperands()
-	if err != nil {
+	if err := p.parseParenOperands(op); err != nil {
 		return nil, nil, err
 	}
-	op.Operands = operands
 	outs, err := p.parseFuncTypeTail(op, nameTok)
 	if err != nil {
 		return nil, nil, err
@@ -579,12 +560,10 @@ func (p *parser) prettyCall(op *Op, nameTok token) (*Op, []TensorType, error) {
 
 // prettyReturn parses "return %a, %b : T, T" (or a bare "return").
 func (p *parser) prettyReturn(op *Op, nameTok token) (*Op, []TensorType, error) {
-	operands, err := p.parseOperandsUntilKeyword()
-	if err != nil {
+	if err := p.parseOperandsUntilKeyword(op); err != nil {
 		return nil, nil, err
 	}
-	op.Operands = operands
-	if len(operands) == 0 {
+	if len(op.Operands) == 0 {
 		return op, nil, nil
 	}
 	if err := p.expect(":"); err != nil {
@@ -594,7 +573,7 @@ func (p *parser) prettyReturn(op *Op, nameTok token) (*Op, []TensorType, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := p.checkOperandTypes(nameTok.pos, nameTok.text, operands, types); err != nil {
+	if err := p.checkOperandTypes(nameTok.pos, nameTok.text, op.Operands, types); err != nil {
 		return nil, nil, err
 	}
 	return op, nil, nil
@@ -605,23 +584,17 @@ func (p *parser) prettyTopK(op *Op, nameTok token) (*Op, []TensorType, error) {
 	if err := p.expect("("); err != nil {
 		return nil, nil, err
 	}
-	operands, err := p.parseOperandsUntilKeyword()
+	if err := p.parseOperandsUntilKeyword(op); err != nil {
+		return nil, nil, err
+	}
+	if err := p.expectSeq(",", "k", "="); err != nil {
+		return nil, nil, err
+	}
+	k, err := p.parseIntTok()
 	if err != nil {
 		return nil, nil, err
 	}
-	op.Operands = operands
-	if err := p.expect(","); err != nil {
-		return nil, nil, err
-	}
-	if err := p.expectIdent("k"); err != nil {
-		return nil, nil, err
-	}
-	if err := p.expect("="); err != nil {
-		return nil, nil, err
-	}
-	if op.Attrs.K, err = p.parseIntTok(); err != nil {
-		return nil, nil, err
-	}
+	op.Attrs.K = k
 	if err := p.expect(")"); err != nil {
 		return nil, nil, err
 	}
@@ -630,6 +603,26 @@ func (p *parser) prettyTopK(op *Op, nameTok token) (*Op, []TensorType, error) {
 
 // applyAttrs interprets attribute dictionaries (generic-form attributes
 // and pretty-form extra dictionaries) into the typed Attrs fields.
+// kindAttr fails unless attribute f's value is of kind k, described as
+// what in the message.
+func (p *parser) kindAttr(f attrField, k attrKind, what string) error {
+	if f.val.kind != k {
+		return p.errorf(f.val.pos, "%s must be %s", f.name, what)
+	}
+	return nil
+}
+
+// boolAttr is attribute f's boolean value.
+func (p *parser) boolAttr(f attrField) (bool, error) {
+	return f.val.b, p.kindAttr(f, aBool, "a boolean")
+}
+
+// textAttr is the text of attribute f's value of kind k (an enum, string
+// or symbol), described as what in the message.
+func (p *parser) textAttr(f attrField, k attrKind, what string) (string, error) {
+	return f.val.s, p.kindAttr(f, k, what)
+}
+
 func (p *parser) applyAttrs(op *Op, fields []attrField) error {
 	a := &op.Attrs
 	ints := func(f attrField) ([]int64, error) {
@@ -648,7 +641,7 @@ func (p *parser) applyAttrs(op *Op, fields []attrField) error {
 	var err error
 	for _, f := range fields {
 		if op.Name == "convolution" {
-			if ok, err := p.applyConvAttr(op, f); ok {
+			if ok, err := p.applyConvAttr(op, f.name, f); ok {
 				if err != nil {
 					return err
 				}
@@ -695,45 +688,24 @@ func (p *parser) applyAttrs(op *Op, fields []attrField) error {
 			a.SliceSizes, err = ints(f)
 		case "scatter/scatter_dimension_numbers":
 			err = p.applyScatterDims(f.val, &a.Scatter)
-		case "gather/indices_are_sorted", "scatter/indices_are_sorted", "scatter/unique_indices", "sort/is_stable":
-			if f.val.kind != aBool {
-				return p.errorf(f.val.pos, "%s must be a boolean", f.name)
-			}
-			switch f.name {
-			case "indices_are_sorted":
-				a.IndicesAreSorted = f.val.b
-			case "unique_indices":
-				a.UniqueIndices = f.val.b
-			default:
-				a.IsStable = f.val.b
-			}
-		case "triangular_solve/left_side", "triangular_solve/lower", "triangular_solve/unit_diagonal":
-			if f.val.kind != aBool {
-				return p.errorf(f.val.pos, "%s must be a boolean", f.name)
-			}
-			switch f.name {
-			case "left_side":
-				a.TriSolve.LeftSide = f.val.b
-			case "lower":
-				a.TriSolve.Lower = f.val.b
-			default:
-				a.TriSolve.UnitDiagonal = f.val.b
-			}
+		case "gather/indices_are_sorted", "scatter/indices_are_sorted":
+			a.IndicesAreSorted, err = p.boolAttr(f)
+		case "scatter/unique_indices":
+			a.UniqueIndices, err = p.boolAttr(f)
+		case "sort/is_stable":
+			a.IsStable, err = p.boolAttr(f)
+		case "triangular_solve/left_side":
+			a.TriSolve.LeftSide, err = p.boolAttr(f)
+		case "triangular_solve/lower":
+			a.TriSolve.Lower, err = p.boolAttr(f)
+		case "triangular_solve/unit_diagonal":
+			a.TriSolve.UnitDiagonal, err = p.boolAttr(f)
 		case "cholesky/lower":
-			if f.val.kind != aBool {
-				return p.errorf(f.val.pos, "lower must be a boolean")
-			}
-			a.Lower = f.val.b
+			a.Lower, err = p.boolAttr(f)
 		case "rng_bit_generator/rng_algorithm":
-			if f.val.kind != aEnum {
-				return p.errorf(f.val.pos, "rng_algorithm must be #stablehlo<rng_algorithm X>")
-			}
-			a.RngAlgorithm = f.val.s
+			a.RngAlgorithm, err = p.textAttr(f, aEnum, "#stablehlo<rng_algorithm X>")
 		case "triangular_solve/transpose_a":
-			if f.val.kind != aEnum {
-				return p.errorf(f.val.pos, "transpose_a must be #stablehlo<transpose X>")
-			}
-			a.TriSolve.TransposeA = f.val.s
+			a.TriSolve.TransposeA, err = p.textAttr(f, aEnum, "#stablehlo<transpose X>")
 		case "sort/dimension":
 			a.Dimension, err = one(f)
 		case "reduce_window/window_dimensions", "select_and_scatter/window_dimensions":
@@ -751,40 +723,19 @@ func (p *parser) applyAttrs(op *Op, fields []attrField) error {
 		case "reduce_precision/mantissa_bits":
 			a.MantissaBits, err = one(f)
 		case "compare/comparison_direction":
-			if f.val.kind != aEnum {
-				return p.errorf(f.val.pos, "comparison_direction must be #stablehlo<comparison_direction X>")
-			}
-			a.ComparisonDirection = f.val.s
+			a.ComparisonDirection, err = p.textAttr(f, aEnum, "#stablehlo<comparison_direction X>")
 		case "compare/compare_type":
-			if f.val.kind != aEnum {
-				return p.errorf(f.val.pos, "compare_type must be #stablehlo<comparison_type X>")
-			}
-			a.CompareType = f.val.s
+			a.CompareType, err = p.textAttr(f, aEnum, "#stablehlo<comparison_type X>")
 		case "dot_general/dot_dimension_numbers":
-			if f.val.kind != aStruct {
-				return p.errorf(f.val.pos, "dot_dimension_numbers must be #stablehlo.dot<...>")
-			}
-			for _, sf := range f.val.fields {
-				v, ok := sf.val.asInts()
-				if !ok {
-					return p.errorf(sf.val.pos, "dot dimension %s must be a list of integers", sf.name)
-				}
-				switch sf.name {
-				case "lhs_batching_dimensions":
-					a.Dot.LhsBatch = slices.Clone(v)
-				case "rhs_batching_dimensions":
-					a.Dot.RhsBatch = slices.Clone(v)
-				case "lhs_contracting_dimensions":
-					a.Dot.LhsContracting = slices.Clone(v)
-				case "rhs_contracting_dimensions":
-					a.Dot.RhsContracting = slices.Clone(v)
-				default:
-					return p.errorf(sf.val.pos, "unknown dot dimension field %s", sf.name)
-				}
-			}
+			err = p.applyDimFields(f.val, f.name, "dot", nil, map[string]*[]int64{
+				"lhs_batching_dimensions":    &a.Dot.LhsBatch,
+				"rhs_batching_dimensions":    &a.Dot.RhsBatch,
+				"lhs_contracting_dimensions": &a.Dot.LhsContracting,
+				"rhs_contracting_dimensions": &a.Dot.RhsContracting,
+			})
 		case "dot_general/precision_config":
-			if f.val.kind != aList {
-				return p.errorf(f.val.pos, "precision_config must be a list")
+			if err := p.kindAttr(f, aList, "a list"); err != nil {
+				return err
 			}
 			a.Precision = []string{}
 			for _, e := range f.val.list {
@@ -796,20 +747,11 @@ func (p *parser) applyAttrs(op *Op, fields []attrField) error {
 		case "dot_general/algorithm":
 			return p.unsupportedf(f.val.pos, "dot_general algorithm attribute is not supported")
 		case "custom_call/call_target_name":
-			if f.val.kind != aString {
-				return p.errorf(f.val.pos, "call_target_name must be a string")
-			}
-			a.Callee = f.val.s
+			a.Callee, err = p.textAttr(f, aString, "a string")
 		case "call/callee":
-			if f.val.kind != aSymbol {
-				return p.errorf(f.val.pos, "callee must be a symbol")
-			}
-			a.Callee = f.val.s
+			a.Callee, err = p.textAttr(f, aSymbol, "a symbol")
 		case "custom_call/has_side_effect":
-			if f.val.kind != aBool {
-				return p.errorf(f.val.pos, "has_side_effect must be a boolean")
-			}
-			a.HasSideEffect = f.val.b
+			a.HasSideEffect, err = p.boolAttr(f)
 		case "custom_call/min_ulp_difference", "custom_call/max_ulp_difference":
 			n, e := one(f)
 			if e != nil {

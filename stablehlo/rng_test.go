@@ -22,7 +22,7 @@ func TestThreefry(t *testing.T) {
 func TestRngBitGenerator(t *testing.T) {
 	// Key 0, counter 0: element e is threefry(e, 0) with the first word
 	// as the low half; the counter advances by the element count.
-	out := evalProgram(t, `func.func @main() -> (tensor<2xui64>, tensor<2x1xui64>) {
+	out := evalText(t, `func.func @main() -> (tensor<2xui64>, tensor<2x1xui64>) {
   %s = stablehlo.constant dense<[0, 0]> : tensor<2xui64>
   %n, %r = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<2x1xui64>)
   return %n, %r : tensor<2xui64>, tensor<2x1xui64>

@@ -58,12 +58,7 @@ func evalTriSolve(a, b *Tensor, t TriSolve) *Tensor {
 	}
 	out := NewTensor(TensorType{DType: F64, Shape: b.Type.Shape})
 	xs := out.Float64s()
-	round := func(v float64) float64 {
-		if dt == F64 {
-			return v
-		}
-		return float64(float32(v))
-	}
+	round := stepRounder(dt)
 	trans := t.TransposeA != "NO_TRANSPOSE"
 	lowerEff := t.Lower != trans // op(a) is lower triangular
 	for bt := int64(0); bt < batches; bt++ {

@@ -136,15 +136,48 @@ func (v *verifier) verifyOp(op *Op) error {
 	return nil
 }
 
+// checkArity fails unless there are n operands.
+func checkArity(ops []*Value, n int) error {
+	if len(ops) != n {
+		return fmt.Errorf("expects %d operands, got %d", n, len(ops))
+	}
+	return nil
+}
+
+// declaredResult checks that op has n operands and one declared result,
+// and returns that result's type (for ops whose type rule checks the
+// declared type rather than deriving it).
+func declaredResult(op *Op, n int) (TensorType, error) {
+	if err := checkArity(op.Operands, n); err != nil {
+		return TensorType{}, err
+	}
+	if len(op.Results) != 1 {
+		return TensorType{}, fmt.Errorf("must have one result")
+	}
+	return op.Results[0].Type, nil
+}
+
+// checkInputsAndInits checks the operands of a reduction over n inputs
+// (reduce, reduce_window): n inputs of one shape, then n scalar init
+// values of the inputs' element types.
+func checkInputsAndInits(op *Op, n int) error {
+	in0 := op.Operands[0].Type
+	for i := 0; i < n; i++ {
+		in, init := op.Operands[i].Type, op.Operands[n+i].Type
+		if !in.SameShape(in0) {
+			return fmt.Errorf("input %s (%s) shape differs from %s", op.Operands[i], in, in0)
+		}
+		if init.Rank() != 0 || init.DType != in.DType {
+			return fmt.Errorf("init value %s (%s) must be a scalar of %s", op.Operands[n+i], init, in.DType)
+		}
+	}
+	return nil
+}
+
 func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 	ops := op.Operands
 	a := &op.Attrs
-	need := func(n int) error {
-		if len(ops) != n {
-			return fmt.Errorf("expects %d operands, got %d", n, len(ops))
-		}
-		return nil
-	}
+	need := func(n int) error { return checkArity(ops, n) }
 	sameTypes := func() error {
 		for _, o := range ops[1:] {
 			if !o.Type.Equal(ops[0].Type) {
@@ -207,13 +240,10 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 		}
 		return []TensorType{a.Constant.Type}, nil
 	case "iota":
-		if err := need(0); err != nil {
+		t, err := declaredResult(op, 0)
+		if err != nil {
 			return nil, err
 		}
-		if len(op.Results) != 1 {
-			return nil, fmt.Errorf("must have one result")
-		}
-		t := op.Results[0].Type
 		if a.Dimension < 0 || a.Dimension >= int64(t.Rank()) {
 			return nil, fmt.Errorf("iota dimension %d out of range for %s", a.Dimension, t)
 		}
@@ -278,37 +308,29 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 		}
 		return []TensorType{x}, nil
 	case "convert":
-		if err := need(1); err != nil {
+		r, err := declaredResult(op, 1)
+		if err != nil {
 			return nil, err
 		}
-		if len(op.Results) != 1 {
-			return nil, fmt.Errorf("must have one result")
-		}
-		r := op.Results[0].Type
 		if !r.SameShape(ops[0].Type) {
 			return nil, fmt.Errorf("cannot convert %s to %s: shapes differ", ops[0].Type, r)
 		}
 		return []TensorType{r}, nil
 	case "reshape":
-		if err := need(1); err != nil {
+		r, err := declaredResult(op, 1)
+		if err != nil {
 			return nil, err
 		}
-		if len(op.Results) != 1 {
-			return nil, fmt.Errorf("must have one result")
-		}
-		r := op.Results[0].Type
 		if r.DType != ops[0].Type.DType || r.NumElements() != ops[0].Type.NumElements() {
 			return nil, fmt.Errorf("cannot reshape %s (%s) to %s", ops[0], ops[0].Type, r)
 		}
 		return []TensorType{r}, nil
 	case "broadcast_in_dim":
-		if err := need(1); err != nil {
+		r, err := declaredResult(op, 1)
+		if err != nil {
 			return nil, err
 		}
-		if len(op.Results) != 1 {
-			return nil, fmt.Errorf("must have one result")
-		}
-		in, r := ops[0].Type, op.Results[0].Type
+		in := ops[0].Type
 		if r.DType != in.DType {
 			return nil, fmt.Errorf("element type changes from %s to %s", in, r)
 		}
@@ -604,16 +626,12 @@ func (v *verifier) inferReduce(op *Op) ([]TensorType, error) {
 	if outShape == nil {
 		outShape = []int64{}
 	}
+	if err := checkInputsAndInits(op, n); err != nil {
+		return nil, err
+	}
 	var out []TensorType
 	for i := 0; i < n; i++ {
-		in, init := op.Operands[i].Type, op.Operands[n+i].Type
-		if !in.SameShape(in0) {
-			return nil, fmt.Errorf("input %s (%s) shape differs from %s", op.Operands[i], in, in0)
-		}
-		if init.Rank() != 0 || init.DType != in.DType {
-			return nil, fmt.Errorf("init value %s (%s) must be a scalar of %s", op.Operands[n+i], init, in.DType)
-		}
-		out = append(out, TensorType{DType: in.DType, Shape: outShape})
+		out = append(out, TensorType{DType: op.Operands[i].Type.DType, Shape: outShape})
 	}
 	if len(op.Regions) != 1 {
 		return nil, fmt.Errorf("needs exactly one body region")

@@ -114,15 +114,12 @@ func (v *verifier) inferReduceWindow(op *Op) ([]TensorType, error) {
 	}
 	out := make([]TensorType, n)
 	scalars := make([]TensorType, n)
+	if err := checkInputsAndInits(op, n); err != nil {
+		return nil, err
+	}
 	for i := 0; i < n; i++ {
-		in, init := op.Operands[i].Type, op.Operands[n+i].Type
-		if !in.SameShape(in0) {
-			return nil, fmt.Errorf("input %s (%s) shape differs from %s", op.Operands[i], in, in0)
-		}
-		if init.Rank() != 0 || init.DType != in.DType {
-			return nil, fmt.Errorf("init value %s (%s) must be a scalar of %s", op.Operands[n+i], init, in.DType)
-		}
-		out[i] = TensorType{DType: in.DType, Shape: slices.Clone(shape)}
+		init := op.Operands[n+i].Type
+		out[i] = TensorType{DType: init.DType, Shape: slices.Clone(shape)}
 		scalars[i] = init
 	}
 	if err := v.verifyScalarBody(op, 0, append(slices.Clone(scalars), scalars...), scalars, "reduce_window body"); err != nil {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
@@ -92,14 +91,21 @@ const sharingProgram = `func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x80x
 // invocation's arguments, one line each, and runs the real compiler.
 func countingCompiler(t *testing.T) (logPath string) {
 	t.Helper()
+	logPath = filepath.Join(t.TempDir(), "invocations.log")
+	wrapCompiler(t, fmt.Sprintf("printf '%%s\\n' \"$*\" >> '%s'\n", logPath))
+	return logPath
+}
+
+// wrapCompiler points XLACACHE_CC at a shell script that runs prelude,
+// then the real compiler with the same arguments.
+func wrapCompiler(t *testing.T, prelude string) {
+	t.Helper()
 	real, err := cc.Find(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	logPath = filepath.Join(dir, "invocations.log")
-	script := filepath.Join(dir, "countcc")
-	body := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> '%s'\nexec '%s' \"$@\"\n", logPath, real.Path)
+	script := filepath.Join(t.TempDir(), "wrapcc")
+	body := fmt.Sprintf("#!/bin/sh\n%sexec '%s' \"$@\"\n", prelude, real.Path)
 	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +113,6 @@ func countingCompiler(t *testing.T) (logPath string) {
 	// The compiler probe memo goes to the user cache directory; keep this
 	// test's throw-away compiler out of the real one.
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	return logPath
 }
 
 // finalKernelFile matches the source files of final kernel objects
@@ -171,22 +176,15 @@ func TestKernelTierServesAutotuning(t *testing.T) {
 	var progress []string
 	compile := func(name, text string) (*cache.Report, *Executable) {
 		opts := config.Defaults()
-		opts.Dir, opts.MinCompileTime = dir, 0
-		c, err := xlacache.Open(context.Background(), opts, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opts.Dir = dir
+		c := openCache(t, opts, nil)
 		defer c.Close()
 		b := New()
 		b.TuneBudget = 20 * time.Millisecond
 		b.Progress = func(stage string, done, total int) {
 			progress = append(progress, fmt.Sprintf("%s %d/%d", stage, done, total))
 		}
-		exe, rep, err := cache.Compile(context.Background(), c, b, cache.Program{Name: name, Text: []byte(text)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep, exe.(*Executable)
+		return compileIn(t, c, b, name, text)
 	}
 	rep, exe := compile("tuned", tunedProgram)
 	firstConfig := map[string]string{} // kernel description -> config

@@ -33,17 +33,9 @@ func compileThrough(b testing.TB, dir, name string, text []byte) (*cache.Report,
 }
 
 func phaseSummary(rep *cache.Report) string {
-	sums := map[string]time.Duration{}
-	var order []string
-	for _, p := range rep.Phases {
-		if _, ok := sums[p.Name]; !ok {
-			order = append(order, p.Name)
-		}
-		sums[p.Name] += p.Duration
-	}
 	var parts []string
-	for _, n := range order {
-		parts = append(parts, fmt.Sprintf("%s=%v", n, sums[n].Round(time.Millisecond)))
+	for _, p := range rep.PhaseTotals() {
+		parts = append(parts, fmt.Sprintf("%s=%v", p.Name, p.Duration.Round(time.Millisecond)))
 	}
 	return strings.Join(parts, " ")
 }

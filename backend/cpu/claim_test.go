@@ -10,10 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/stablehlo"
 )
 
 // candidateFile matches the source file of an autotune candidate library
@@ -35,15 +33,12 @@ func compileTogether(t *testing.T, subcaches []config.Subcache) ([]*Executable, 
 	caches := make([]*cache.Cache, len(sharedPrograms))
 	for i := range caches {
 		opts := config.Defaults()
-		opts.Dir, opts.MinCompileTime = dir, 0
+		opts.Dir = dir
 		opts.Subcaches, opts.SubcachesExplicit = subcaches, true
 		// Long enough never to run out on a loaded machine: a waiter
 		// that gives up compiles itself, which the tests would report.
 		opts.WaitTimeout = 5 * time.Minute
-		c, err := xlacache.Open(context.Background(), opts, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := openCache(t, opts, nil)
 		t.Cleanup(func() { c.Close() })
 		caches[i] = c
 	}
@@ -83,15 +78,7 @@ func compileTogether(t *testing.T, subcaches []config.Subcache) ([]*Executable, 
 	}
 	for i, p := range sharedPrograms {
 		m := parseText(t, p.text)
-		args := randomArgs(m, uint64(11+i))
-		want, err := stablehlo.Eval(m, "", args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := exes[i].Run(context.Background(), args)
-		if err != nil {
-			t.Fatalf("running %s: %v", p.name, err)
-		}
+		got, want := runBoth(t, exes[i], m, randomArgs(m, uint64(11+i)))
 		assertClose(t, got, want, 1e-4)
 	}
 	return exes, reps, logPath
@@ -142,6 +129,20 @@ func compileRuns(t *testing.T, logPath, final string) (candidates map[string]int
 	return candidates, finals
 }
 
+// checkCandidatesOnce fails unless one candidate library was built (the
+// shared kernel's), and built once.
+func checkCandidatesOnce(t *testing.T, candidateRuns map[string]int) {
+	t.Helper()
+	if len(candidateRuns) != 1 {
+		t.Errorf("candidate libraries built: %v, want one (the shared kernel's)", candidateRuns)
+	}
+	for unit, n := range candidateRuns {
+		if n != 1 {
+			t.Errorf("the shared kernel's candidates %s were compiled %d times, want once", unit, n)
+		}
+	}
+}
+
 // TestSharedKernelSingleFlight compiles two different programs that share
 // one dot_general kernel at the same time, as two processes would (see
 // compileTogether). The shared kernel must be tuned once, and its autotune
@@ -162,14 +163,7 @@ func TestSharedKernelSingleFlight(t *testing.T) {
 	}
 
 	candidateRuns, finalRuns := compileRuns(t, logPath, shared[0].Name)
-	if len(candidateRuns) != 1 {
-		t.Errorf("candidate libraries built: %v, want one (the shared kernel's)", candidateRuns)
-	}
-	for unit, n := range candidateRuns {
-		if n != 1 {
-			t.Errorf("the shared kernel's candidates %s were compiled %d times, want once", unit, n)
-		}
-	}
+	checkCandidatesOnce(t, candidateRuns)
 	if finalRuns != 1 {
 		t.Errorf("the shared kernel's final object %s was compiled %d times, want once", shared[0].Name, finalRuns)
 	}
@@ -188,12 +182,5 @@ func TestSharedCandidatesSingleFlight(t *testing.T) {
 		t.Fatalf("tune hits %v and %v without an autotune tier", shared[0].TuneHit, shared[1].TuneHit)
 	}
 	candidateRuns, _ := compileRuns(t, logPath, shared[0].Name)
-	if len(candidateRuns) != 1 {
-		t.Errorf("candidate libraries built: %v, want one (the shared kernel's)", candidateRuns)
-	}
-	for unit, n := range candidateRuns {
-		if n != 1 {
-			t.Errorf("the shared kernel's candidates %s were compiled %d times, want once", unit, n)
-		}
-	}
+	checkCandidatesOnce(t, candidateRuns)
 }

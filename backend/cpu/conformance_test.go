@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -44,11 +43,7 @@ func sharedConformanceDir(t testing.TB, env, name string) string {
 func testCache(t testing.TB, dir string) *cache.Cache {
 	opts := config.Defaults()
 	opts.Dir = dir
-	opts.MinCompileTime = 0
-	c, err := xlacache.Open(context.Background(), opts, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := openCache(t, opts, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	t.Cleanup(func() { c.Close() })
 	return c
 }

@@ -1,7 +1,7 @@
 package cpu
 
 import (
-	"context"
+	"fmt"
 	"testing"
 
 	"github.com/xlacache/xlacache/stablehlo"
@@ -81,12 +81,7 @@ const indexOpsProgram = `func.func @main(%x: tensor<5x4xf32>, %ii: tensor<3x1xi3
 // and sort with the interpreter, bit for bit, on seeded random inputs
 // whose indices fall inside and outside the operands.
 func TestDifferentialIndexOps(t *testing.T) {
-	m := parseText(t, indexOpsProgram)
-	exe, err := New().CompileModule(context.Background(), m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exe.Close()
+	m, exe := compileText(t, indexOpsProgram)
 	for seed := uint64(0); seed < 24; seed++ {
 		args := stablehlo.RandomArgs(m.Main(), seed)
 		// Duplicate keys and a NaN among the values to sort.
@@ -96,19 +91,8 @@ func TestDifferentialIndexOps(t *testing.T) {
 		if seed%3 == 0 {
 			args[9].Uint64s()[0] = 1 << 63 // saturates, then clamps
 		}
-		got, err := exe.Run(context.Background(), args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := stablehlo.Eval(m, "", args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j := range got {
-			if i, ok := sameValues(got[j], want[j]); !ok {
-				t.Errorf("seed %d output %d differs at element %d:\ncpu    %v\ninterp %v", seed, j, i, got[j], want[j])
-			}
-		}
+		got, want := runBoth(t, exe, m, args)
+		assertSame(t, fmt.Sprint("seed ", seed), got, want)
 	}
 }
 
@@ -135,27 +119,11 @@ const convProgram = `func.func @main(%a: tensor<2x6x5x4xi32>, %k: tensor<3x2x2x6
 // TestDifferentialConvolution compares the lowered convolution with the
 // interpreter on seeded random inputs.
 func TestDifferentialConvolution(t *testing.T) {
-	m := parseText(t, convProgram)
-	exe, err := New().CompileModule(context.Background(), m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exe.Close()
+	m, exe := compileText(t, convProgram)
 	for seed := uint64(0); seed < 6; seed++ {
 		args := stablehlo.RandomArgs(m.Main(), seed)
-		got, err := exe.Run(context.Background(), args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := stablehlo.Eval(m, "", args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j := 0; j < 2; j++ {
-			if i, ok := sameValues(got[j], want[j]); !ok {
-				t.Errorf("seed %d output %d differs at element %d:\ncpu    %v\ninterp %v", seed, j, i, got[j], want[j])
-			}
-		}
+		got, want := runBoth(t, exe, m, args)
+		assertSame(t, fmt.Sprint("seed ", seed), got, want, 0, 1)
 		assertClose(t, got[2:], want[2:], 1e-5)
 	}
 }
@@ -174,30 +142,14 @@ const halfDotProgram = `func.func @main(%a: tensor<2x3x4x5xbf16>, %b: tensor<2x5
 // order agree bit for bit) with the interpreter; top_k's input has ties
 // and a NaN.
 func TestDifferentialHalfDotTopK(t *testing.T) {
-	m := parseText(t, halfDotProgram)
-	exe, err := New().CompileModule(context.Background(), m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exe.Close()
+	m, exe := compileText(t, halfDotProgram)
 	for seed := uint64(0); seed < 6; seed++ {
 		args := stablehlo.RandomArgs(m.Main(), seed)
 		tk := args[4].Data
 		tk[0], tk[1] = 0x00, 0x7E // NaN first in row 0
 		copy(tk[4:6], tk[2:4])    // a tie
-		got, err := exe.Run(context.Background(), args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := stablehlo.Eval(m, "", args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j := range got {
-			if i, ok := sameValues(got[j], want[j]); !ok {
-				t.Errorf("seed %d output %d differs at element %d:\ncpu    %v\ninterp %v", seed, j, i, got[j], want[j])
-			}
-		}
+		got, want := runBoth(t, exe, m, args)
+		assertSame(t, fmt.Sprint("seed ", seed), got, want)
 	}
 }
 
@@ -218,12 +170,7 @@ const triRngProgram = `func.func @main(%a: tensor<2x4x4xf64>, %b: tensor<2x4x3xf
 // C compiler may fuse multiply-adds) and rng_bit_generator (bit for bit,
 // with a counter that wraps) with the interpreter.
 func TestDifferentialTriSolveRng(t *testing.T) {
-	m := parseText(t, triRngProgram)
-	exe, err := New().CompileModule(context.Background(), m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exe.Close()
+	m, exe := compileText(t, triRngProgram)
 	for seed := uint64(0); seed < 4; seed++ {
 		args := stablehlo.RandomArgs(m.Main(), seed)
 		a := args[0].Float64s()
@@ -234,19 +181,8 @@ func TestDifferentialTriSolveRng(t *testing.T) {
 		}
 		args[5].Uint64s()[0] = 0x0123456789abcdef
 		args[5].Uint64s()[1] = ^uint64(0) - 7 // the counter wraps around
-		got, err := exe.Run(context.Background(), args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := stablehlo.Eval(m, "", args)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, want := runBoth(t, exe, m, args)
 		assertClose(t, got[:5], want[:5], 2e-3)
-		for j := 5; j < 7; j++ {
-			if i, ok := sameValues(got[j], want[j]); !ok {
-				t.Errorf("seed %d output %d differs at element %d:\ncpu    %v\ninterp %v", seed, j, i, got[j], want[j])
-			}
-		}
+		assertSame(t, fmt.Sprint("seed ", seed), got, want, 5, 6)
 	}
 }

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -16,36 +15,18 @@ import (
 // interpreter, on seeded random programs whose inputs include zeros.
 func TestDifferentialIntegers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 3))
-	for i := 0; i < 8; i++ {
-		src := randomIntProgram(rng)
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			m := parseText(t, src)
-			exe, err := New().CompileModule(context.Background(), m, nil)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, src)
-			}
-			defer exe.Close()
-			args := randomArgs(m, uint64(i))
-			// Extreme values exercise overflow paths.
-			x := args[0].Int32s()
-			x[0], x[1], x[2] = -2147483648, 2147483647, -1
-			y := args[1].Int32s()
-			y[0], y[1], y[3] = -1, 0, 0
-			got, err := exe.Run(context.Background(), args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := stablehlo.Eval(m, "", args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for j := range got {
-				if !got[j].Equal(want[j]) {
-					t.Errorf("output %d differs:\ncpu    %v\ninterp %v\n%s", j, got[j], want[j], src)
-				}
-			}
-		})
-	}
+	intProgram := func(i int) (string, string) { return fmt.Sprint(i), randomIntProgram(rng) }
+	randomDifferential(t, 8, intProgram, func(t *testing.T, m *stablehlo.Module, exe *Executable, i int) {
+		args := randomArgs(m, uint64(i))
+		// Extreme values exercise overflow paths.
+		x := args[0].Int32s()
+		x[0], x[1], x[2] = -2147483648, 2147483647, -1
+		y := args[1].Int32s()
+		y[0], y[1], y[3] = -1, 0, 0
+		got, want := runBoth(t, exe, m, args)
+		// Integer outputs: sameValues is exact equality.
+		assertSame(t, "", got, want)
+	})
 }
 
 func randomIntProgram(rng *rand.Rand) string {

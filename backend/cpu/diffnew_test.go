@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,26 +9,6 @@ import (
 
 	"github.com/xlacache/xlacache/stablehlo"
 )
-
-// sameValues compares outputs bit for bit, except that any NaN matches any
-// NaN (C and Go may propagate different NaN payloads).
-func sameValues(got, want *stablehlo.Tensor) (int64, bool) {
-	if !got.Type.Equal(want.Type) {
-		return -1, false
-	}
-	n := got.Type.NumElements()
-	es := int64(got.Type.DType.Size())
-	for i := int64(0); i < n; i++ {
-		if string(got.Data[i*es:(i+1)*es]) == string(want.Data[i*es:(i+1)*es]) {
-			continue
-		}
-		if got.Type.DType.IsFloat() && math.IsNaN(got.Float64At(i)) && math.IsNaN(want.Float64At(i)) {
-			continue
-		}
-		return i, false
-	}
-	return 0, true
-}
 
 // TestDifferentialHalfAndBitOps compares the cpu backend with the
 // interpreter, bit for bit, on seeded random programs over f16 and bf16
@@ -40,49 +19,31 @@ func sameValues(got, want *stablehlo.Tensor) (int64, bool) {
 // subnormals and values near the 16-bit rounding boundaries.
 func TestDifferentialHalfAndBitOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 5))
-	for i := 0; i < 6; i++ {
+	randomDifferential(t, 6, func(i int) (string, string) {
 		dt := []string{"f16", "bf16"}[i%2]
-		src := randomHalfProgram(rng, dt)
-		t.Run(fmt.Sprint(i, dt), func(t *testing.T) {
-			m := parseText(t, src)
-			exe, err := New().CompileModule(context.Background(), m, nil)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, src)
+		return fmt.Sprint(i, dt), randomHalfProgram(rng, dt)
+	}, func(t *testing.T, m *stablehlo.Module, exe *Executable, i int) {
+		args := stablehlo.RandomArgs(m.Main(), uint64(i))
+		specialHalves(args[0], rng)
+		d := args[1].Float64s()
+		d[0], d[1], d[2] = 1+math.Pow(2, -11)+math.Pow(2, -40), 65519.99, math.Pow(2, -25)+math.Pow(2, -60)
+		for j := 3; j < len(d); j++ {
+			d[j] = (rng.Float64()*2 - 1) * math.Pow(2, float64(rng.IntN(40)-20))
+		}
+		n := args[2].Int64s()
+		for j := range n {
+			n[j] = rng.Int64() >> uint(rng.IntN(63))
+			if j%2 == 1 {
+				n[j] = -n[j]
 			}
-			defer exe.Close()
-			args := stablehlo.RandomArgs(m.Main(), uint64(i))
-			specialHalves(args[0], rng)
-			d := args[1].Float64s()
-			d[0], d[1], d[2] = 1+math.Pow(2, -11)+math.Pow(2, -40), 65519.99, math.Pow(2, -25)+math.Pow(2, -60)
-			for j := 3; j < len(d); j++ {
-				d[j] = (rng.Float64()*2 - 1) * math.Pow(2, float64(rng.IntN(40)-20))
-			}
-			n := args[2].Int64s()
-			for j := range n {
-				n[j] = rng.Int64() >> uint(rng.IntN(63))
-				if j%2 == 1 {
-					n[j] = -n[j]
-				}
-			}
-			s := args[3].Int32s()
-			for j := range s {
-				s[j] = int32(rng.IntN(80) - 40)
-			}
-			got, err := exe.Run(context.Background(), args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := stablehlo.Eval(m, "", args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for j := range got {
-				if k, ok := sameValues(got[j], want[j]); !ok {
-					t.Errorf("output %d differs at element %d:\ncpu    %v\ninterp %v\n%s", j, k, got[j], want[j], src)
-				}
-			}
-		})
-	}
+		}
+		s := args[3].Int32s()
+		for j := range s {
+			s[j] = int32(rng.IntN(80) - 40)
+		}
+		got, want := runBoth(t, exe, m, args)
+		assertSame(t, "", got, want)
+	})
 }
 
 // specialHalves puts edge values into a 16-bit float tensor.

@@ -57,6 +57,30 @@ func (g *gen) name(prefix string) string {
 	return fmt.Sprintf("%s%d", prefix, g.tmp)
 }
 
+// openIf opens a C block, in a new scope, that runs when every condition
+// holds; closeBlock ends it.
+func (g *gen) openIf(conds []string) {
+	g.line("if (%s) {", allOf(conds))
+	g.ind++
+	g.push()
+}
+
+// closeBlock ends a C block opened with a scope of its own (openIf's,
+// or a loop's).
+func (g *gen) closeBlock() {
+	g.pop()
+	g.ind--
+	g.line("}")
+}
+
+// allOf is the C conjunction of conds (true when there are none).
+func allOf(conds []string) string {
+	if len(conds) == 0 {
+		return "1"
+	}
+	return strings.Join(conds, " && ")
+}
+
 func (g *gen) push() { g.scopes = append(g.scopes, map[string]string{}) }
 func (g *gen) pop()  { g.scopes = g.scopes[:len(g.scopes)-1] }
 
@@ -392,13 +416,11 @@ func (g *gen) computeRaw(op *stablehlo.Op, idx []string) string {
 // bitsExpr is the bit pattern of a computed value of dtype d, as an
 // unsigned integer expression.
 func bitsExpr(d stablehlo.DType, x string) string {
-	switch d {
-	case stablehlo.F32:
-		return "xk_f2u(" + x + ")"
-	case stablehlo.F64:
-		return "xk_d2u(" + x + ")"
-	case stablehlo.F16, stablehlo.BF16:
+	if isHalf(d) {
 		return storeExpr(d, x)
+	}
+	if c, ok := floatBitCasts[d]; ok {
+		return fmt.Sprintf(c[0], x)
 	}
 	return fmt.Sprintf("((uint%d_t)%s)", 8*d.Size(), x)
 }
@@ -406,15 +428,20 @@ func bitsExpr(d stablehlo.DType, x string) string {
 // fromBits converts an unsigned bit-pattern expression to a computed
 // value of dtype d.
 func fromBits(d stablehlo.DType, u string) string {
-	switch d {
-	case stablehlo.F32:
-		return "xk_u2f((uint32_t)" + u + ")"
-	case stablehlo.F64:
-		return "xk_u2d((uint64_t)" + u + ")"
-	case stablehlo.F16, stablehlo.BF16:
+	if isHalf(d) {
 		return loadExpr(d, "(uint16_t)"+u)
 	}
+	if c, ok := floatBitCasts[d]; ok {
+		return fmt.Sprintf(c[1], u)
+	}
 	return fmt.Sprintf("((%s)(uint%d_t)%s)", ctype(d), 8*d.Size(), u)
+}
+
+// floatBitCasts are, per wide float type, the C formats that turn a
+// computed value into its bit pattern and a bit pattern into a value.
+var floatBitCasts = map[stablehlo.DType][2]string{
+	stablehlo.F32: {"xk_f2u(%s)", "xk_u2f((uint32_t)%s)"},
+	stablehlo.F64: {"xk_d2u(%s)", "xk_u2d((uint64_t)%s)"},
 }
 
 // bitcast implements bitcast_convert on little-endian buffers (as the
@@ -448,10 +475,22 @@ func fsuffix(dt stablehlo.DType) string {
 	return ""
 }
 
+// libmUnary maps the unary ops that are one libm call to the function
+// (f-suffixed for f32 by the caller).
+var libmUnary = map[string]string{
+	"floor": "floor", "ceil": "ceil", "cbrt": "cbrt", "tanh": "tanh", "sqrt": "sqrt",
+	"log1p": "log1p", "expm1": "expm1", "erf": "erf", "erfc": "erfc", "lgamma": "lgamma",
+	"round_nearest_even": "nearbyint", "round_nearest_afz": "round", "exponential": "exp",
+	"exponential_minus_one": "expm1", "log": "log", "log_plus_one": "log1p", "cosine": "cos", "sine": "sin",
+}
+
 func unaryExpr(name, a string, dt stablehlo.DType) string {
 	ct := ctype(dt)
 	f := fsuffix(dt)
 	math1 := func(fn string) string { return fmt.Sprintf("%s%s(%s)", fn, f, a) }
+	if fn, ok := libmUnary[name]; ok {
+		return math1(fn)
+	}
 	switch name {
 	case "negate":
 		if dt == stablehlo.I1 {
@@ -481,20 +520,6 @@ func unaryExpr(name, a string, dt stablehlo.DType) string {
 			return fmt.Sprintf("((uint8_t)(%s ^ 1))", a)
 		}
 		return fmt.Sprintf("((%s)~%s)", ct, a)
-	case "floor", "ceil", "cbrt", "tanh", "sqrt", "log1p", "expm1", "erf", "erfc", "lgamma":
-		return math1(name)
-	case "round_nearest_even":
-		return math1("nearbyint")
-	case "round_nearest_afz":
-		return math1("round")
-	case "exponential":
-		return math1("exp")
-	case "exponential_minus_one":
-		return math1("expm1")
-	case "log":
-		return math1("log")
-	case "log_plus_one":
-		return math1("log1p")
 	case "logistic":
 		if dt == stablehlo.F32 {
 			return fmt.Sprintf("xk_logisticf(%s)", a)
@@ -502,15 +527,11 @@ func unaryExpr(name, a string, dt stablehlo.DType) string {
 		return fmt.Sprintf("xk_logistic(%s)", a)
 	case "rsqrt":
 		return fmt.Sprintf("((%s)1 / sqrt%s(%s))", ct, f, a)
-	case "cosine":
-		return math1("cos")
 	case "tan":
 		if dt == stablehlo.F32 {
 			return fmt.Sprintf("((float)tan((double)%s))", a)
 		}
 		return math1("tan")
-	case "sine":
-		return math1("sin")
 	case "chlo.cosh", "chlo.sinh":
 		if dt == stablehlo.F32 {
 			return fmt.Sprintf("xk_%sf(%s)", strings.TrimPrefix(name, "chlo."), a)
@@ -582,21 +603,9 @@ func binaryExpr(name, a, b string, dt stablehlo.DType) string {
 		}
 		return fmt.Sprintf("xk_pow_%s(%s, %s)", ct, a, b)
 	case "maximum":
-		switch {
-		case dt == stablehlo.F32:
-			return fmt.Sprintf("xk_maxf(%s, %s)", a, b)
-		case dt == stablehlo.F64:
-			return fmt.Sprintf("xk_max(%s, %s)", a, b)
-		}
-		return fmt.Sprintf("(%s > %s ? %s : %s)", a, b, a, b)
+		return minMaxExpr("max", ">", a, b, dt)
 	case "minimum":
-		switch {
-		case dt == stablehlo.F32:
-			return fmt.Sprintf("xk_minf(%s, %s)", a, b)
-		case dt == stablehlo.F64:
-			return fmt.Sprintf("xk_min(%s, %s)", a, b)
-		}
-		return fmt.Sprintf("(%s < %s ? %s : %s)", a, b, a, b)
+		return minMaxExpr("min", "<", a, b, dt)
 	case "atan2":
 		return fmt.Sprintf("atan2%s(%s, %s)", f, a, b)
 	case "chlo.next_after":
@@ -609,6 +618,19 @@ func binaryExpr(name, a, b string, dt stablehlo.DType) string {
 		return fmt.Sprintf("((%s)(%s ^ %s))", ct, a, b)
 	}
 	return "0"
+}
+
+// minMaxExpr is maximum (fn "max", cmp ">") or minimum ("min", "<"):
+// floats go through the prelude's helpers for StableHLO's NaN and
+// signed-zero rules, other types compare.
+func minMaxExpr(fn, cmp, a, b string, dt stablehlo.DType) string {
+	switch dt {
+	case stablehlo.F32:
+		return fmt.Sprintf("xk_%sf(%s, %s)", fn, a, b)
+	case stablehlo.F64:
+		return fmt.Sprintf("xk_%s(%s, %s)", fn, a, b)
+	}
+	return fmt.Sprintf("(%s %s %s ? %s : %s)", a, cmp, b, a, b)
 }
 
 var cmpOps = map[string]string{"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,18 +18,6 @@ const smallProgram = `func.func @main(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) 
   return %1 : tensor<4x8xf32>
 }
 `
-
-func parseText(t *testing.T, src string) *stablehlo.Module {
-	t.Helper()
-	m, err := stablehlo.Parse([]byte(src), "test.mlir")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stablehlo.Verify(m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 func TestUnsupportedRejectedBeforeCodegen(t *testing.T) {
 	// The front end only accepts ops this backend compiles, so simulate an
@@ -65,17 +51,8 @@ func TestMissingCompiler(t *testing.T) {
 }
 
 func TestFailingCompiler(t *testing.T) {
-	real, err := cc.Find(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(t.TempDir(), "failcc")
-	body := fmt.Sprintf("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -c ] && { echo 'failcc: internal compiler error' >&2; exit 1; }; done\nexec %s \"$@\"\n", real.Path)
-	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(cc.EnvCC, script)
-	_, err = New().CompileModule(context.Background(), parseText(t, smallProgram), nil)
+	wrapCompiler(t, "for a in \"$@\"; do [ \"$a\" = -c ] && { echo 'failcc: internal compiler error' >&2; exit 1; }; done\n")
+	_, err := New().CompileModule(context.Background(), parseText(t, smallProgram), nil)
 	if err == nil || !strings.Contains(err.Error(), "internal compiler error") || !strings.Contains(err.Error(), "k_") {
 		t.Fatalf("want an error naming the kernel with the compiler's output, got %v", err)
 	}
@@ -85,21 +62,11 @@ func TestFailingCompiler(t *testing.T) {
 // autotuner's candidate builds (one source straight to a shared object):
 // the error must name the kernel and carry the compiler's output.
 func TestFailingCompilerWhileTuning(t *testing.T) {
-	real, err := cc.Find(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(t.TempDir(), "failcc")
-	body := fmt.Sprintf("#!/bin/sh\nshared=0; src=0\nfor a in \"$@\"; do case \"$a\" in -shared) shared=1;; *.c) src=1;; esac; done\n"+
-		"[ $shared = 1 ] && [ $src = 1 ] && { echo 'failcc: candidate build refused' >&2; exit 1; }\nexec %s \"$@\"\n", real.Path)
-	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(cc.EnvCC, script)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	wrapCompiler(t, "shared=0; src=0\nfor a in \"$@\"; do case \"$a\" in -shared) shared=1;; *.c) src=1;; esac; done\n"+
+		"[ $shared = 1 ] && [ $src = 1 ] && { echo 'failcc: candidate build refused' >&2; exit 1; }\n")
 	b := New()
 	b.TuneBudget = 10e6
-	_, err = b.CompileModule(context.Background(), parseText(t, tierProgram), nil)
+	_, err := b.CompileModule(context.Background(), parseText(t, tierProgram), nil)
 	if err == nil || !strings.Contains(err.Error(), "candidate build refused") || !strings.Contains(err.Error(), "autotuning dot_general") {
 		t.Fatalf("want an error naming the kernel with the compiler's output, got %v", err)
 	}
@@ -179,30 +146,11 @@ func FuzzDecodeExecutable(f *testing.F) {
 func TestDifferential(t *testing.T) {
 	const n = 12
 	rng := rand.New(rand.NewPCG(42, 1))
-	for i := 0; i < n; i++ {
-		src := randomProgram(rng)
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			m := parseText(t, src)
-			exe, err := New().CompileModule(context.Background(), m, nil)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, src)
-			}
-			defer exe.Close()
-			args := randomArgs(m, uint64(i))
-			got, err := exe.Run(context.Background(), args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := stablehlo.Eval(m, "", args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			assertClose(t, got, want, 1e-4)
-			if t.Failed() {
-				t.Log(src)
-			}
-		})
-	}
+	gen := func(i int) (string, string) { return fmt.Sprint(i), randomProgram(rng) }
+	randomDifferential(t, n, gen, func(t *testing.T, m *stablehlo.Module, exe *Executable, i int) {
+		got, want := runBoth(t, exe, m, randomArgs(m, uint64(i)))
+		assertClose(t, got, want, 1e-4)
+	})
 }
 
 // randomProgram builds a chain of ops on 4x8 f32 values: every new value

@@ -88,15 +88,7 @@ func TestExamplesMatchInterpreter(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer exe.Close()
-			args := randomArgs(m, 1)
-			got, err := exe.Run(context.Background(), args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := stablehlo.Eval(m, "", args)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, want := runBoth(t, exe, m, randomArgs(m, 1))
 			assertClose(t, got, want, 1e-4)
 			for _, k := range exe.Kernels() {
 				t.Logf("%s %s: %s (tuned %v)", k.Name, k.Desc, k.Config, k.Tuned)

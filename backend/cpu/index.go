@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/xlacache/xlacache/stablehlo"
 )
@@ -60,25 +59,12 @@ func (g *gen) gather(op *stablehlo.Op, idx []string) string {
 		}
 	}
 	ivd := int(d.IndexVectorDim)
-	vecIdx := func(k int) []string {
-		var out []string
-		b := 0
-		for dd := 0; dd < ind.Type.Rank(); dd++ {
-			if dd == ivd {
-				out = append(out, strconv.Itoa(k))
-				continue
-			}
-			out = append(out, bidx[b])
-			b++
-		}
-		return out
-	}
 	oi := make([]string, x.Type.Rank())
 	for i := range oi {
 		oi[i] = "0"
 	}
 	for k, od := range d.StartIndexMap {
-		v := g.val(ind, vecIdx(k))
+		v := g.val(ind, indexVectorIdx(ind.Type.Rank(), ivd, k, bidx))
 		oi[od] = g.clampedStart(indexExpr(ind.Type.DType, v), x.Type.Shape[od]-ss[od])
 	}
 	for i, od := range d.OperandBatchingDims {
@@ -97,6 +83,23 @@ func (g *gen) gather(op *stablehlo.Op, idx []string) string {
 		j++
 	}
 	return g.val(x, oi)
+}
+
+// indexVectorIdx is the index, in indices of the given rank, of entry k
+// of the index vector at batch position bidx (index_vector_dim ivd; ivd
+// == rank means a vector of one entry).
+func indexVectorIdx(rank, ivd, k int, bidx []string) []string {
+	out := make([]string, 0, rank)
+	b := 0
+	for dd := 0; dd < rank; dd++ {
+		if dd == ivd {
+			out = append(out, strconv.Itoa(k))
+			continue
+		}
+		out = append(out, bidx[b])
+		b++
+	}
+	return out
 }
 
 // regionBody emits region b with its arguments bound to C expressions and
@@ -166,23 +169,7 @@ func genScatter(g *gen, op *stablehlo.Op) {
 		outs[i] = g.output(r)
 		copyInto(g, outs[i], inputs[i])
 	}
-	var windowInputDims []int64
-	for i := 0; i < inT.Rank(); i++ {
-		if !slices.Contains(d.InsertedWindowDims, int64(i)) && !slices.Contains(d.InputBatchingDims, int64(i)) {
-			windowInputDims = append(windowInputDims, int64(i))
-		}
-	}
-	windowSize := slices.Repeat([]int64{1}, inT.Rank())
-	var scatterDims []int
-	wi := 0
-	for r := 0; r < upT.Rank(); r++ {
-		if slices.Contains(d.UpdateWindowDims, int64(r)) {
-			windowSize[windowInputDims[wi]] = upT.Shape[r]
-			wi++
-		} else {
-			scatterDims = append(scatterDims, r)
-		}
-	}
+	windowInputDims, windowSize, scatterDims := d.UpdateLayout(inT.Rank(), upT)
 	ui := g.loops(upT.Shape, "u")
 	sidx := make([]string, len(scatterDims))
 	for i, s := range scatterDims {
@@ -194,18 +181,8 @@ func genScatter(g *gen, op *stablehlo.Op) {
 		res[i] = "0"
 	}
 	for k, od := range d.ScatterDimsToOperandDims {
-		var vi []string
-		b := 0
-		for dd := 0; dd < ind.Type.Rank(); dd++ {
-			if dd == ivd {
-				vi = append(vi, strconv.Itoa(k))
-				continue
-			}
-			vi = append(vi, sidx[b])
-			b++
-		}
 		s := g.name("s")
-		g.line("const int64_t %s = %s;", s, indexExpr(ind.Type.DType, g.val(ind, vi)))
+		g.line("const int64_t %s = %s;", s, indexExpr(ind.Type.DType, g.val(ind, indexVectorIdx(ind.Type.Rank(), ivd, k, sidx))))
 		res[od] = s
 	}
 	for i, id := range d.InputBatchingDims {
@@ -219,13 +196,8 @@ func genScatter(g *gen, op *stablehlo.Op) {
 	for k := range res {
 		conds = append(conds, fmt.Sprintf("%s >= 0 && %s <= %d", res[k], res[k], inT.Shape[k]-windowSize[k]))
 	}
-	if len(conds) == 0 {
-		conds = []string{"1"}
-	}
-	g.line("if (%s) {", strings.Join(conds, " && "))
-	g.ind++
-	g.push()
-	wi = 0
+	g.openIf(conds)
+	wi := 0
 	for r := 0; r < upT.Rank(); r++ {
 		if slices.Contains(d.UpdateWindowDims, int64(r)) {
 			k := windowInputDims[wi]
@@ -244,9 +216,7 @@ func genScatter(g *gen, op *stablehlo.Op) {
 	for i := range outs {
 		g.line("%s[%s] = %s;", outs[i], dst, storeExpr(op.Results[i].Type.DType, next[i]))
 	}
-	g.pop()
-	g.ind--
-	g.line("}")
+	g.closeBlock()
 	g.endLoops(len(ui))
 }
 
@@ -270,16 +240,9 @@ func windowElement(g *gen, x *stablehlo.Value, init string, w stablehlo.Window, 
 			xi[d] = q
 		}
 	}
-	if len(conds) == 0 {
-		conds = []string{"1"}
-	}
-	g.line("if (%s) {", strings.Join(conds, " && "))
-	g.ind++
-	g.push()
+	g.openIf(conds)
 	g.line("%s = %s;", e, g.val(x, xi))
-	g.pop()
-	g.ind--
-	g.line("}")
+	g.closeBlock()
 	return e
 }
 
@@ -346,12 +309,7 @@ func genSelectAndScatter(g *gen, op *stablehlo.Op) {
 		g.line("const int64_t %s = %s*%d + %s - %d;", xi[d], si[d], w.Strides[d], wi[d], w.PadLow[d])
 		conds = append(conds, fmt.Sprintf("%s >= 0 && %s < %d", xi[d], xi[d], x.Type.Shape[d]))
 	}
-	if len(conds) == 0 {
-		conds = []string{"1"}
-	}
-	g.line("if (%s) {", strings.Join(conds, " && "))
-	g.ind++
-	g.push()
+	g.openIf(conds)
 	cand := g.name("c")
 	g.line("const %s %s = %s;", ctype(dt), cand, g.val(x, xi))
 	g.line("if (best < 0) { best = %s; bestv = %s; } else {", offset(x.Type.Shape, xi), cand)
@@ -359,21 +317,15 @@ func genSelectAndScatter(g *gen, op *stablehlo.Op) {
 	g.push()
 	keep := regionBody(g, op.Regions[0], []string{"bestv", cand})
 	g.line("if (!%s) { best = %s; bestv = %s; }", keep[0], offset(x.Type.Shape, xi), cand)
-	g.pop()
-	g.ind--
-	g.line("}")
-	g.pop()
-	g.ind--
-	g.line("}")
+	g.closeBlock()
+	g.closeBlock()
 	g.endLoops(len(wi))
 	g.line("if (best >= 0) {")
 	g.ind++
 	g.push()
 	next := regionBody(g, op.Regions[1], []string{loadExpr(dt, out+"[best]"), g.val(src, si)})
 	g.line("%s[best] = %s;", out, storeExpr(dt, next[0]))
-	g.pop()
-	g.ind--
-	g.line("}")
+	g.closeBlock()
 	g.endLoops(len(si))
 }
 
@@ -422,9 +374,7 @@ func genSort(g *gen, op *stablehlo.Op) {
 	}
 	less := regionBody(g, op.Regions[0], args)
 	g.line("if (%s) tmp[k++] = perm[b++]; else tmp[k++] = perm[a++];", less[0])
-	g.pop()
-	g.ind--
-	g.line("}")
+	g.closeBlock()
 	g.line("while (a < mid) tmp[k++] = perm[a++];")
 	g.line("while (b < hi) tmp[k++] = perm[b++];")
 	g.ind--
@@ -438,9 +388,7 @@ func genSort(g *gen, op *stablehlo.Op) {
 	for i, x := range op.Operands {
 		g.line("%s[%s] = %s;", outs[i], offset(t0.Shape, at("i")), storeExpr(x.Type.DType, g.val(x, at("perm[i]"))))
 	}
-	g.pop()
-	g.ind--
-	g.line("}")
+	g.closeBlock()
 	g.endLoops(len(oi))
 	g.line("free(perm);")
 }
@@ -500,10 +448,7 @@ func genConv(g *gen, op *stablehlo.Op) {
 			kk[d.KernelSpatial[s]] = fmt.Sprintf("(%d - %s)", kShape[s]-1, ki[s])
 		}
 	}
-	if len(conds) == 0 {
-		conds = []string{"1"}
-	}
-	g.line("if (%s) {", strings.Join(conds, " && "))
+	g.line("if (%s) {", allOf(conds))
 	g.ind++
 	g.line("for (int64_t ci = 0; ci < %d; ci++) {", kI)
 	g.ind++
@@ -519,9 +464,7 @@ func genConv(g *gen, op *stablehlo.Op) {
 	} else {
 		g.line("acc = acc + (%s)(%s * %s);", acc, x, w)
 	}
-	g.pop()
-	g.ind--
-	g.line("}")
+	g.closeBlock()
 	g.ind--
 	g.line("}")
 	g.endLoops(len(ki))
@@ -686,8 +629,6 @@ func genTriSolve(g *gen, op *stablehlo.Op) {
 		res = roundExpr(dt, res)
 	}
 	g.line("for (int64_t e = 0; e < %d; e++) %s[bt*%d + e] = %s;", rows*cols, out, rows*cols, storeExpr(dt, res))
-	g.pop()
-	g.ind--
-	g.line("}")
+	g.closeBlock()
 	g.line("free(X);")
 }

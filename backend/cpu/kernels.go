@@ -382,17 +382,13 @@ func genReduce(g *gen, op *stablehlo.Op, cfg Config) {
 			x := g.val(in[0], merge(o, []string{fmt.Sprintf("(r0 + %d)", j)}))
 			g.line("%s = %s;", accs[j], binaryExpr(opName, accs[j], x, dt))
 		}
-		g.pop()
-		g.ind--
-		g.line("}")
+		g.closeBlock()
 		g.line("for (; r0 < %d; r0++) {", rn)
 		g.ind++
 		g.push()
 		x := g.val(in[0], merge(o, []string{"r0"}))
 		g.line("%s = %s;", accs[0], binaryExpr(opName, accs[0], x, dt))
-		g.pop()
-		g.ind--
-		g.line("}")
+		g.closeBlock()
 		total := accs[0]
 		for j := 1; j < u; j++ {
 			total = binaryExpr(opName, total, accs[j], dt)
@@ -460,17 +456,10 @@ func genPad(g *gen, op *stablehlo.Op) {
 		g.line("const int64_t %s = %s*%d + %d;", oi[d], idx[d], in+1, lo)
 		conds = append(conds, fmt.Sprintf("%s >= 0 && %s < %d", oi[d], oi[d], r.Type.Shape[d]))
 	}
-	if len(conds) == 0 {
-		conds = []string{"1"}
-	}
-	g.line("if (%s) {", strings.Join(conds, " && "))
-	g.ind++
-	g.push()
+	g.openIf(conds)
 	x := g.val(o, idx)
 	g.line("%s[%s] = %s;", out, offset(r.Type.Shape, oi), storeExpr(r.Type.DType, x))
-	g.pop()
-	g.ind--
-	g.line("}")
+	g.closeBlock()
 	g.endLoops(len(idx))
 }
 

@@ -356,39 +356,27 @@ func computeDT(d stablehlo.DType) stablehlo.DType {
 	return d
 }
 
-// loadExpr converts a buffer element expression to the compute type.
-func loadExpr(d stablehlo.DType, x string) string {
+// halfCall applies the prelude helper for the 16-bit type d (f16's or
+// bf16's) to x; other types need no conversion.
+func halfCall(d stablehlo.DType, f16, bf16, x string) string {
 	switch d {
 	case stablehlo.F16:
-		return "xk_h2f(" + x + ")"
+		return f16 + "(" + x + ")"
 	case stablehlo.BF16:
-		return "xk_bf2f(" + x + ")"
+		return bf16 + "(" + x + ")"
 	}
 	return x
 }
+
+// loadExpr converts a buffer element expression to the compute type.
+func loadExpr(d stablehlo.DType, x string) string { return halfCall(d, "xk_h2f", "xk_bf2f", x) }
 
 // storeExpr converts a computed value to the buffer element type (exact:
 // 16-bit values are already rounded).
-func storeExpr(d stablehlo.DType, x string) string {
-	switch d {
-	case stablehlo.F16:
-		return "xk_f2h(" + x + ")"
-	case stablehlo.BF16:
-		return "xk_f2bf(" + x + ")"
-	}
-	return x
-}
+func storeExpr(d stablehlo.DType, x string) string { return halfCall(d, "xk_f2h", "xk_f2bf", x) }
 
 // roundExpr rounds a computed float to the 16-bit type d (nearest-even).
-func roundExpr(d stablehlo.DType, x string) string {
-	switch d {
-	case stablehlo.F16:
-		return "xk_rh(" + x + ")"
-	case stablehlo.BF16:
-		return "xk_rbf(" + x + ")"
-	}
-	return x
-}
+func roundExpr(d stablehlo.DType, x string) string { return halfCall(d, "xk_rh", "xk_rbf", x) }
 
 // opSummary names the ops a kernel covers, for --verbose and comments.
 func opSummary(ops []*stablehlo.Op) string {

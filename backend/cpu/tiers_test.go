@@ -2,16 +2,13 @@ package cpu
 
 import (
 	"bytes"
+	"context"
 	"io/fs"
 	"log/slog"
-	"regexp"
-	"strings"
-
-	"context"
-	"github.com/xlacache/xlacache"
-	"github.com/xlacache/xlacache/stablehlo"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/xlacache/xlacache/cache"
@@ -35,19 +32,12 @@ func TestTiersSaveWork(t *testing.T) {
 	dir := t.TempDir()
 	compile := func(role config.Role) (*cache.Report, *Executable) {
 		opts := config.Defaults()
-		opts.Dir, opts.MinCompileTime, opts.Role = dir, 0, role
-		c, err := xlacache.Open(context.Background(), opts, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opts.Dir, opts.Role = dir, role
+		c := openCache(t, opts, nil)
 		defer c.Close()
 		b := New()
 		b.TuneBudget = 100e6
-		exe, rep, err := cache.Compile(context.Background(), c, b, cache.Program{Name: "tiers", Text: []byte(tierProgram)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep, exe.(*Executable)
+		return compileIn(t, c, b, "tiers", tierProgram)
 	}
 	rep, exe := compile(config.RoleWriter)
 	finals := map[string]bool{}
@@ -115,20 +105,14 @@ func TestTiersSaveWork(t *testing.T) {
 func TestSubcacheSelection(t *testing.T) {
 	dir := t.TempDir()
 	opts := config.Defaults()
-	opts.Dir, opts.MinCompileTime = dir, 0
+	opts.Dir = dir
 	opts.Subcaches, opts.SubcachesExplicit = []config.Subcache{config.SubcacheAutotune}, true
-	c, err := xlacache.Open(context.Background(), opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := openCache(t, opts, nil)
 	defer c.Close()
 	b := New()
 	b.TuneBudget = 100e6
-	exe, rep, err := cache.Compile(context.Background(), c, b, cache.Program{Name: "tiers", Text: []byte(tierProgram)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe.(*Executable).Close()
+	rep, exe := compileIn(t, c, b, "tiers", tierProgram)
+	exe.Close()
 	if r, ok := rep.Tiers["cpu/kernels"]; ok {
 		t.Errorf("kernel tier used although not selected: %+v", r)
 	}
@@ -158,29 +142,16 @@ func TestTierWriteFailuresLogOnce(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := config.Defaults()
-	opts.Dir, opts.MinCompileTime = dir, 0
-	c, err := xlacache.Open(context.Background(), opts, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts.Dir = dir
+	c := openCache(t, opts, logger)
 	defer c.Close()
 	b := New()
 	b.TuneBudget = 20e6
-	exe, rep, err := cache.Compile(context.Background(), c, b, cache.Program{Name: "failing-tiers", Text: []byte(tierProgram)})
-	if err != nil {
-		t.Fatalf("compile with unwritable subcaches failed: %v", err)
-	}
-	defer exe.(*Executable).Close()
+	// A failure here is a compile with unwritable subcaches failing.
+	rep, exe := compileIn(t, c, b, "failing-tiers", tierProgram)
+	defer exe.Close()
 	m := parseText(t, tierProgram)
-	args := randomArgs(m, 7)
-	got, err := exe.(*Executable).Run(context.Background(), args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := stablehlo.Eval(m, "", args)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, want := runBoth(t, exe, m, randomArgs(m, 7))
 	assertClose(t, got, want, 1e-4)
 
 	var errs int64

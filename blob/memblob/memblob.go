@@ -100,25 +100,33 @@ func newObject(data []byte) object {
 	return object{data: bytes.Clone(data), modTime: time.Now(), etag: hex.EncodeToString(sum[:])}
 }
 
-// begin counts a call and returns the error every call of the moment gets.
-func (s *Store) begin(ctx context.Context, op string) error {
-	s.calls[op]++
-	if err := ctx.Err(); err != nil {
-		return err
+// enter starts a call of method verb, counted as op: it checks name (an
+// object name or a List prefix) with valid, takes the lock and returns
+// the error every call of the moment gets. On success the caller holds
+// the lock and unlocks it.
+func (s *Store) enter(ctx context.Context, verb, op, name string, valid func(string) error) error {
+	if err := valid(name); err != nil {
+		return fmt.Errorf("%s: %w", verb, err)
 	}
-	return s.fail
+	s.mu.Lock()
+	s.calls[op]++
+	err := ctx.Err()
+	if err == nil {
+		err = s.fail
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("%s %s: %w", verb, name, err)
+	}
+	return nil
 }
 
 // Get implements blob.Store.
 func (s *Store) Get(ctx context.Context, name string) ([]byte, error) {
-	if err := blob.ValidName(name); err != nil {
-		return nil, fmt.Errorf("get: %w", err)
+	if err := s.enter(ctx, "get", "get", name, blob.ValidName); err != nil {
+		return nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.begin(ctx, "get"); err != nil {
-		return nil, fmt.Errorf("get %s: %w", name, err)
-	}
 	o, ok := s.objs[name]
 	if !ok {
 		return nil, fmt.Errorf("get %s: %w", name, blob.ErrNotExist)
@@ -132,14 +140,10 @@ func (s *Store) Get(ctx context.Context, name string) ([]byte, error) {
 // Open implements blob.Store. The reader sees the object as it was when
 // opened, as a reader of an S3 object sees the version it asked for.
 func (s *Store) Open(ctx context.Context, name string) (io.ReadCloser, blob.Info, error) {
-	if err := blob.ValidName(name); err != nil {
-		return nil, blob.Info{}, fmt.Errorf("open: %w", err)
+	if err := s.enter(ctx, "open", "get", name, blob.ValidName); err != nil {
+		return nil, blob.Info{}, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.begin(ctx, "get"); err != nil {
-		return nil, blob.Info{}, fmt.Errorf("open %s: %w", name, err)
-	}
 	o, ok := s.objs[name]
 	if !ok {
 		return nil, blob.Info{}, fmt.Errorf("open %s: %w", name, blob.ErrNotExist)
@@ -154,14 +158,10 @@ func (s *Store) Open(ctx context.Context, name string) (io.ReadCloser, blob.Info
 
 // ReplaceIfMatch implements blob.Store.
 func (s *Store) ReplaceIfMatch(ctx context.Context, name, etag string, data []byte) (string, error) {
-	if err := blob.ValidName(name); err != nil {
-		return "", fmt.Errorf("replace: %w", err)
+	if err := s.enter(ctx, "replace", "replace", name, blob.ValidName); err != nil {
+		return "", err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.begin(ctx, "replace"); err != nil {
-		return "", fmt.Errorf("replace %s: %w", name, err)
-	}
 	o, ok := s.objs[name]
 	if !ok {
 		return "", fmt.Errorf("replace %s: %w: no such object", name, blob.ErrPrecondition)
@@ -176,14 +176,10 @@ func (s *Store) ReplaceIfMatch(ctx context.Context, name, etag string, data []by
 
 // PutIfAbsent implements blob.Store.
 func (s *Store) PutIfAbsent(ctx context.Context, name string, data []byte) error {
-	if err := blob.ValidName(name); err != nil {
-		return fmt.Errorf("put: %w", err)
+	if err := s.enter(ctx, "put", "put", name, blob.ValidName); err != nil {
+		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.begin(ctx, "put"); err != nil {
-		return fmt.Errorf("put %s: %w", name, err)
-	}
 	if _, ok := s.objs[name]; ok {
 		return fmt.Errorf("put %s: %w", name, blob.ErrExist)
 	}
@@ -193,14 +189,10 @@ func (s *Store) PutIfAbsent(ctx context.Context, name string, data []byte) error
 
 // Stat implements blob.Store.
 func (s *Store) Stat(ctx context.Context, name string) (blob.Info, error) {
-	if err := blob.ValidName(name); err != nil {
-		return blob.Info{}, fmt.Errorf("stat: %w", err)
+	if err := s.enter(ctx, "stat", "stat", name, blob.ValidName); err != nil {
+		return blob.Info{}, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.begin(ctx, "stat"); err != nil {
-		return blob.Info{}, fmt.Errorf("stat %s: %w", name, err)
-	}
 	o, ok := s.objs[name]
 	if !ok {
 		return blob.Info{}, fmt.Errorf("stat %s: %w", name, blob.ErrNotExist)
@@ -214,14 +206,10 @@ func info(name string, o object) blob.Info {
 
 // List implements blob.Store.
 func (s *Store) List(ctx context.Context, prefix string) ([]blob.Info, error) {
-	if err := blob.ValidPrefix(prefix); err != nil {
-		return nil, fmt.Errorf("list: %w", err)
+	if err := s.enter(ctx, "list", "list", prefix, blob.ValidPrefix); err != nil {
+		return nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.begin(ctx, "list"); err != nil {
-		return nil, fmt.Errorf("list %s: %w", prefix, err)
-	}
 	var out []blob.Info
 	for name, o := range s.objs {
 		if strings.HasPrefix(name, prefix) {
@@ -234,14 +222,10 @@ func (s *Store) List(ctx context.Context, prefix string) ([]blob.Info, error) {
 
 // Delete implements blob.Store.
 func (s *Store) Delete(ctx context.Context, name string) error {
-	if err := blob.ValidName(name); err != nil {
-		return fmt.Errorf("delete: %w", err)
+	if err := s.enter(ctx, "delete", "delete", name, blob.ValidName); err != nil {
+		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.begin(ctx, "delete"); err != nil {
-		return fmt.Errorf("delete %s: %w", name, err)
-	}
 	delete(s.objs, name)
 	return nil
 }

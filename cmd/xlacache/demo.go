@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -42,9 +41,6 @@ func init() {
 
 func runDemo(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	out := cmd.OutOrStdout()
 	keep, _ := cmd.Flags().GetBool("keep")
 	opts, err := loadOptions(cmd)
@@ -122,7 +118,7 @@ func runDemo(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("demo: the second run missed the executables tier; see its report above")
 	}
 	cold := reps[0].Report.CompileTime
-	warm := phaseTime(reps[1].Report, "key") + phaseTime(reps[1].Report, "lookup") + phaseTime(reps[1].Report, "load")
+	warm := reps[1].Report.PhaseTime("key") + reps[1].Report.PhaseTime("lookup") + reps[1].Report.PhaseTime("load")
 	fmt.Fprintf(out, "compile %s cold vs key+lookup+load %s warm: %.0fx less time to a runnable program\n", fmtDur(cold), fmtDur(warm), float64(cold)/float64(warm))
 	fmt.Fprintf(out, "whole processes (start-up included): cold %s, warm %s, %.0fx\n", fmtDur(times[0]), fmtDur(times[1]), float64(times[0])/float64(times[1]))
 	if keep {

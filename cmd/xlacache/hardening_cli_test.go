@@ -13,6 +13,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/hangtest"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -60,21 +61,11 @@ func TestCLIVerifyFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	hangtest.NoHang(t, fifo, 30*time.Second, "verify hung on a FIFO", func() {
 		out, code := runAdminCLI(t, map[string]string{config.EnvDir: dir}, "verify", "--json")
 		var vr verifyReport
 		if code != 1 || json.Unmarshal([]byte(out), &vr) != nil || len(vr.Bad) != 1 || vr.Bad[0].Kind != "foreign" {
 			t.Errorf("verify with a FIFO at an entry path (%d): %s", code, out)
 		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-			f.Close()
-		}
-		t.Fatal("verify hung on a FIFO")
-	}
+	})
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,9 +63,6 @@ func init() {
 
 func runRun(cmd *cobra.Command, args []string) error {
 	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	out := cmd.OutOrStdout()
 	path := args[0]
 	inputs, _ := cmd.Flags().GetString("inputs")
@@ -173,7 +169,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 		}
 	}
 	for i, r := range results {
-		fmt.Fprintf(out, "output %d  %s %s\n", i, r.Type, summarize(r))
+		fmt.Fprintf(out, "output %d  %s %s\n", i, r.Type, r.Summary())
 	}
 	if output != "" {
 		if err := npy.WriteTensorsNPZ(output, results); err != nil {
@@ -200,51 +196,32 @@ func checkMemory(m *stablehlo.Module, fn *stablehlo.Func, path, backend string, 
 	if err != nil {
 		return restore, err
 	}
-	total := need.Total()
+	var extras []stablehlo.Extra
 	if backend == "cpu" {
 		// The cpu executable's arena has a slot for every argument besides
 		// the caller's tensor.
-		total = addBytes(total, need.Inputs)
+		extras = append(extras, stablehlo.Extra{What: "cpu buffers for the inputs", Bytes: need.Inputs})
 	}
 	if writeOutput {
 		// The .npz is assembled in a buffer that may grow to twice the
 		// results before it is written.
-		total = addBytes(total, need.Outputs)
-		total = addBytes(total, need.Outputs)
+		extras = append(extras, stablehlo.Extra{What: "--output buffer", Bytes: 2 * min(need.Outputs, math.MaxInt64/2)})
 	}
 	lim, ok := availableMemory()
 	if !ok {
 		return restore, nil // nothing to check against
 	}
-	if total > lim.Bytes {
-		parts := []string{"inputs " + sysmem.FormatBytes(need.Inputs), "outputs " + sysmem.FormatBytes(need.Outputs),
-			"intermediates up to " + sysmem.FormatBytes(need.Intermediates)}
-		if backend == "cpu" {
-			parts = append(parts, "cpu buffers for the inputs "+sysmem.FormatBytes(need.Inputs))
-		}
-		if writeOutput {
-			parts = append(parts, "--output buffer "+sysmem.FormatBytes(addBytes(need.Outputs, need.Outputs)))
-		}
-		return restore, fmt.Errorf("%s: @%s needs %s but only %s is available (%s): %s; largest tensor: %s %s: %s, %s",
-			path, fn.Name, sysmem.FormatBytes(total), sysmem.FormatBytes(lim.Bytes), lim.Source, strings.Join(parts, ", "),
-			need.Largest.Desc, need.Largest.Name, need.Largest.Type, sysmem.FormatBytes(need.Largest.Bytes))
+	if _, err := need.Check(path, fn.Name, lim.Bytes, lim.Source, extras...); err != nil {
+		return restore, err
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		held := int64(min(ms.Sys, math.MaxInt64))
-		prev := debug.SetMemoryLimit(addBytes(lim.Bytes, held))
+		held := int64(min(ms.Sys, math.MaxInt64/2))
+		prev := debug.SetMemoryLimit(min(lim.Bytes, math.MaxInt64/2) + held)
 		restore = func() { debug.SetMemoryLimit(prev) }
 	}
 	return restore, nil
-}
-
-// addBytes adds non-negative sizes, saturating instead of wrapping.
-func addBytes(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }
 
 // noKeyReason says why a compile through c had no cache key: the
@@ -307,18 +284,9 @@ func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time
 		t := rep.Tiers[n]
 		fmt.Fprintf(w, "tier      %-14s %d hit, %d miss\n", n, t.Hits, t.Misses)
 	}
-	// Sum repeated phases (codegen runs twice) and keep first-seen order.
-	sums := map[string]time.Duration{}
-	var order []string
-	for _, p := range rep.Phases {
-		if _, ok := sums[p.Name]; !ok {
-			order = append(order, p.Name)
-		}
-		sums[p.Name] += p.Duration
-	}
 	var parts []string
-	for _, n := range order {
-		parts = append(parts, fmt.Sprintf("%s %s", n, fmtDur(sums[n])))
+	for _, p := range rep.PhaseTotals() {
+		parts = append(parts, p.Name+" "+fmtDur(p.Duration))
 	}
 	parts = append(parts, "run "+fmtDur(runTime))
 	fmt.Fprintf(w, "phases    %s\n", strings.Join(parts, ", "))
@@ -341,17 +309,6 @@ func writeReportJSON(path string, rep *cache.Report, run time.Duration) error {
 	return nil
 }
 
-// phaseTime sums the durations of the named phase.
-func phaseTime(rep *cache.Report, name string) time.Duration {
-	var d time.Duration
-	for _, p := range rep.Phases {
-		if p.Name == name {
-			d += p.Duration
-		}
-	}
-	return d
-}
-
 func fmtDur(d time.Duration) string {
 	switch {
 	case d >= time.Second:
@@ -360,25 +317,6 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.1fms", float64(d)/1e6)
 	}
 	return fmt.Sprintf("%.0fµs", float64(d)/1e3)
-}
-
-// summarize prints a few values and the sum, enough to eyeball a result.
-func summarize(t *stablehlo.Tensor) string {
-	n := t.Type.NumElements()
-	var sum float64
-	var first []string
-	for i := int64(0); i < n; i++ {
-		v := t.Float64At(i)
-		sum += v
-		if i < 4 {
-			first = append(first, fmt.Sprintf("%.6g", v))
-		}
-	}
-	more := ""
-	if n > 4 {
-		more = " ..."
-	}
-	return fmt.Sprintf("[%s%s] sum=%.6g", strings.Join(first, " "), more, sum)
 }
 
 // progress shows a bar on a terminal while autotuning and compiling.

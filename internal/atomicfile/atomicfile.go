@@ -145,7 +145,17 @@ func (o Options) writeTemp(path string, fill func(w io.Writer) error) (string, e
 		return "", err
 	}
 	tmp := f.Name()
-	err = fill(f)
+	if err := o.finishTemp(f, fill); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// finishTemp fills the new temporary file f, sets its final mode, flushes
+// it to stable storage and closes it. The caller removes it on error.
+func (o Options) finishTemp(f *os.File, fill func(w io.Writer) error) error {
+	err := fill(f)
 	if perm := o.perm(); err == nil && perm != 0o600 {
 		err = f.Chmod(perm)
 	}
@@ -158,11 +168,7 @@ func (o Options) writeTemp(path string, fill func(w io.Writer) error) (string, e
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return tmp, nil
+	return err
 }
 
 func (o Options) perm() fs.FileMode {

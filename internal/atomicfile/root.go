@@ -74,17 +74,7 @@ func (o Options) rootWriteTemp(rel string, fill func(w io.Writer) error) (string
 			return "", fmt.Errorf("creating a temporary file in %s: too many collisions", dir)
 		}
 	}
-	err := fill(f)
-	if perm := o.perm(); err == nil && perm != 0o600 {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := o.finishTemp(f, fill); err != nil {
 		o.Root.Remove(tmp)
 		return "", err
 	}
@@ -118,7 +108,7 @@ func (o Options) rootPublish(rel string, fill func(w io.Writer) error) (bool, er
 
 func (o Options) rootReplace(rel string, fill func(w io.Writer) error) error {
 	if st, err := o.Root.Lstat(rel); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("replacing %s: it is a %s: %w", rel, typeName(st.Mode()), ErrNotRegular)
+		return fmt.Errorf("replacing %s: it is a %s: %w", rel, TypeName(st.Mode()), ErrNotRegular)
 	}
 	tmp, err := o.rootWriteTemp(rel, fill)
 	if err != nil {
@@ -163,21 +153,18 @@ func walkDirsIn(root *os.Root, rel string, perm fs.FileMode) error {
 	for seg := range strings.SplitSeq(rel, "/") {
 		cur = path.Join(cur, seg)
 		st, err := root.Lstat(cur)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) && perm != 0:
+		if errors.Is(err, fs.ErrNotExist) && perm != 0 {
 			if err := root.Mkdir(cur, perm); err != nil && !errors.Is(err, fs.ErrExist) {
 				return err
 			}
 			// Another process may have raced a link into place.
-			if st, err := root.Lstat(cur); err != nil {
-				return err
-			} else if !st.IsDir() {
-				return fmt.Errorf("%s is a %s, not a directory: %w", cur, typeName(st.Mode()), ErrNotRegular)
-			}
+			st, err = root.Lstat(cur)
+		}
+		switch {
 		case err != nil:
 			return err
 		case !st.IsDir():
-			return fmt.Errorf("%s is a %s, not a directory: %w", cur, typeName(st.Mode()), ErrNotRegular)
+			return fmt.Errorf("%s is a %s, not a directory: %w", cur, TypeName(st.Mode()), ErrNotRegular)
 		}
 	}
 	return nil
@@ -192,7 +179,7 @@ func OpenRegular(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
 	if st, err := root.Lstat(rel); err != nil {
 		return nil, nil, err
 	} else if !st.Mode().IsRegular() {
-		return nil, st, fmt.Errorf("%s is a %s: %w", rel, typeName(st.Mode()), ErrNotRegular)
+		return nil, st, notRegular(rel, st.Mode())
 	}
 	// O_NONBLOCK: a FIFO swapped in after the Lstat does not block the
 	// open (and it is then refused by the Stat below).
@@ -200,6 +187,13 @@ func OpenRegular(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return keepRegular(f, rel)
+}
+
+// keepRegular returns the open file f (named name in errors) and its
+// FileInfo if it is a regular file, and closes it otherwise: what was
+// opened may not be what an earlier Lstat saw.
+func keepRegular(f *os.File, name string) (*os.File, fs.FileInfo, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -207,7 +201,7 @@ func OpenRegular(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, st, fmt.Errorf("%s is a %s: %w", rel, typeName(st.Mode()), ErrNotRegular)
+		return nil, st, notRegular(name, st.Mode())
 	}
 	return f, st, nil
 }
@@ -250,20 +244,11 @@ func OpenRegularPath(p string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|noFollow|noBlock, 0)
 	if err != nil {
 		if st, lerr := os.Lstat(p); lerr == nil && !st.Mode().IsRegular() {
-			return nil, st, fmt.Errorf("%s is a %s: %w", p, typeName(st.Mode()), ErrNotRegular)
+			return nil, st, notRegular(p, st.Mode())
 		}
 		return nil, nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, st, fmt.Errorf("%s is a %s: %w", p, typeName(st.Mode()), ErrNotRegular)
-	}
-	return f, st, nil
+	return keepRegular(f, p)
 }
 
 // ReadRegularPath is ReadRegular for a host path (see OpenRegularPath).
@@ -276,8 +261,16 @@ func ReadRegularPath(p string, limit int64) ([]byte, error) {
 	return readLimited(f, st, p, limit)
 }
 
-// typeName names what a file is, for errors.
-func typeName(m fs.FileMode) string {
+// notRegular is the error about name, found to be of mode m where a
+// regular file belongs.
+func notRegular(name string, m fs.FileMode) error {
+	return fmt.Errorf("%s is a %s: %w", name, TypeName(m), ErrNotRegular)
+}
+
+// TypeName names what kind of file mode m describes ("symbolic link",
+// "named pipe (FIFO)", "directory", ...), for errors and log lines about
+// a path that is not what the layout puts there.
+func TypeName(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeSymlink != 0:
 		return "symbolic link"

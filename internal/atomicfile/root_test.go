@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/hangtest"
 )
 
 // rootWithOutside returns a root on a fresh directory and a sibling
@@ -105,27 +107,14 @@ func TestOpenRegularRefusesFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 2)
-	go func() {
-		_, _, err := OpenRegular(r, "fifo")
-		done <- err
-	}()
-	go func() {
-		_, err := ReadRegularPath(fifo, 0)
-		done <- err
-	}()
-	for range 2 {
-		select {
-		case err := <-done:
-			if !errors.Is(err, ErrNotRegular) {
-				t.Errorf("opening a FIFO: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			// Unblock the hung open so the test can end.
-			if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-				f.Close()
-			}
-			t.Fatal("opening a FIFO blocked")
+	hangtest.NoHang(t, fifo, 10*time.Second, "OpenRegular blocked on a FIFO", func() {
+		if _, _, err := OpenRegular(r, "fifo"); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("OpenRegular of a FIFO: %v", err)
 		}
-	}
+	})
+	hangtest.NoHang(t, fifo, 10*time.Second, "ReadRegularPath blocked on a FIFO", func() {
+		if _, err := ReadRegularPath(fifo, 0); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("ReadRegularPath of a FIFO: %v", err)
+		}
+	})
 }

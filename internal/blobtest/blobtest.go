@@ -167,37 +167,54 @@ func testNotFound(t *testing.T, s blob.Store) {
 }
 
 func testFirstWriterWins(t *testing.T, s blob.Store) {
-	const writers = 12
+	errs := race(12, func(i int) error {
+		return s.PutIfAbsent(context.Background(), "executables/race", fmt.Appendf(nil, "writer-%02d", i))
+	})
+	winner := oneWinner(t, "writer", errs, blob.ErrExist)
+	got, err := s.Get(context.Background(), "executables/race")
+	if err != nil || string(got) != fmt.Sprintf("writer-%02d", winner) {
+		t.Fatalf("stored %q, %v; the winner was writer %d", got, err, winner)
+	}
+}
+
+// race runs call(0) to call(n-1) in n goroutines released at once, so that
+// the calls overlap, and returns their errors by index.
+func race(n int, call func(i int) error) []error {
 	var wg sync.WaitGroup
-	errs := make([]error, writers)
+	errs := make([]error, n)
 	start := make(chan struct{})
-	for i := range writers {
+	for i := range n {
 		wg.Go(func() {
 			<-start
-			errs[i] = s.PutIfAbsent(context.Background(), "executables/race", fmt.Appendf(nil, "writer-%02d", i))
+			errs[i] = call(i)
 		})
 	}
 	close(start)
 	wg.Wait()
+	return errs
+}
+
+// oneWinner returns the index of the one racer (a writer or replacer,
+// named by who) whose call succeeded, and fails the test unless exactly
+// one did and every other one lost with an error wrapping lost.
+func oneWinner(t *testing.T, who string, errs []error, lost error) int {
+	t.Helper()
 	winner := -1
 	for i, err := range errs {
 		switch {
 		case err == nil:
 			if winner >= 0 {
-				t.Fatalf("writers %d and %d both won", winner, i)
+				t.Fatalf("%ss %d and %d both won", who, winner, i)
 			}
 			winner = i
-		case !errors.Is(err, blob.ErrExist):
-			t.Fatalf("writer %d: %v, want nil or ErrExist", i, err)
+		case !errors.Is(err, lost):
+			t.Fatalf("%s %d: %v, want nil or %v", who, i, err, lost)
 		}
 	}
 	if winner < 0 {
-		t.Fatal("no writer won")
+		t.Fatalf("no %s won", who)
 	}
-	got, err := s.Get(context.Background(), "executables/race")
-	if err != nil || string(got) != fmt.Sprintf("writer-%02d", winner) {
-		t.Fatalf("stored %q, %v; the winner was writer %d", got, err, winner)
-	}
+	return winner
 }
 
 func names(infos []blob.Info) []string {
@@ -384,33 +401,11 @@ func testConcurrentReplace(t *testing.T, s blob.Store) {
 		t.Fatal(err)
 	}
 	_, bad := openRead(t, s, "executables/cr")
-	const writers = 8
-	var wg sync.WaitGroup
-	errs := make([]error, writers)
-	start := make(chan struct{})
-	for i := range writers {
-		wg.Go(func() {
-			<-start
-			_, errs[i] = s.ReplaceIfMatch(ctx, "executables/cr", bad.ETag, fmt.Appendf(nil, "replacement-%02d", i))
-		})
-	}
-	close(start)
-	wg.Wait()
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			if winner >= 0 {
-				t.Fatalf("replacers %d and %d both won", winner, i)
-			}
-			winner = i
-		case !errors.Is(err, blob.ErrPrecondition):
-			t.Fatalf("replacer %d: %v, want nil or ErrPrecondition", i, err)
-		}
-	}
-	if winner < 0 {
-		t.Fatal("no replacer won")
-	}
+	errs := race(8, func(i int) error {
+		_, err := s.ReplaceIfMatch(ctx, "executables/cr", bad.ETag, fmt.Appendf(nil, "replacement-%02d", i))
+		return err
+	})
+	winner := oneWinner(t, "replacer", errs, blob.ErrPrecondition)
 	if got, _ := openRead(t, s, "executables/cr"); string(got) != fmt.Sprintf("replacement-%02d", winner) {
 		t.Fatalf("stored %q; the winner was replacer %d", got, winner)
 	}

@@ -31,33 +31,51 @@ func payloads() map[string][]byte {
 	}
 }
 
-func TestRoundTrip(t *testing.T) {
+// sample is one sample payload encoded with sampleHeader.
+type sample struct {
+	name    string // the payload's name in payloads
+	payload []byte
+	key     []byte // the signing key; nil for an unsigned entry
+	b       []byte // the encoded entry
+}
+
+// samples encodes every payload of payloads unsigned and signed.
+func samples(t *testing.T) []sample {
+	t.Helper()
+	var out []sample
 	for name, p := range payloads() {
 		for _, key := range [][]byte{nil, []byte("k")} {
 			b, err := Encode(sampleHeader(), p, key)
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := Decode(b, key)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			h := sampleHeader()
-			if !bytes.Equal(e.Payload, p) || e.Key != h.Key || e.CompileTime != h.CompileTime ||
-				!e.Created.Equal(h.Created) || len(e.Parts) != 2 || e.Parts[1] != h.Parts[1] ||
-				e.RawSize != int64(len(p)) || e.Signed != (key != nil) || e.Version != Version {
-				t.Errorf("%s: round trip mismatch: %+v", name, e.Header)
-			}
-			if name == "compressible" && e.Codec != CodecZstd {
-				t.Errorf("compressible payload stored as %v", e.Codec)
-			}
-			if name == "random" && e.Codec != CodecRaw {
-				t.Errorf("random payload stored as %v", e.Codec)
-			}
-			h2, off, err := ParseHeader(b)
-			if err != nil || h2.Size(off) != int64(len(b)) {
-				t.Errorf("%s: ParseHeader size %d vs %d, %v", name, h2.Size(off), len(b), err)
-			}
+			out = append(out, sample{name, p, key, b})
+		}
+	}
+	return out
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, s := range samples(t) {
+		e, err := Decode(s.b, s.key)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		h := sampleHeader()
+		if !bytes.Equal(e.Payload, s.payload) || e.Key != h.Key || e.CompileTime != h.CompileTime ||
+			!e.Created.Equal(h.Created) || len(e.Parts) != 2 || e.Parts[1] != h.Parts[1] ||
+			e.RawSize != int64(len(s.payload)) || e.Signed != (s.key != nil) || e.Version != Version {
+			t.Errorf("%s: round trip mismatch: %+v", s.name, e.Header)
+		}
+		if s.name == "compressible" && e.Codec != CodecZstd {
+			t.Errorf("compressible payload stored as %v", e.Codec)
+		}
+		if s.name == "random" && e.Codec != CodecRaw {
+			t.Errorf("random payload stored as %v", e.Codec)
+		}
+		h2, off, err := ParseHeader(s.b)
+		if err != nil || h2.Size(off) != int64(len(s.b)) {
+			t.Errorf("%s: ParseHeader size %d vs %d, %v", s.name, h2.Size(off), len(s.b), err)
 		}
 	}
 }
@@ -65,19 +83,13 @@ func TestRoundTrip(t *testing.T) {
 // TestEveryByteFlip changes each byte of an entry in turn (flipping all
 // bits, and adding one): every change must be detected.
 func TestEveryByteFlip(t *testing.T) {
-	for name, p := range payloads() {
-		for _, key := range [][]byte{nil, []byte("k")} {
-			b, err := Encode(sampleHeader(), p, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range b {
-				for _, mut := range []func(byte) byte{func(x byte) byte { return ^x }, func(x byte) byte { return x + 1 }} {
-					c := bytes.Clone(b)
-					c[i] = mut(c[i])
-					if e, err := Decode(c, key); err == nil {
-						t.Fatalf("%s signed=%v: change at byte %d/%d not detected (payload %d bytes)", name, key != nil, i, len(b), len(e.Payload))
-					}
+	for _, s := range samples(t) {
+		for i := range s.b {
+			for _, mut := range []func(byte) byte{func(x byte) byte { return ^x }, func(x byte) byte { return x + 1 }} {
+				c := bytes.Clone(s.b)
+				c[i] = mut(c[i])
+				if e, err := Decode(c, s.key); err == nil {
+					t.Fatalf("%s signed=%v: change at byte %d/%d not detected (payload %d bytes)", s.name, s.key != nil, i, len(s.b), len(e.Payload))
 				}
 			}
 		}

@@ -6,7 +6,6 @@ package lease
 // that they can be run against the old code to see them fail.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,30 +14,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/hangtest"
+	"github.com/xlacache/xlacache/internal/logtest"
 )
 
 // logBuf collects a manager's log lines; safe for the heartbeat goroutines.
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuf struct{ logtest.Buffer }
 
 // lines returns the lines logged at Info or above.
 func (b *logBuf) lines() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 		if l != "" && !strings.Contains(l, "level=DEBUG") {
 			out = append(out, l)
 		}
@@ -112,10 +102,17 @@ func skewedHolder(t *testing.T, m *Manager, name string, skew time.Duration, sto
 	t.Helper()
 	token = "skewed-holder"
 	writeForeignLease(t, m, name, Holder{Host: "far", HostID: "far", PID: 1, Token: token, Name: name}, time.Now().Add(skew))
-	ch := make(chan struct{})
+	return token, heartbeat(m.Path(name), m.opts.Stale/4, skew, stop)
+}
+
+// heartbeat plays a holder's heartbeat on path: every interval until stop
+// is closed it sets the file's mtime to the time of a clock off by skew.
+// The returned channel is closed once it has stopped.
+func heartbeat(path string, every, skew time.Duration, stop <-chan struct{}) <-chan struct{} {
+	done := make(chan struct{})
 	go func() {
-		defer close(ch)
-		tick := time.NewTicker(m.opts.Stale / 4)
+		defer close(done)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {
@@ -123,11 +120,11 @@ func skewedHolder(t *testing.T, m *Manager, name string, skew time.Duration, sto
 				return
 			case <-tick.C:
 				at := time.Now().Add(skew)
-				os.Chtimes(m.Path(name), at, at)
+				os.Chtimes(path, at, at)
 			}
 		}
 	}()
-	return token, ch
+	return done
 }
 
 // Item 9: a live lease of a host whose clock is behind (or ahead) is never
@@ -318,19 +315,12 @@ func TestHolderLeaseReplacedByFIFO(t *testing.T) {
 	fifo := m.Path("k") + ".fifo"
 	mustDo(t, syscall.Mkfifo(fifo, 0o600))
 	mustDo(t, os.Rename(fifo, m.Path("k")))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	hangtest.NoHang(t, m.Path("k"), 10*time.Second, "holder blocked on a FIFO at its lease path", func() {
 		for !l.Lost() {
 			time.Sleep(m.opts.Heartbeat / 4)
 		}
 		l.Release()
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("holder blocked on a FIFO at its lease path")
-	}
+	})
 	if st, err := os.Lstat(m.Path("k")); err != nil || st.Mode().Type() != os.ModeNamedPipe {
 		t.Fatalf("FIFO at the lease path changed: %v %v", st, err)
 	}
@@ -394,23 +384,9 @@ func TestEmptyLeaseFilledByCreatorIsNotTakenOver(t *testing.T) {
 	path := m.Path("k")
 	mustDo(t, os.WriteFile(path, nil, 0o600))
 	stop := make(chan struct{})
-	done := make(chan struct{})
 	// The creator heartbeats from the start, as a real one does once it
 	// has written its record.
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(m.opts.Stale / 4)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				now := time.Now()
-				os.Chtimes(path, now, now)
-			}
-		}
-	}()
+	done := heartbeat(path, m.opts.Stale/4, 0, stop)
 	// ready runs at the top of each of the waiter's polls: the creator
 	// writes its record once the waiter has seen the file empty (second
 	// poll), well within the garbage grace.

@@ -306,7 +306,7 @@ func (m *Manager) TryClaim(name string) (*Lease, error) {
 	// A symlink planted at locks/ would make every lease file land outside
 	// the cache directory.
 	if st, err := os.Lstat(m.dir); err == nil && !st.IsDir() {
-		m.disableClaims(fmt.Errorf("lease: %s is a %s, not a directory", m.dir, fileType(st.Mode())))
+		m.disableClaims(fmt.Errorf("lease: %s is a %s, not a directory", m.dir, atomicfile.TypeName(st.Mode())))
 		return nil, ErrNoClaim
 	}
 	path := m.Path(name)
@@ -441,13 +441,13 @@ func readLeaseState(path string) (leaseState, error) {
 		return leaseState{}, err
 	}
 	if !st.Mode().IsRegular() {
-		return leaseState{}, fmt.Errorf("lease: %s is a %s: %w", path, fileType(st.Mode()), errNotRegular)
+		return leaseState{}, fmt.Errorf("lease: %s is a %s: %w", path, atomicfile.TypeName(st.Mode()), errNotRegular)
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.ELOOP):
-			return leaseState{}, fmt.Errorf("lease: %s is a symlink: %w", path, errNotRegular)
+			return leaseState{}, fmt.Errorf("lease: %s is a symbolic link: %w", path, errNotRegular)
 		case errors.Is(err, os.ErrPermission):
 			return leaseState{mtime: st.ModTime(), size: st.Size()}, nil
 		}
@@ -459,7 +459,7 @@ func readLeaseState(path string) (leaseState, error) {
 		return leaseState{}, err
 	}
 	if !fst.Mode().IsRegular() {
-		return leaseState{}, fmt.Errorf("lease: %s is a %s: %w", path, fileType(fst.Mode()), errNotRegular)
+		return leaseState{}, fmt.Errorf("lease: %s is a %s: %w", path, atomicfile.TypeName(fst.Mode()), errNotRegular)
 	}
 	s := leaseState{mtime: fst.ModTime(), size: fst.Size()}
 	data, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
@@ -473,26 +473,6 @@ func readLeaseState(path string) (leaseState, error) {
 	}
 	s.h = h
 	return s, nil
-}
-
-// fileType names the type of a non-regular file for log lines.
-func fileType(mode os.FileMode) string {
-	switch t := mode.Type(); {
-	case t&os.ModeDir != 0:
-		return "directory"
-	case t&os.ModeSymlink != 0:
-		return "symlink"
-	case t&os.ModeNamedPipe != 0:
-		return "FIFO"
-	case t&os.ModeSocket != 0:
-		return "socket"
-	case t&os.ModeDevice != 0:
-		return "device"
-	case t == 0:
-		return "regular file"
-	default:
-		return "non-regular file"
-	}
 }
 
 // ParseHolder decodes a lease file's holder record. Lease files are written
@@ -700,7 +680,7 @@ func (m *Manager) leftoverLock(lock string) (removed bool, err error) {
 	}
 	if !st.Mode().IsRegular() {
 		delete(m.tlocks, lock)
-		return false, fmt.Errorf("lease: takeover lock %s is a %s: %w", lock, fileType(st.Mode()), errNotRegular)
+		return false, fmt.Errorf("lease: takeover lock %s is a %s: %w", lock, atomicfile.TypeName(st.Mode()), errNotRegular)
 	}
 	var ino uint64
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {

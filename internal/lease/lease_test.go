@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/hangtest"
 )
 
 func newManager(t *testing.T, dir string, mod func(*Options)) *Manager {
@@ -657,26 +659,10 @@ func TestProcessKilledHolderTakenOver(t *testing.T) {
 			}
 			stale := 600 * time.Millisecond
 			holder := childCmd(t, dir, "hang", stale, noPID)
-			stdin, err := holder.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
+			// The holder's claim marker appears only once the lease is held.
+			claimed := func() bool { return countFiles(t, filepath.Join(dir, "compiles")) > 0 }
+			stdin := hangtest.StartHolder(t, holder, 30*time.Second, claimed, "holder never claimed the lease")
 			defer stdin.Close()
-			if err := holder.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Wait for the holder's claim marker (it appears only once the
-			// lease is held).
-			guard := time.Now().Add(30 * time.Second)
-			for countFiles(t, filepath.Join(dir, "compiles")) == 0 {
-				if time.Now().After(guard) {
-					holder.Process.Kill()
-					t.Fatal("holder never claimed the lease")
-				}
-				if err := sleepCtx(context.Background(), 5*time.Millisecond); err != nil {
-					t.Fatal(err)
-				}
-			}
 			waiters := make([]*exec.Cmd, 3)
 			outs := make([][]byte, len(waiters))
 			var wg sync.WaitGroup

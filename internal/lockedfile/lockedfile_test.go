@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/hangtest"
 )
 
 // TestMain lets the test binary act as a second process holding a lock.
@@ -93,16 +95,11 @@ func TestLockRefusesSymlinkAndFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("mkfifo:", err)
 	}
-	done := make(chan error, 1)
-	go func() { _, err := TryLock(fifo, Options{}); done <- err }()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
-			t.Fatalf("TryLock on a FIFO = %v", err)
+	hangtest.NoHang(t, fifo, 10*time.Second, "TryLock on a FIFO hung", func() {
+		if _, err := TryLock(fifo, Options{}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("TryLock on a FIFO = %v", err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("TryLock on a FIFO hung")
-	}
+	})
 }
 
 func TestNoCreate(t *testing.T) {

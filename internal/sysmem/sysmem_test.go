@@ -86,18 +86,35 @@ func TestCgroupV2(t *testing.T) {
 	}
 }
 
-// TestCgroupV2Namespaced: inside a container the cgroup path is "/" and the
-// container's own cgroup is mounted at /sys/fs/cgroup.
-func TestCgroupV2Namespaced(t *testing.T) {
-	root := machine(t, map[string]string{
-		"/proc/self/cgroup":             "0::/\n",
-		"/proc/self/mountinfo":          "25 30 0:22 / /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n",
-		"/sys/fs/cgroup/memory.max":     "536870912\n",
-		"/sys/fs/cgroup/memory.current": "134217728\n",
-	})
-	l, ok := Reader{Root: root, Rlimits: noRlimits}.Available()
-	if !ok || l.Bytes != 384*mib {
-		t.Fatalf("got %v %v, want 384 MiB", l, ok)
+// TestCgroupInContainer: inside a container the container's own cgroup is
+// mounted where the cgroup filesystem belongs, while /proc/self/cgroup
+// names it as "/" (v2 namespaced) or by its full path (older Docker's v1
+// bind mount of /docker/<id>).
+func TestCgroupInContainer(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		files map[string]string
+		want  int64
+	}{
+		{"v2 namespaced", map[string]string{
+			"/proc/self/cgroup":             "0::/\n",
+			"/proc/self/mountinfo":          "25 30 0:22 / /sys/fs/cgroup ro - cgroup2 cgroup2 rw\n",
+			"/sys/fs/cgroup/memory.max":     "536870912\n",
+			"/sys/fs/cgroup/memory.current": "134217728\n",
+		}, 384 * mib},
+		{"v1 bind-mounted", map[string]string{
+			"/proc/self/cgroup":                           "4:memory:/docker/abc\n",
+			"/proc/self/mountinfo":                        "35 31 0:32 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n",
+			"/sys/fs/cgroup/memory/memory.limit_in_bytes": "1073741824\n",
+			"/sys/fs/cgroup/memory/memory.usage_in_bytes": "0\n",
+		}, gib},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l, ok := Reader{Root: machine(t, tt.files), Rlimits: noRlimits}.Available()
+			if !ok || l.Bytes != tt.want {
+				t.Fatalf("got %v %v, want %d", l, ok, tt.want)
+			}
+		})
 	}
 }
 
@@ -136,22 +153,6 @@ func TestCgroupV1(t *testing.T) {
 	l, ok = Reader{Root: root, Rlimits: noRlimits}.Available()
 	if !ok || l.Bytes != 16*gib {
 		t.Fatalf("got %v %v, want MemAvailable", l, ok)
-	}
-}
-
-// TestCgroupV1BindMounted: older Docker mounts the container's own cgroup
-// (root /docker/<id>) at /sys/fs/cgroup/memory while /proc/self/cgroup
-// still names the full path.
-func TestCgroupV1BindMounted(t *testing.T) {
-	root := machine(t, map[string]string{
-		"/proc/self/cgroup":                           "4:memory:/docker/abc\n",
-		"/proc/self/mountinfo":                        "35 31 0:32 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n",
-		"/sys/fs/cgroup/memory/memory.limit_in_bytes": "1073741824\n",
-		"/sys/fs/cgroup/memory/memory.usage_in_bytes": "0\n",
-	})
-	l, ok := Reader{Root: root, Rlimits: noRlimits}.Available()
-	if !ok || l.Bytes != gib {
-		t.Fatalf("got %v %v, want 1 GiB", l, ok)
 	}
 }
 

@@ -19,6 +19,36 @@ func findOrSkip(t *testing.T) *Compiler {
 	return c
 }
 
+// loadBuilt opens the library a build returned (failing on the build's
+// error) until the test ends.
+func loadBuilt(t *testing.T, so []byte, err error) *Library {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := OpenBytes(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lib.Close() })
+	return lib
+}
+
+// kernelBuffers allocates a kernel's input and output (four floats each)
+// and the buffer table pointing at them, freed when the test ends.
+func kernelBuffers(t *testing.T) (in, out *[4]float32, bufs unsafe.Pointer) {
+	in = (*[4]float32)(Alloc(16))
+	out = (*[4]float32)(Alloc(16))
+	table := (*[2]unsafe.Pointer)(Alloc(16))
+	t.Cleanup(func() {
+		Free(unsafe.Pointer(in))
+		Free(unsafe.Pointer(out))
+		Free(unsafe.Pointer(table))
+	})
+	table[0], table[1] = unsafe.Pointer(in), unsafe.Pointer(out)
+	return in, out, unsafe.Pointer(table)
+}
+
 func TestCompileLinkLoadCall(t *testing.T) {
 	c := findOrSkip(t)
 	if c.Version == "" || c.Target == "" || !strings.Contains(c.Identity(), c.Target) {
@@ -29,22 +59,9 @@ func TestCompileLinkLoadCall(t *testing.T) {
 		{Name: "k_mul", Code: []byte("void k_mul(void** b){ float* x=b[0]; float* y=b[1]; for(int i=0;i<4;i++) y[i]=x[i]*3.0f; }\n")},
 	}
 	so, err := c.BuildLibrary(context.Background(), src, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, err := OpenBytes(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.Close()
-	in := (*[4]float32)(Alloc(16))
-	out := (*[4]float32)(Alloc(16))
-	bufs := (*[2]unsafe.Pointer)(Alloc(16))
-	defer Free(unsafe.Pointer(in))
-	defer Free(unsafe.Pointer(out))
-	defer Free(unsafe.Pointer(bufs))
+	lib := loadBuilt(t, so, err)
+	in, out, bufs := kernelBuffers(t)
 	*in = [4]float32{1, 2, 3, 4}
-	bufs[0], bufs[1] = unsafe.Pointer(in), unsafe.Pointer(out)
 	for _, tc := range []struct {
 		name string
 		want [4]float32
@@ -53,7 +70,7 @@ func TestCompileLinkLoadCall(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		Call(fn, unsafe.Pointer(bufs))
+		Call(fn, bufs)
 		if *out != tc.want {
 			t.Errorf("%s: got %v want %v", tc.name, *out, tc.want)
 		}
@@ -150,27 +167,14 @@ func FuzzParseCPUInfo(f *testing.F) {
 func TestBuildShared(t *testing.T) {
 	c := findOrSkip(t)
 	so, err := c.BuildShared(context.Background(), Source{Name: "u_neg", Code: []byte("void u_neg(void** b){ float* x=b[0]; float* y=b[1]; for(int i=0;i<4;i++) y[i]=-x[i]; }\n")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, err := OpenBytes(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.Close()
+	lib := loadBuilt(t, so, err)
 	fn, err := lib.Sym("u_neg")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := (*[4]float32)(Alloc(16))
-	out := (*[4]float32)(Alloc(16))
-	bufs := (*[2]unsafe.Pointer)(Alloc(16))
-	defer Free(unsafe.Pointer(in))
-	defer Free(unsafe.Pointer(out))
-	defer Free(unsafe.Pointer(bufs))
+	in, out, bufs := kernelBuffers(t)
 	*in = [4]float32{1, -2, 3, 0}
-	bufs[0], bufs[1] = unsafe.Pointer(in), unsafe.Pointer(out)
-	Call(fn, unsafe.Pointer(bufs))
+	Call(fn, bufs)
 	if want := [4]float32{-1, 2, -3, 0}; *out != want {
 		t.Errorf("got %v want %v", *out, want)
 	}
