@@ -146,6 +146,19 @@ type PruneResult struct {
 // errTrimBusy: another process holds the trim lock (and is doing the work).
 var errTrimBusy = errors.New("another process is trimming the cache; try again shortly")
 
+// lockTrim takes the trim lock, which makes one process at a time trim the
+// directory: errTrimBusy when another holds it.
+func (c *Cache) lockTrim() (*lockedfile.File, error) {
+	lock, err := lockedfile.TryLock(layout.TrimLockRel, lockedfile.Options{Perm: c.opts.EffectiveFileMode(), Root: c.root})
+	if errors.Is(err, lockedfile.ErrLocked) {
+		return nil, errTrimBusy
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trim lock: %w", err)
+	}
+	return lock, nil
+}
+
 // trim scans the cache directory, removes stale temporary files and, when
 // the total exceeds bound (> 0), removes least-recently-used files until
 // it is at most target. It then rewrites the size ledger. Only one process
@@ -155,12 +168,9 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 	if c.dir == "" || !c.writer {
 		return res, nil
 	}
-	lock, err := lockedfile.TryLock(layout.TrimLockRel, lockedfile.Options{Perm: c.opts.EffectiveFileMode(), Root: c.root})
-	if errors.Is(err, lockedfile.ErrLocked) {
-		return res, errTrimBusy
-	}
+	lock, err := c.lockTrim()
 	if err != nil {
-		return res, fmt.Errorf("trim lock: %w", err)
+		return res, err
 	}
 	defer lock.Unlock()
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/lockedfile"
 )
 
 // Background trimming in resumable passes.
@@ -161,12 +160,9 @@ func (c *Cache) trimPass(ctx context.Context, bound, target int64) (again bool, 
 	if c.dir == "" || !c.writer || c.root == nil {
 		return false, nil
 	}
-	lock, err := lockedfile.TryLock(layout.TrimLockRel, lockedfile.Options{Perm: c.opts.EffectiveFileMode(), Root: c.root})
-	if errors.Is(err, lockedfile.ErrLocked) {
-		return false, errTrimBusy
-	}
+	lock, err := c.lockTrim()
 	if err != nil {
-		return false, fmt.Errorf("trim lock: %w", err)
+		return false, err
 	}
 	defer lock.Unlock()
 	// Before the ledger is read: a put from now on is either in the
