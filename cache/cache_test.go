@@ -501,9 +501,7 @@ func TestSizeBoundLRU(t *testing.T) {
 		t.Error("newest entry evicted")
 	}
 	// The ledger agrees with a scan after the trim.
-	l := openLedgerAt(t, dir)
-	total, scanned, _ := l.read()
-	l.close()
+	total, scanned := ledgerTotal(t, dir)
 	if total != u.Bytes || scanned.IsZero() {
 		t.Errorf("ledger %d (scanned %v), scan %d", total, scanned, u.Bytes)
 	}

@@ -391,6 +391,19 @@ func scanFilesAt(ctx context.Context, dir string) ([]fileInfo, []string, error) 
 }
 
 // openLedgerAt opens the ledger of the cache directory dir.
+// ledgerTotal reads the size ledger of dir: its running total and when it
+// was last reconciled with a scan.
+func ledgerTotal(t testing.TB, dir string) (int64, time.Time) {
+	t.Helper()
+	l := openLedgerAt(t, dir)
+	defer l.close()
+	total, scanned, err := l.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return total, scanned
+}
+
 func openLedgerAt(t testing.TB, dir string) *ledger {
 	t.Helper()
 	root, err := os.OpenRoot(dir)

@@ -218,10 +218,7 @@ func TestMultiProcess(t *testing.T) {
 	}
 	// The ledger counted each entry once, however many writers raced.
 	u, _ := Scan(ctx, dir)
-	l := openLedgerAt(t, dir)
-	total, _, _ := l.read()
-	l.close()
-	if total != u.Bytes {
+	if total, _ := ledgerTotal(t, dir); total != u.Bytes {
 		t.Errorf("ledger %d, scanned %d", total, u.Bytes)
 	}
 }

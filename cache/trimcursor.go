@@ -233,6 +233,14 @@ func (c *Cache) trimPass(ctx context.Context, bound, target int64) (again bool, 
 				return err
 			}
 			total = cur.Scanned + max(0, now-cur.LedgerStart+cur.RemovedBytes)
+			if bound <= 0 && now > 0 {
+				// Nothing to enforce (the pass only cleared stale
+				// temporaries): keep the running total. Another writer's
+				// put that landed in a shard before the pass scanned it
+				// is in both Scanned and the ledger's growth, so a
+				// recount would count it twice.
+				total = now
+			}
 			return c.ledger.writeLocked(total, time.Now())
 		})
 		if err != nil {

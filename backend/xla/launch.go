@@ -42,8 +42,30 @@ const (
 	EnvJAXXLACaches      = "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"
 	EnvJAXMinCompileTime = "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"
 	EnvJAXMinEntrySize   = "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"
-	EnvJAXMaxSize        = "JAX_COMPILATION_CACHE_MAX_SIZE"
+	// EnvJAXMaxSize is JAX's own bound on its cache directory. LaunchEnv
+	// never sets it: see maxSizeNote.
+	EnvJAXMaxSize = "JAX_COMPILATION_CACHE_MAX_SIZE"
 )
+
+// maxSizeNote says why XLACACHE_MAX_SIZE is not handed to JAX as
+// JAX_COMPILATION_CACHE_MAX_SIZE:
+//   - jax-ml/jax jax/_src/lru_cache.py
+//     @1e79d0a98b7d86ead2e690f1d1a287ffe48806c6: any max_size other than -1
+//     makes LRUCache.__init__ raise RuntimeError("Please install filelock
+//     package to set `jax_compilation_cache_max_size`") when the filelock
+//     package, which JAX does not install, is missing; at jax-ml/jax
+//     @cec06d1 JAX then runs with its persistent cache off
+//     (../shared/design.md §4).
+//   - With a bound, LRUCache._evict_if_needed reads the `<key>-atime` file of
+//     every `<key>-cache` entry with no existence check (the stored copy of
+//     lru_cache.py with that layout; the index gave no commit), and JAX writes
+//     `-atime` files only while bounded (lru_cache.py @cec06d116c05: the
+//     fixtures in ../shared/fixtures/jax-cache/unbounded have none), so a
+//     directory first filled without a bound makes every later bounded
+//     write fail.
+//
+// xlacache bounds the directory itself, with `xlacache prune`.
+const maxSizeNote = "xlacache bounds the directory itself (xlacache prune); not passed to JAX as " + EnvJAXMaxSize + ", which needs the filelock package and -atime files"
 
 // EnvVar is one variable of a launch environment. Comment explains it for
 // humans; shells get only Name and Value.
@@ -121,7 +143,7 @@ func LaunchEnv(opts config.Options, target Target, sup Support, existingFlags st
 		EnvVar{config.EnvMinEntrySize, strconv.FormatInt(opts.MinEntrySize, 10), ""},
 	)
 	if opts.MaxSize > 0 {
-		l.Vars = append(l.Vars, EnvVar{config.EnvMaxSize, strconv.FormatInt(opts.MaxSize, 10), ""})
+		l.Vars = append(l.Vars, EnvVar{config.EnvMaxSize, strconv.FormatInt(opts.MaxSize, 10), maxSizeNote})
 	}
 	if target == TargetAll || target == TargetJAX {
 		jaxSubs := opts.Subcaches
@@ -140,9 +162,8 @@ func LaunchEnv(opts config.Options, target Target, sup Support, existingFlags st
 			EnvVar{EnvJAXMinCompileTime, strconv.FormatFloat(opts.MinCompileTime.Seconds(), 'g', -1, 64), ""},
 			EnvVar{EnvJAXMinEntrySize, strconv.FormatInt(opts.MinEntrySize, 10), ""},
 		)
-		if opts.MaxSize > 0 {
-			l.Vars = append(l.Vars, EnvVar{EnvJAXMaxSize, strconv.FormatInt(opts.MaxSize, 10), "JAX then evicts its own entries and takes its .lockfile, which xlacache prune honours"})
-		}
+		// XLACACHE_MAX_SIZE is deliberately not passed on as
+		// JAX_COMPILATION_CACHE_MAX_SIZE: see maxSizeNote.
 	}
 	if target == TargetGo {
 		l.Support = sup.String()

@@ -81,12 +81,18 @@ func CacheFlags(opts config.Options, sup Support) ([]Flag, []Skip) {
 			skips = append(skips, Skip{FlagKernelCacheFile, "reader process: XLA's kernel cache has no read-only mode"})
 		case !sup.Knows(FlagKernelCacheFile):
 			skips = append(skips, unknown(FlagKernelCacheFile))
-		case !sup.Knows(FlagLLVMModuleParallelism):
-			skips = append(skips, unknown(FlagLLVMModuleParallelism))
 		default:
-			flags = append(flags,
-				Flag{Name: FlagKernelCacheFile, Value: KernelFile(opts.Dir), HasValue: true},
-				Flag{Name: FlagLLVMModuleParallelism, Value: "true", HasValue: true})
+			flags = append(flags, Flag{Name: FlagKernelCacheFile, Value: KernelFile(opts.Dir), HasValue: true})
+			// The kernel cache needs module-compilation parallelism on the
+			// releases inside that flag's gate (Flags); outside it the flag
+			// is a no-op or gone, and setting a flag XLA does not know
+			// aborts the process. A probed plugin that still registers the
+			// flag accepts it either way.
+			if sup.Knows(FlagLLVMModuleParallelism) {
+				flags = append(flags, Flag{Name: FlagLLVMModuleParallelism, Value: "true", HasValue: true})
+			} else {
+				skips = append(skips, Skip{FlagLLVMModuleParallelism, fmt.Sprintf("not needed by, or unknown to, the target XLA (%s %s)", sup.Source, sup.Detail)})
+			}
 		}
 	}
 	return flags, skips

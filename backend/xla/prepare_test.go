@@ -247,3 +247,47 @@ func TestLaunchEnvSubcachesOnlyWhenChosen(t *testing.T) {
 		t.Errorf("chosen subcaches exported as %q (present %v), want kernels", v, ok)
 	}
 }
+
+// TestLaunchEnvNeverBoundsJAX checks that XLACACHE_MAX_SIZE is passed on
+// for xlacache's own prune but never to JAX as
+// JAX_COMPILATION_CACHE_MAX_SIZE, for every target and role: a bound there
+// needs the filelock package (else JAX's cache is off) and -atime files
+// that unbounded entries lack.
+func TestLaunchEnvNeverBoundsJAX(t *testing.T) {
+	sup := SupportForVersion(Version{0, 6, 0}, SourceVersion)
+	for _, target := range []Target{TargetAll, TargetJAX, TargetGo} {
+		for _, index := range []int{0, 3} {
+			o := opts(t.TempDir(), index, config.RoleAuto, config.SubcacheAutotune, config.SubcacheKernels)
+			o.MaxSize = 10 << 30
+			l, err := LaunchEnv(o, target, sup, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sawOwn bool
+			for _, v := range l.Vars {
+				switch v.Name {
+				case EnvJAXMaxSize:
+					t.Errorf("target %s index %d: sets %s=%s", target, index, v.Name, v.Value)
+				case config.EnvMaxSize:
+					sawOwn = v.Value == "10737418240"
+				}
+			}
+			if !sawOwn {
+				t.Errorf("target %s index %d: %s not set to the bound", target, index, config.EnvMaxSize)
+			}
+			for _, shell := range []string{ShellBash, ShellFish, ShellJSON} {
+				text, err := FormatLaunch(l, shell, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The name may appear in the explaining comment, never as a
+				// variable the shell sets.
+				for _, bad := range []string{"export " + EnvJAXMaxSize, "set -gx " + EnvJAXMaxSize, `"` + EnvJAXMaxSize + `":`, `"name": "` + EnvJAXMaxSize} {
+					if strings.Contains(text, bad) {
+						t.Errorf("target %s index %d shell %s: output sets %s:\n%s", target, index, shell, EnvJAXMaxSize, text)
+					}
+				}
+			}
+		}
+	}
+}

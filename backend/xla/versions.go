@@ -79,26 +79,70 @@ type FlagInfo struct {
 	// FirstRelease is the first jaxlib / PJRT plugin release known to
 	// accept the flag.
 	FirstRelease Version
-	// Evidence says how FirstRelease was established.
+	// EndRelease, when not zero, is the first release for which xlacache
+	// no longer sets the flag (an exclusive upper bound): the release no
+	// longer needs it, and a later one may not know it at all. Zero means
+	// no upper bound is known from the sources.
+	EndRelease Version
+	// Evidence says how FirstRelease (and EndRelease) were established.
 	Evidence string
 }
 
+// IsZero reports whether v is the zero Version (no release).
+func (v Version) IsZero() bool { return v == Version{} }
+
+// In reports whether release v is inside the flag's gate:
+// FirstRelease <= v, and v < EndRelease when EndRelease is set.
+func (f FlagInfo) In(v Version) bool {
+	if v.Less(f.FirstRelease) {
+		return false
+	}
+	return f.EndRelease.IsZero() || v.Less(f.EndRelease)
+}
+
 // jaxGate is the release from which JAX itself sets all of these options
-// (jax/_src/compiler.py: "jaxlib_version > (0, 4, 35)"). The kernel-cache
-// and autotune-directory options entered XLA some months earlier, but no
-// release number for them could be verified from the sources, so they are
-// gated at the release JAX relies on: a later bound only ever leaves a
-// cache off, while an earlier wrong bound would abort the process.
+// (jax-ml/jax, jax/_src/compiler.py, get_compile_options:
+// "if compilation_cache.is_persistent_cache_enabled() and jaxlib_version >
+// (0, 4, 35)"; the stored copy read carries that gate, the index did not
+// give its commit). The fields themselves are older: xla_gpu_kernel_cache_file
+// = 306, xla_gpu_per_fusion_autotune_cache_dir = 310,
+// xla_gpu_experimental_autotune_cache_mode = 324 and
+// xla_gpu_enable_llvm_module_compilation_parallelism = 268 are all in
+// openxla/xla xla/xla.proto @00987f6e5a7b3ecd06b74e8fb590a875f48fbca5
+// ("Next id: 337"). No jaxlib release number for the first three could be
+// verified from the sources, so they are gated at the release JAX relies
+// on: a later bound only ever leaves a cache off, while an earlier wrong
+// bound would abort the process.
 var jaxGate = Version{0, 4, 36}
 
-// Flags is the table of flags xlacache sets, with the first release that
-// knows each. The gating logic (Support) uses it when a release number is
-// all that is known about the XLA a program loads.
+// llvmParallelismEnd is the first release for which JAX no longer sets
+// xla_gpu_enable_llvm_module_compilation_parallelism with the kernel cache:
+// JAX 0.11.0 dropped it as a "no-op … in preparation for flag removal from
+// XLA" (jax-ml/jax, jax/_src/compiler.py @cec06d1, 2026-08-08, as checked in
+// ../shared/design.md §4). A release that does not need the flag is not
+// given it: once XLA removes it, setting it aborts the process.
+var llvmParallelismEnd = Version{0, 11, 0}
+
+// Flags is the table of flags xlacache sets, with the releases that take
+// each. The gating logic (Support) uses it when a release number is all that
+// is known about the XLA a program loads.
+//
+// No upper bound is set for the three cache flags: no source read shows
+// them removed. openxla/xla xla/debug_options_flags.cc
+// @00ccad5d1736ed6fc9234ae7460407891be5fbe2 still parses
+// xla_gpu_experimental_autotune_cache_mode (AutotuneCacheMode_Parse), and
+// the stored copies of XLA's newer autotuner pass (autotuner_pass.cc; the
+// index gave no commit for them) either read
+// xla_gpu_experimental_autotuner_cache_dir (field 407) only, or read
+// xla_gpu_per_fusion_autotune_cache_dir first and fall back to 407 when it
+// is empty. Which jaxlib releases carry the 407-only pass could not be
+// established from the sources, so 407 is not in this table (docs/xla.md,
+// "Version gating").
 var Flags = []FlagInfo{
-	{FlagKernelCacheFile, 306, jaxGate, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options)"},
-	{FlagAutotuneCacheDir, 310, jaxGate, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options)"},
-	{FlagAutotuneCacheMode, 324, jaxGate, "JAX sets it only for jaxlib > 0.4.35; JAX's cache_key_test sets it only for jaxlib > 0.4.35"},
-	{FlagLLVMModuleParallelism, 268, jaxGate, "older than the kernel cache; gated with it because it is only set together with it"},
+	{FlagKernelCacheFile, 306, jaxGate, Version{}, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options); field 306 in xla.proto @00987f6"},
+	{FlagAutotuneCacheDir, 310, jaxGate, Version{}, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options); field 310 in xla.proto @00987f6"},
+	{FlagAutotuneCacheMode, 324, jaxGate, Version{}, "JAX sets it only for jaxlib > 0.4.35; JAX's cache_key_test sets it only for jaxlib > 0.4.35; field 324 in xla.proto @00987f6"},
+	{FlagLLVMModuleParallelism, 268, jaxGate, llvmParallelismEnd, "set with the kernel cache for jaxlib > 0.4.35 (compiler.py get_compile_options: \"This option is required to use the kernel cache\"); JAX 0.11.0 stopped setting it (compiler.py @cec06d1: no-op, to be removed from XLA)"},
 }
 
 // DefaultVersion is assumed when nothing else is known about the XLA a
@@ -156,7 +200,7 @@ func (s Support) String() string {
 func SupportForVersion(v Version, source SupportSource) Support {
 	s := Support{Source: source, Detail: "jaxlib " + v.String(), known: map[string]bool{}}
 	for _, f := range Flags {
-		s.known[f.Name] = !v.Less(f.FirstRelease)
+		s.known[f.Name] = f.In(v)
 	}
 	return s
 }

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/xlacache/xlacache/config"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -195,6 +198,100 @@ func BenchmarkProbePlugin(b *testing.B) {
 	for b.Loop() {
 		if _, err := ProbePlugin(context.Background(), p); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestGateBoundaries checks each flag's gate at the boundary releases, both
+// ends: the kernel-cache, autotune-dir and autotune-mode flags from jaxlib
+// 0.4.36 (JAX's own gate in compiler.py) with no upper bound, and
+// xla_gpu_enable_llvm_module_compilation_parallelism from 0.4.36 up to, not
+// including, 0.11.0 (JAX 0.11.0 stopped setting it).
+func TestGateBoundaries(t *testing.T) {
+	cacheFlags := []string{FlagKernelCacheFile, FlagAutotuneCacheDir, FlagAutotuneCacheMode}
+	tests := []struct {
+		version string
+		cache   bool // the three cache flags
+		llvm    bool // FlagLLVMModuleParallelism
+	}{
+		{"0.4.30", false, false},
+		{"0.4.35", false, false},
+		{"0.4.36", true, true},
+		{"0.4.36.dev20241201", true, true},
+		{"0.5.0", true, true},
+		{"0.10.0", true, true},
+		{"0.10.9", true, true},
+		{"0.10.99", true, true},
+		{"0.11.0", true, false},
+		{"0.11.0+cuda12", true, false},
+		{"0.11.1", true, false},
+		{"0.12.0", true, false},
+		{"1.0.0", true, false},
+	}
+	for _, tc := range tests {
+		v, err := ParseVersion(tc.version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := SupportForVersion(v, SourceVersion)
+		for _, name := range cacheFlags {
+			if s.Knows(name) != tc.cache {
+				t.Errorf("jaxlib %s: Knows(%s) = %v, want %v", tc.version, name, s.Knows(name), tc.cache)
+			}
+		}
+		if s.Knows(FlagLLVMModuleParallelism) != tc.llvm {
+			t.Errorf("jaxlib %s: Knows(%s) = %v, want %v", tc.version, FlagLLVMModuleParallelism, s.Knows(FlagLLVMModuleParallelism), tc.llvm)
+		}
+	}
+	// Every upper bound is exclusive and above its lower bound.
+	for _, f := range Flags {
+		if f.EndRelease.IsZero() {
+			continue
+		}
+		if !f.FirstRelease.Less(f.EndRelease) {
+			t.Errorf("%s: EndRelease %v not after FirstRelease %v", f.Name, f.EndRelease, f.FirstRelease)
+		}
+		if f.In(f.EndRelease) {
+			t.Errorf("%s: in its gate at EndRelease %v", f.Name, f.EndRelease)
+		}
+	}
+}
+
+// TestCacheFlagsAcrossLLVMParallelismEnd checks the flags a writer gets for
+// the kernel cache on each side of 0.11.0: the kernel cache file on both,
+// the parallelism flag only before.
+func TestCacheFlagsAcrossLLVMParallelismEnd(t *testing.T) {
+	dir := t.TempDir()
+	o := opts(dir, 0, config.RoleAuto, config.SubcacheKernels)
+	for _, tc := range []struct {
+		v    Version
+		want []string
+	}{
+		{Version{0, 4, 35}, nil},
+		{Version{0, 4, 36}, []string{FlagKernelCacheFile, FlagLLVMModuleParallelism}},
+		{Version{0, 10, 2}, []string{FlagKernelCacheFile, FlagLLVMModuleParallelism}},
+		{Version{0, 11, 0}, []string{FlagKernelCacheFile}},
+		{Version{0, 12, 3}, []string{FlagKernelCacheFile}},
+	} {
+		flags, skips := CacheFlags(o, SupportForVersion(tc.v, SourceVersion))
+		var got []string
+		for _, f := range flags {
+			got = append(got, f.Name)
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("jaxlib %v: flags %v, want %v (skipped %v)", tc.v, got, tc.want, skips)
+		}
+	}
+	// A probed plugin that still registers the flag gets it; one that does
+	// not still gets the kernel cache.
+	for _, known := range []bool{true, false} {
+		sup := Support{Source: SourcePlugin, Detail: "fake", known: map[string]bool{FlagKernelCacheFile: true, FlagLLVMModuleParallelism: known}}
+		flags, _ := CacheFlags(o, sup)
+		if len(flags) == 0 || flags[0].Name != FlagKernelCacheFile {
+			t.Fatalf("plugin (parallelism known=%v): flags %v", known, flags)
+		}
+		if has := len(flags) == 2 && flags[1].Name == FlagLLVMModuleParallelism; has != known {
+			t.Errorf("plugin (parallelism known=%v): flags %v", known, flags)
 		}
 	}
 }

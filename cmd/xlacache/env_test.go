@@ -88,3 +88,40 @@ func TestEnvShowsSettingsAndRejectsBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvDoesNotHandMaxSizeToJAX has bash eval `xlacache env` with
+// XLACACHE_MAX_SIZE set and checks that the launched JAX process sees no
+// JAX_COMPILATION_CACHE_MAX_SIZE (which needs the filelock package, else
+// JAX's cache is off), while xlacache's own bound is passed on for prune.
+func TestEnvDoesNotHandMaxSizeToJAX(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	t.Setenv("XLACACHE_DIR", t.TempDir())
+	t.Setenv("XLACACHE_MAX_SIZE", "2GiB")
+	for _, args := range [][]string{
+		{"env", "--process-index", "0"},
+		{"env", "--process-index", "4"},
+		{"env", "--process-index", "0", "--target", "jax"},
+		{"env", "--process-index", "0", "--target", "go", "--jaxlib-version", "0.6.0"},
+	} {
+		out, err := runCLI(t, args...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		cmd := exec.Command(bash, "-c", `eval "$1"; printf '%s|%s|%s' "${JAX_COMPILATION_CACHE_MAX_SIZE-unset}" "$XLACACHE_MAX_SIZE" "${JAX_COMPILATION_CACHE_DIR-unset}"`, "bash", out)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v: bash: %v\n%s", args, err, out)
+		}
+		parts := strings.Split(string(got), "|")
+		if parts[0] != "unset" {
+			t.Errorf("%v: JAX_COMPILATION_CACHE_MAX_SIZE=%q, want unset\n%s", args, parts[0], out)
+		}
+		if parts[1] != "2147483648" {
+			t.Errorf("%v: XLACACHE_MAX_SIZE=%q, want 2147483648\n%s", args, parts[1], out)
+		}
+	}
+}
