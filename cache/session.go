@@ -110,7 +110,9 @@ func (e *Session) SubcacheDir(sub config.Subcache) (path string, update bool, ok
 	}
 	update = c.writer
 	if update && sub == config.SubcacheAutotune {
-		if err := atomicfile.MkdirAllIn(c.root, layout.XLAAutotuneDir, c.opts.EffectiveDirMode()); err != nil {
+		// The tmp directory too: XLA would create it 0755, locking other
+		// users of a group-shared directory out of writing results.
+		if err := atomicfile.MkdirAllIn(c.root, layout.XLAAutotuneDir+"/"+layout.XLAAutotuneTmpDir, c.opts.EffectiveDirMode()); err != nil {
 			c.failure(e.TierName(sub), "creating the autotune subcache", path, err)
 			update = false
 		}

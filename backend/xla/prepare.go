@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -37,6 +38,27 @@ type Skip struct {
 // cache directory; the names follow XLA's flags (and JAX's layout), so a
 // JAX process given the same directory uses the same files.
 func AutotuneDir(dir string) string { return layout.Dir(dir).XLAAutotune() }
+
+// CreateAutotuneDir creates XLA's autotune directory under the cache
+// directory dir, and the tmp directory XLA writes results through, with
+// exactly mode (not mode minus umask). XLA needs the directory to exist,
+// and creates tmp itself with mode 0755, which would lock the other users
+// of a group-shared directory out of writing results. Nothing is followed
+// out of dir.
+func CreateAutotuneDir(dir string, mode os.FileMode) error {
+	if err := os.MkdirAll(dir, mode); err != nil {
+		return fmt.Errorf("xla: create cache directory: %w", err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("xla: open cache directory: %w", err)
+	}
+	defer root.Close()
+	if err := atomicfile.MkdirAllIn(root, layout.XLAAutotuneDir+"/"+layout.XLAAutotuneTmpDir, mode); err != nil {
+		return fmt.Errorf("xla: create XLA autotune cache directory: %w", err)
+	}
+	return nil
+}
 
 // KernelFile returns the path of XLA's kernel cache file under dir.
 func KernelFile(dir string) string { return layout.Dir(dir).XLAKernel() }
@@ -188,8 +210,8 @@ func Prepare(ctx context.Context, opts config.Options, po PrepareOptions) (*Prep
 	if opts.Writer() {
 		for _, f := range merged.Added {
 			if f.Name == FlagAutotuneCacheDir {
-				if err := os.MkdirAll(f.Value, opts.EffectiveDirMode()); err != nil {
-					return p, fmt.Errorf("xla: create XLA autotune cache directory: %w", err)
+				if err := CreateAutotuneDir(opts.Dir, opts.EffectiveDirMode()); err != nil {
+					return p, err
 				}
 			}
 		}

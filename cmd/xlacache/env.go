@@ -119,8 +119,8 @@ func runEnv(cmd *cobra.Command, _ []string) error {
 		// does not call xla.Prepare will not create it.
 		for _, v := range l.Vars {
 			if v.Name == xla.EnvXLAFlags && opts.HasSubcache(config.SubcacheAutotune) {
-				if err := os.MkdirAll(xla.AutotuneDir(opts.Dir), opts.EffectiveDirMode()); err != nil {
-					return fmt.Errorf("create XLA autotune cache directory: %w", err)
+				if err := xla.CreateAutotuneDir(opts.Dir, opts.EffectiveDirMode()); err != nil {
+					return err
 				}
 			}
 		}

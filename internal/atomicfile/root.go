@@ -154,7 +154,15 @@ func walkDirsIn(root *os.Root, rel string, perm fs.FileMode) error {
 		cur = path.Join(cur, seg)
 		st, err := root.Lstat(cur)
 		if errors.Is(err, fs.ErrNotExist) && perm != 0 {
-			if err := root.Mkdir(cur, perm); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := root.Mkdir(cur, perm); err == nil {
+				// Exactly the configured mode, not mode minus umask: a
+				// group-shared cache needs its group bits, and XLA, which
+				// creates its autotune tmp directory 0755 itself, must
+				// find this one already made.
+				if err := root.Chmod(cur, perm); err != nil {
+					return err
+				}
+			} else if !errors.Is(err, fs.ErrExist) {
 				return err
 			}
 			// Another process may have raced a link into place.
