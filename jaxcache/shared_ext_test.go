@@ -1,10 +1,13 @@
 package jaxcache_test
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
@@ -66,5 +69,65 @@ func TestPruneShared(t *testing.T) {
 	// A bound below everything empties both parts.
 	if res, err = jaxcache.PruneShared(ctx, c, dir, 1, false, nil); err != nil || cachetest.DirTotal(t, dir) != 0 || res.After() != 0 {
 		t.Errorf("prune to 1 byte left %d bytes: %+v %v", cachetest.DirTotal(t, dir), res, err)
+	}
+}
+
+// TestPruneSharedKeepsXLATempFiles: a prune of a shared directory down to
+// one byte never removes XLA's young temp files, here held open for
+// writing as XLA holds them while it writes: an autotune result in
+// xla_gpu_per_fusion_autotune_cache_dir/tmp (deleting it before XLA renames
+// it fails that compile) and a kernel cache temp file
+// (xla_gpu_kernel_cache_file.tmp.*). A kernel cache temp file left by a
+// crashed writer, older than the stale-temp age, is removed and counted.
+func TestPruneSharedKeepsXLATempFiles(t *testing.T) {
+	ctx := context.Background()
+	dir, _ := cachetest.MixedDir(t)
+	tmpDir := filepath.Join(dir, jaxcache.AutotuneDirName, "tmp")
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	young := []string{
+		filepath.Join(tmpDir, "tmp_per_fusion_cache_1234.textproto"),
+		filepath.Join(dir, jaxcache.KernelFileName+".tmp.5678"),
+	}
+	for _, p := range young {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Write(bytes.Repeat([]byte("x"), 4096)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale := filepath.Join(dir, jaxcache.KernelFileName+".tmp.999")
+	if err := os.WriteFile(stale, []byte("partial"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-3 * time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	o := config.Defaults()
+	o.Dir, o.Role = dir, config.RoleWriter
+	c, err := cache.Open(ctx, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := jaxcache.PruneShared(ctx, c, dir, 1, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range young {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("young temp file removed: %v", err)
+		}
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale kernel cache temp file kept: %v", err)
+	}
+	if res.Own.StaleTemps < 1 {
+		t.Errorf("stale temp not counted: %+v", res)
 	}
 }

@@ -146,19 +146,21 @@ func LaunchEnv(opts config.Options, target Target, sup Support, existingFlags st
 		l.Vars = append(l.Vars, EnvVar{config.EnvMaxSize, strconv.FormatInt(opts.MaxSize, 10), maxSizeNote})
 	}
 	if target == TargetAll || target == TargetJAX {
-		jaxSubs := opts.Subcaches
-		if !opts.Writer() && opts.HasSubcache(config.SubcacheKernels) {
-			// XLA's kernel cache has no read-only mode; JAX would let every
-			// process append to the shared file.
-			jaxSubs = nil
-			if opts.HasSubcache(config.SubcacheAutotune) {
-				jaxSubs = []config.Subcache{config.SubcacheAutotune}
-			}
-			l.Skipped = append(l.Skipped, Skip{FlagKernelCacheFile, "reader process: XLA's kernel cache has no read-only mode"})
-		}
+		// Every process of a job gets the same JAX_* values, whatever its
+		// role: JAX hashes the serialized compile options into its cache
+		// key, xla_gpu_kernel_cache_file included (and, in jax
+		// 0.4.36-0.10.x, xla_gpu_enable_llvm_module_compilation_parallelism,
+		// which it sets with the kernel cache), so a reader without the
+		// kernel cache would compute different keys from process 0, the only
+		// process that writes JAX's cache, and never hit. JAX itself gives
+		// the kernel cache file to every process (it has no read-only mode
+		// for it); the only setting that differs by role is the autotune
+		// mode, which JAX chooses from jax.process_index() and leaves out of
+		// its key (see JAXHashedSettings). xlacache's readers still never publish
+		// the kernel cache file to a shared tier.
 		l.Vars = append(l.Vars,
 			EnvVar{EnvJAXCacheDir, opts.Dir, "JAX's executable cache, beside xlacache's; JAX puts XLA's subcaches at the same paths"},
-			EnvVar{EnvJAXXLACaches, JAXXLACachesValue(jaxSubs), "JAX sets the XLA cache options itself (jaxlib >= 0.4.36), UPDATE on jax.process_index() 0, READ elsewhere"},
+			EnvVar{EnvJAXXLACaches, JAXXLACachesValue(opts.Subcaches), "the same on every process, so JAX's keys agree; JAX sets the XLA cache options itself (jaxlib >= 0.4.36), UPDATE on jax.process_index() 0, READ elsewhere"},
 			EnvVar{EnvJAXMinCompileTime, strconv.FormatFloat(opts.MinCompileTime.Seconds(), 'g', -1, 64), ""},
 			EnvVar{EnvJAXMinEntrySize, strconv.FormatInt(opts.MinEntrySize, 10), ""},
 		)

@@ -138,7 +138,9 @@ func TestLaunchEnvBash(t *testing.T) {
 		want   map[string]string
 	}{
 		{0, TargetAll, map[string]string{"XLACACHE_DIR": dir, "XLACACHE_PROCESS_INDEX": "0", EnvJAXCacheDir: dir, EnvJAXXLACaches: "all", "XLA_FLAGS": "--user"}},
-		{2, TargetAll, map[string]string{"XLACACHE_PROCESS_INDEX": "2", EnvJAXXLACaches: string(config.SubcacheAutotune), "XLA_FLAGS": "--user"}},
+		// Readers get the same JAX settings as the writer (kernel cache
+		// included): JAX hashes the kernel cache file into its key.
+		{2, TargetAll, map[string]string{"XLACACHE_PROCESS_INDEX": "2", EnvJAXCacheDir: dir, EnvJAXXLACaches: "all", "XLA_FLAGS": "--user"}},
 		{0, TargetGo, map[string]string{"XLA_FLAGS": `--xla_gpu_per_fusion_autotune_cache_dir="/tmp/xla cache/it's \"here\"/xla_gpu_per_fusion_autotune_cache_dir" --xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_UPDATE --xla_gpu_kernel_cache_file="/tmp/xla cache/it's \"here\"/xla_gpu_kernel_cache_file" --xla_gpu_enable_llvm_module_compilation_parallelism=true --user`}},
 		{1, TargetGo, map[string]string{"XLA_FLAGS": `--xla_gpu_per_fusion_autotune_cache_dir="/tmp/xla cache/it's \"here\"/xla_gpu_per_fusion_autotune_cache_dir" --xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_READ --user`, EnvJAXCacheDir: ""}},
 	} {

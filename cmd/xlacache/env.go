@@ -29,9 +29,12 @@ process a reader (READ mode), unless XLACACHE_ROLE says otherwise.
 
 --target all (default): XLACACHE_* for Go programs that call xla.Prepare,
   and JAX_COMPILATION_CACHE_DIR / JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES for
-  JAX, which sets XLA's cache options itself. XLA_FLAGS is left alone: JAX
-  hashes XLA_FLAGS into its cache key, so cache paths there would split the
-  key between writer and readers.
+  JAX, which sets XLA's cache options itself. The JAX_* values are the same
+  on every process of a job, readers included (kernel cache too): JAX hashes
+  the kernel cache file into its key, and JAX itself gives it to every
+  process. Only the autotune mode differs by role, and JAX picks it and
+  leaves it out of its key. XLA_FLAGS is left alone: JAX sets the cache
+  options itself, and the kernel-cache flags there would be hashed too.
 --target jax: the same, for JAX only.
 --target go: XLACACHE_* and XLA_FLAGS with XLA's cache flags, merged in
   front of the existing XLA_FLAGS (the user's flags win), for go-xla / GoMLX

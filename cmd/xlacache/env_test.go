@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -30,7 +32,7 @@ func TestEnvEvalByBash(t *testing.T) {
 			"XLACACHE_PROCESS_INDEX": "0", "JAX_COMPILATION_CACHE_DIR": dir, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "all",
 			"XLA_FLAGS": "--xla_gpu_autotune_level=3"}},
 		{[]string{"env", "--process-index", "5", "--target", "jax"}, map[string]string{
-			"XLACACHE_PROCESS_INDEX": "5", "JAX_COMPILATION_CACHE_DIR": dir, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "xla_gpu_per_fusion_autotune_cache_dir",
+			"XLACACHE_PROCESS_INDEX": "5", "JAX_COMPILATION_CACHE_DIR": dir, "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "all", // as on process 0: JAX hashes the kernel cache file
 			"XLA_FLAGS": "--xla_gpu_autotune_level=3"}},
 		{[]string{"env", "--process-index", "0", "--target", "go", "--jaxlib-version", "0.5.0"}, map[string]string{
 			"XLACACHE_DIR": dir, "JAX_COMPILATION_CACHE_DIR": "",
@@ -122,6 +124,47 @@ func TestEnvDoesNotHandMaxSizeToJAX(t *testing.T) {
 		}
 		if parts[1] != "2147483648" {
 			t.Errorf("%v: XLACACHE_MAX_SIZE=%q, want 2147483648\n%s", args, parts[1], out)
+		}
+	}
+}
+
+// TestEnvJAXVarsIdenticalAcrossProcesses runs `xlacache env --shell json`
+// for a writer and readers of one job, for every subcache choice, and
+// checks that every JAX_* variable is byte-identical: JAX hashes the
+// kernel cache file it derives from them into its key, so a difference
+// would split the key between processes (issue 13, item 1).
+func TestEnvJAXVarsIdenticalAcrossProcesses(t *testing.T) {
+	t.Setenv("XLACACHE_DIR", t.TempDir())
+	for _, subs := range []string{"none", "autotune", "kernels", "all"} {
+		t.Setenv("XLACACHE_ENABLE_XLA_CACHES", subs)
+		for _, target := range []string{"all", "jax"} {
+			var first map[string]string
+			for _, idx := range []string{"0", "1", "9"} {
+				out, err := runCLI(t, "env", "--process-index", idx, "--target", target, "--shell", "json")
+				if err != nil {
+					t.Fatalf("%s %s %s: %v", subs, target, idx, err)
+				}
+				var got struct{ Env map[string]string }
+				if err := json.Unmarshal([]byte(out), &got); err != nil {
+					t.Fatalf("%s: %v", out, err)
+				}
+				jax := map[string]string{}
+				for k, v := range got.Env {
+					if strings.HasPrefix(k, "JAX_") || k == "XLA_FLAGS" {
+						jax[k] = v
+					}
+				}
+				if jax["JAX_COMPILATION_CACHE_DIR"] == "" {
+					t.Fatalf("%s %s: no JAX_COMPILATION_CACHE_DIR:\n%s", subs, target, out)
+				}
+				if first == nil {
+					first = jax
+					continue
+				}
+				if !reflect.DeepEqual(jax, first) {
+					t.Errorf("subcaches %s target %s: process %s gets %v, process 0 %v", subs, target, idx, jax, first)
+				}
+			}
 		}
 	}
 }
