@@ -67,28 +67,25 @@ func Publish(path string, data []byte, o Options) (created bool, err error) {
 // PublishFrom is Publish with the content produced by fill, for content
 // too large to hold in memory. When fill fails, nothing is installed.
 func PublishFrom(path string, fill func(w io.Writer) error, o Options) (created bool, err error) {
-	if o.Root != nil {
-		return o.rootPublish(path, fill)
-	}
-	if _, err := os.Lstat(path); err == nil {
+	if _, err := o.lstat(path); err == nil {
 		return false, nil // cheap early exit: the common case for a hit race
 	}
-	tmp, err := o.writeTemp(path, fill)
+	tmp, err := o.makeTemp(path, fill)
 	if err != nil {
 		return false, err
 	}
-	defer os.Remove(tmp) // after a link, the temporary name is just a second name
-	lerr := os.Link(tmp, path)
+	defer o.remove(tmp) // after a link, the temporary name is just a second name
+	lerr := o.link(tmp, path)
 	switch {
 	case lerr == nil:
 		return true, nil
 	case errors.Is(lerr, fs.ErrExist):
 		return false, nil
 	}
-	if _, err := os.Lstat(path); err == nil {
+	if _, err := o.lstat(path); err == nil {
 		return false, nil
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := o.rename(tmp, path); err != nil {
 		return false, fmt.Errorf("installing %s: %w", path, err)
 	}
 	return true, nil
@@ -100,20 +97,62 @@ func Replace(path string, data []byte, o Options) error {
 }
 
 // ReplaceFrom is Replace with the content produced by fill. When fill
-// fails, the old file stays.
+// fails, the old file stays. Inside a Root, a target that is not a regular
+// file (a planted symlink, FIFO or directory) is refused with
+// ErrNotRegular rather than replaced.
 func ReplaceFrom(path string, fill func(w io.Writer) error, o Options) error {
 	if o.Root != nil {
-		return o.rootReplace(path, fill)
+		if st, err := o.Root.Lstat(path); err == nil && !st.Mode().IsRegular() {
+			return fmt.Errorf("replacing %s: it is a %s: %w", path, TypeName(st.Mode()), ErrNotRegular)
+		}
 	}
-	tmp, err := o.writeTemp(path, fill)
+	tmp, err := o.makeTemp(path, fill)
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := o.rename(tmp, path); err != nil {
+		o.remove(tmp)
 		return fmt.Errorf("installing %s: %w", path, err)
 	}
 	return nil
+}
+
+// The file operations of both protocols above, on host paths or, with
+// o.Root set, on paths relative to the root and confined to it.
+
+func (o Options) makeTemp(path string, fill func(w io.Writer) error) (string, error) {
+	if o.Root != nil {
+		return o.rootWriteTemp(path, fill)
+	}
+	return o.writeTemp(path, fill)
+}
+
+func (o Options) lstat(p string) (fs.FileInfo, error) {
+	if o.Root != nil {
+		return o.Root.Lstat(p)
+	}
+	return os.Lstat(p)
+}
+
+func (o Options) link(oldname, newname string) error {
+	if o.Root != nil {
+		return o.Root.Link(oldname, newname)
+	}
+	return os.Link(oldname, newname)
+}
+
+func (o Options) rename(oldname, newname string) error {
+	if o.Root != nil {
+		return o.Root.Rename(oldname, newname)
+	}
+	return os.Rename(oldname, newname)
+}
+
+func (o Options) remove(p string) error {
+	if o.Root != nil {
+		return o.Root.Remove(p)
+	}
+	return os.Remove(p)
 }
 
 // write writes data to w, through the Write seam when w is the temporary

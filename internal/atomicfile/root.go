@@ -81,46 +81,6 @@ func (o Options) rootWriteTemp(rel string, fill func(w io.Writer) error) (string
 	return tmp, nil
 }
 
-func (o Options) rootPublish(rel string, fill func(w io.Writer) error) (bool, error) {
-	if _, err := o.Root.Lstat(rel); err == nil {
-		return false, nil
-	}
-	tmp, err := o.rootWriteTemp(rel, fill)
-	if err != nil {
-		return false, err
-	}
-	defer o.Root.Remove(tmp)
-	lerr := o.Root.Link(tmp, rel)
-	switch {
-	case lerr == nil:
-		return true, nil
-	case errors.Is(lerr, fs.ErrExist):
-		return false, nil
-	}
-	if _, err := o.Root.Lstat(rel); err == nil {
-		return false, nil
-	}
-	if err := o.Root.Rename(tmp, rel); err != nil {
-		return false, fmt.Errorf("installing %s: %w", rel, err)
-	}
-	return true, nil
-}
-
-func (o Options) rootReplace(rel string, fill func(w io.Writer) error) error {
-	if st, err := o.Root.Lstat(rel); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("replacing %s: it is a %s: %w", rel, TypeName(st.Mode()), ErrNotRegular)
-	}
-	tmp, err := o.rootWriteTemp(rel, fill)
-	if err != nil {
-		return err
-	}
-	if err := o.Root.Rename(tmp, rel); err != nil {
-		o.Root.Remove(tmp)
-		return fmt.Errorf("installing %s: %w", rel, err)
-	}
-	return nil
-}
-
 // CheckDirIn reports an error unless rel (slash-separated, relative to
 // root; "." is the root) is a chain of real directories: a missing one is
 // an error wrapping fs.ErrNotExist, a symbolic link or other file one
