@@ -51,15 +51,6 @@ type attrField struct {
 	val  attrVal
 }
 
-func (a attrVal) field(name string) (attrVal, bool) {
-	for _, f := range a.fields {
-		if f.name == name {
-			return f.val, true
-		}
-	}
-	return attrVal{}, false
-}
-
 // asInts converts an int list in any of its spellings (array<i64: ...>,
 // [1, 2], dense<[1, 2]> : tensor<2xi64>) to []int64.
 func (a attrVal) asInts() ([]int64, bool) {

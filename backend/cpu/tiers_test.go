@@ -90,7 +90,7 @@ func TestTiersSaveWork(t *testing.T) {
 
 	// A reader on an empty directory compiles and writes nothing.
 	dir = t.TempDir()
-	rep, exe = compile(config.RoleReader)
+	_, exe = compile(config.RoleReader)
 	exe.Close()
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {

@@ -97,7 +97,7 @@ func TestCLIStatsLsVerify(t *testing.T) {
 		t.Fatalf("ls --json (%d): %s", code, out)
 	}
 	checkJSONKeys(t, out, "tier", "key", "path", "size", "raw_size", "compile_time_ns", "created", "last_used", "signed", "codec")
-	out, code = runAdminCLI(t, env, "ls")
+	out, _ = runAdminCLI(t, env, "ls")
 	for _, k := range keys {
 		if !strings.Contains(out, k) {
 			t.Errorf("ls does not list %s", k)
