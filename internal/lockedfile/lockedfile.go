@@ -15,10 +15,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
-	"strings"
+	pathpkg "path"
 	"time"
 
+	"github.com/xlacache/xlacache/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -67,7 +67,8 @@ func open(path string, o Options) (*os.File, error) {
 	}
 	openFile := os.OpenFile
 	if o.Root != nil {
-		if err := checkParents(o.Root, path); err != nil {
+		// Every parent must be a real directory, not a link to one.
+		if err := atomicfile.CheckDirIn(o.Root, pathpkg.Dir(path)); err != nil {
 			return nil, err
 		}
 		if st, err := o.Root.Lstat(path); err == nil && st.Mode()&fs.ModeSymlink != 0 {
@@ -93,24 +94,6 @@ func open(path string, o Options) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// checkParents refuses a lock path in root whose parent directories are not
-// all real directories.
-func checkParents(root *os.Root, p string) error {
-	cur := ""
-	dirs := strings.Split(p, "/")
-	for _, seg := range dirs[:len(dirs)-1] {
-		cur = path.Join(cur, seg)
-		st, err := root.Lstat(cur)
-		if err != nil {
-			return err
-		}
-		if !st.IsDir() {
-			return fmt.Errorf("%s is not a directory (%v): %w", cur, st.Mode().Type(), unix.ENOTDIR)
-		}
-	}
-	return nil
 }
 
 // Lock opens path and blocks until it holds an exclusive lock on it.
