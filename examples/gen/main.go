@@ -1,5 +1,6 @@
 // Command gen writes the example StableHLO programs with GoMLX's StableHLO
-// builder: examples/mlp/mlp.mlir and examples/transformer/transformer.mlir.
+// builder: examples/mlp/mlp.mlir, examples/transformer/transformer.mlir,
+// examples/cnn/cnn.mlir and examples/embedding/embedding.mlir.
 // Weights are function arguments, so the programs carry no data and the
 // same compiled executable serves any weights.
 //
@@ -19,26 +20,32 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "examples", "directory that holds mlp/ and transformer/")
+	out := flag.String("out", "examples", "directory that holds mlp/, transformer/, cnn/ and embedding/")
 	flag.Parse()
-	for _, ex := range []struct {
-		path  string
-		build func() ([]byte, error)
-	}{
-		{filepath.Join(*out, "mlp", "mlp.mlir"), buildMLP},
-		{filepath.Join(*out, "transformer", "transformer.mlir"), buildTransformer},
-	} {
+	for _, ex := range programs {
+		path := filepath.Join(*out, ex.name, ex.name+".mlir")
 		src, err := ex.build()
 		if err != nil {
-			slog.Error("building example", "file", ex.path, "err", err)
+			slog.Error("building example", "file", path, "err", err)
 			os.Exit(1)
 		}
-		if err := os.WriteFile(ex.path, src, 0o644); err != nil {
-			slog.Error("writing example", "file", ex.path, "err", err)
+		if err := os.WriteFile(path, src, 0o644); err != nil {
+			slog.Error("writing example", "file", path, "err", err)
 			os.Exit(1)
 		}
-		fmt.Printf("wrote %s (%d bytes)\n", ex.path, len(src))
+		fmt.Printf("wrote %s (%d bytes)\n", path, len(src))
 	}
+}
+
+// programs are the examples, each written to <name>/<name>.mlir.
+var programs = []struct {
+	name  string
+	build func() ([]byte, error)
+}{
+	{"mlp", buildMLP},
+	{"transformer", buildTransformer},
+	{"cnn", buildCNN},
+	{"embedding", buildEmbedding},
 }
 
 // g wraps a builder function and remembers the first error, so model code
