@@ -1,8 +1,9 @@
 // Package xlacache opens a persistent compilation cache with the parts its
 // configuration names: the node-local directory (package cache), the
 // shared S3 tier behind it (XLACACHE_SHARED_URL, guarded so an unreachable
-// store never slows a compile) and single-flight compilation across the
-// processes that share the directory (leases in the directory).
+// store never slows a compile) and single-flight compilation: across the
+// processes that share the directory (leases in the directory) and, with a
+// shared tier, across hosts (leases in the bucket: internal/blobflight).
 //
 // Package cache depends only on the blob.Store and cache.Flight
 // interfaces; this package is where the real implementations are chosen.
@@ -14,16 +15,23 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/blobflight"
 	"github.com/xlacache/xlacache/internal/lease"
 	"github.com/xlacache/xlacache/internal/logonce"
 	"github.com/xlacache/xlacache/internal/s3blob"
+	"github.com/xlacache/xlacache/metrics"
 )
 
-var _ cache.Flight = (*lease.Manager)(nil)
+var (
+	_ cache.Flight = (*lease.Manager)(nil)
+	_ cache.Flight = (*blobflight.Flight)(nil)
+	_ cache.Flight = (*twoLevel)(nil)
+)
 
 // Open opens the cache that opts describe, as cache.Open does, with the
 // shared tier of opts.SharedURL and single-flight compilation on the cache
@@ -37,18 +45,24 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache
 	if logger == nil {
 		logger = slog.Default()
 	}
+	// Metrics come from every process (readers, and with caching off).
+	metricsOpt := cache.WithMetrics(nil, 0)
+	if opts.MetricsFile != "" {
+		metricsOpt = cache.WithMetrics(metrics.FileSink(opts.MetricsFile, opts.EffectiveFileMode()), 0)
+	}
 	if !opts.Enabled() {
-		return cache.Open(ctx, opts, logger)
+		return cache.Open(ctx, opts, logger, metricsOpt)
 	}
 	// The parts log as the cache does, and through one log-once filter: a
 	// full disk, a read-only mount or a permission problem is one line per
 	// process, whichever part meets it first.
 	clog := logger.With("component", "xlacache")
 	logs := logonce.New(clog)
-	options := []cache.Option{cache.WithLogs(logs)}
+	options := []cache.Option{cache.WithLogs(logs), metricsOpt}
 	shared, err := openShared(opts.SharedURL, opts.SharedMaxObjectSize, clog)
 	if err != nil {
 		clog.Warn("shared cache tier unusable; using the local directory only", "url", s3blob.Redact(opts.SharedURL), "err", err)
+		shared = nil
 	} else if shared != nil {
 		options = append(options, cache.WithShared(shared))
 	}
@@ -62,10 +76,94 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache
 	m, err := lease.New(lo)
 	if err != nil {
 		clog.Warn("single-flight compilation unavailable", "dir", opts.Dir, "err", err)
+	} else if f := hostFlight(shared, opts, clog, logs); f != nil {
+		options = append(options, cache.WithFlight(&twoLevel{local: m, hosts: f, writer: opts.Writer()}))
 	} else {
 		options = append(options, cache.WithFlight(m))
 	}
 	return cache.Open(ctx, opts, logger, options...)
+}
+
+// hostFlight returns the single-flight across hosts through lease objects
+// in the shared store, or nil without a shared store. Whether the store
+// honours conditional writes is probed on the first miss, not here: Open
+// never contacts the store.
+func hostFlight(shared blob.Store, opts config.Options, logger *slog.Logger, logs *logonce.Logger) *blobflight.Flight {
+	if shared == nil {
+		return nil
+	}
+	bo := blobflight.Options{
+		Store:   shared,
+		Stale:   opts.LeaseStale,
+		Wait:    opts.WaitTimeout,
+		NoClaim: !opts.Writer(),
+		Logger:  logger,
+		Logs:    logs,
+	}
+	if opts.WaitTimeout <= 0 {
+		// config treats 0 as "do not wait"; blobflight treats 0 as its default.
+		bo.Wait = -1
+	}
+	f, err := blobflight.New(bo)
+	if err != nil {
+		logger.Warn("single-flight compilation across hosts unavailable", "err", err)
+		return nil
+	}
+	return f
+}
+
+// twoLevel is single-flight in two levels: first among the processes that
+// share the cache directory (a lease file: cheap, and on this host usually
+// the only contention), then, for the one process of the directory that
+// got past it, among hosts (a lease object in the shared store). So a host
+// with many processes costs the store one claimer per entry, not one per
+// process, and hosts that share a directory (a network filesystem) are
+// still coordinated by it. The wait bound is shared by both levels.
+type twoLevel struct {
+	local *lease.Manager
+	hosts *blobflight.Flight
+	// writer: this process can hold directory leases and copies shared
+	// hits into the directory (a reader does neither).
+	writer bool
+}
+
+// handoffWait bounds how long the holder of a directory lease keeps it
+// after the entry turned up in the shared store, while the cache copies it
+// into the directory: until then the directory's waiters would see the
+// lease released without an entry and compile.
+const handoffWait = 10 * time.Second
+
+// Acquire implements cache.Flight.
+func (t *twoLevel) Acquire(ctx context.Context, name string, ready func() bool) (func(), error) {
+	start := time.Now()
+	rl, err := t.local.Acquire(ctx, name, ready)
+	if err != nil || rl == nil {
+		// The entry is in the directory, or ctx is done.
+		return rl, err
+	}
+	rh, err := t.hosts.AcquireSince(ctx, name, ready, start)
+	switch {
+	case err != nil:
+		rl()
+		return nil, err
+	case rh == nil && !t.writer:
+		rl()
+		return nil, nil
+	case rh == nil:
+		// Another host published the entry: the caller now copies it into
+		// the directory. Keep the directory lease until that copy shows,
+		// so that this directory's waiters load it rather than compile;
+		// never longer than handoffWait.
+		go func() {
+			defer rl()
+			deadline := time.Now().Add(handoffWait)
+			for !ready() && time.Now().Before(deadline) && ctx.Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+		return nil, nil
+	}
+	return func() { rh(); rl() }, nil
 }
 
 // OpenShared opens the shared store an XLACACHE_SHARED_URL names, wrapped

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
+	"github.com/xlacache/xlacache/internal/inuse"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -181,8 +182,9 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 		}
 		b := BadEntry{Tier: area, Path: f.path, Err: verr.Error(), Kind: decodeKind(verr)}
 		if repair {
-			st, _ := c.root.Lstat(f.rel)
-			dst, qerr := c.quarantine(area, f.path, st)
+			// The scan's view: a file replaced since (a writer's fresh
+			// entry) is not the one found damaged and stays.
+			dst, qerr := c.quarantine(area, f.path, f.info)
 			if qerr != nil {
 				b.Err += fmt.Sprintf(" (quarantine failed: %v)", qerr)
 			}
@@ -191,8 +193,9 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 		res.Bad = append(res.Bad, b)
 	}
 	if repair {
+		guard := inuse.New(c.dir, c.root, 0, nil)
 		for _, f := range sc.temps {
-			if f.stale && c.root.Remove(f.rel) == nil {
+			if removeStaleTemp(guard, c.root, f, false) {
 				res.StaleTemps++
 			}
 		}

@@ -69,12 +69,16 @@ type Cache struct {
 	// to its ETag, so that this writer's next put replaces exactly that
 	// object (blob.Store.ReplaceIfMatch).
 	badShared sync.Map
+	// used remembers the shared objects whose usage marker this writer
+	// refreshed or found fresh (sharedstore.go).
+	used usedMarks
 
 	flight Flight
 	ledger *ledger
 	hooks  fsHooks
 
-	stats counters
+	stats   counters
+	metrics metricsState // WithMetrics (metrics.go)
 
 	tiersMu sync.Mutex
 	tiers   map[string]*Tier
@@ -141,6 +145,7 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options
 	}
 	c.stats.init()
 	c.bgCtx, c.bgCancel = context.WithCancel(context.WithoutCancel(ctx))
+	defer c.startMetrics(oo.metrics) // at return: the role is known then
 	if !opts.Enabled() {
 		dropShared()
 		return c, nil
@@ -236,6 +241,7 @@ func (c *Cache) Close() error {
 		c.bgCancel()
 		c.bg.Wait()
 		c.flushStats()
+		c.writeMetrics()
 		if c.ledger != nil {
 			err = c.ledger.close()
 		}

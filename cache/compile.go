@@ -132,6 +132,7 @@ func timedCompile(ctx context.Context, b Backend, p Program, env *Session) (Exec
 	start := time.Now()
 	exe, err := b.Compile(ctx, p, env)
 	d := time.Since(start)
+	env.countCompile(d)
 	env.Phase("compile", d)
 	env.mu.Lock()
 	env.report.CompileTime = d

@@ -73,6 +73,9 @@ func TestReadOnlyMidRun(t *testing.T) {
 	b := &fakeBackend{size: 2000}
 	a := Program{Name: "f", Text: []byte("a")}
 	compileOK(t, c, b, a)
+	// The recount a writer starts at Open would otherwise race the faults
+	// below and could take the one log line of this failure kind first.
+	c.waitBackground()
 
 	if inject {
 		c.hooks.createTemp = func(dir, pattern string) (*os.File, error) {

@@ -29,9 +29,10 @@ type Flight interface {
 type Option func(*openOptions)
 
 type openOptions struct {
-	shared blob.Store
-	flight Flight
-	logs   *logonce.Logger
+	shared  blob.Store
+	flight  Flight
+	logs    *logonce.Logger
+	metrics metricsOptions
 }
 
 // WithShared gives the cache a tier shared between hosts behind its local

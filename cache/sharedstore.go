@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
+	"time"
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
 // sharedTooLarge counts and logs (once per process: one planted object or a
@@ -66,4 +69,114 @@ func (t *Tier) publishShared(ctx context.Context, key Key, data []byte) error {
 		c.countError("shared")
 		return fmt.Errorf("tier %s: publishing %s to the shared tier: %w", t.name, key, err)
 	}
+}
+
+// Usage markers for bucket retention (package retention).
+//
+// A shared object's LastModified says when it was published, not when it
+// was last used, and S3 has no access time. So a writer that uses an
+// object (a hit on the shared tier, or a local hit on an entry it keeps
+// locally, which is also what a cold host would fetch) records it in a
+// marker object, layout.UsedMarker(name) ("used/<tier>/<key>", holding the
+// UTC day), whose LastModified retention reads from a listing. Readers
+// never write, and neither does a hit, mostly: like Go's build cache,
+// which refreshes an mtime only when it is an hour stale, a marker is
+// rewritten only when it is a day stale (usedInterval), and this process
+// remembers each object it has seen fresh, so it asks the store at most
+// once per object per day. The marker work runs in the background and
+// never delays or fails a lookup.
+
+// usedInterval coarsens usage markers: one is rewritten only when older.
+// Retention ages are meant in weeks, so a day of error does not matter.
+const usedInterval = 24 * time.Hour
+
+// maxMarkerWork bounds the marker refreshes in flight: a burst of first
+// hits costs a few background requests at a time; hits beyond that are
+// marked on a later hit.
+const maxMarkerWork = 4
+
+// markerTimeout bounds one marker refresh (a Stat and a write).
+const markerTimeout = 2 * time.Second
+
+// usedMarks is what this process remembers of usage markers.
+type usedMarks struct {
+	mu       sync.Mutex
+	fresh    map[string]time.Time // object name -> when its marker was known fresh
+	inflight int
+}
+
+// markUsed records, in the background, that this writer used the shared
+// object name (see above). It is a no-op for readers and without a shared
+// tier.
+func (c *Cache) markUsed(name string) {
+	if c == nil || c.shared == nil || !c.writer || c.bgCtx == nil || c.bgCtx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	m := &c.used
+	m.mu.Lock()
+	if t, ok := m.fresh[name]; (ok && now.Sub(t) < usedInterval) || m.inflight >= maxMarkerWork {
+		m.mu.Unlock()
+		return
+	}
+	if m.fresh == nil {
+		m.fresh = map[string]time.Time{}
+	}
+	// Claimed now, so concurrent hits on the same object do not each ask;
+	// forgotten again if the refresh fails.
+	m.fresh[name] = now
+	m.inflight++
+	m.mu.Unlock()
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		// Not cancelled by Close, which waits for it: a short run's hit
+		// is recorded too. Bounded, so a slow store delays Close by at
+		// most markerTimeout.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.bgCtx), markerTimeout)
+		defer cancel()
+		ok := c.refreshMarker(ctx, name, now)
+		m.mu.Lock()
+		m.inflight--
+		if !ok {
+			delete(m.fresh, name)
+		}
+		m.mu.Unlock()
+	}()
+}
+
+// refreshMarker makes name's usage marker at most usedInterval old: one
+// Stat when it is fresh, and one conditional write when it is stale or
+// absent (of concurrent writers one wins; the others' ErrExist or
+// ErrPrecondition means someone refreshed it, which is all that is
+// wanted). It reports whether the marker is known fresh.
+func (c *Cache) refreshMarker(ctx context.Context, name string, now time.Time) bool {
+	marker := layout.UsedMarker(name)
+	stamp := []byte(now.UTC().Format(time.DateOnly) + "\n")
+	info, err := c.shared.Stat(ctx, marker)
+	switch {
+	case err == nil && now.Sub(info.ModTime) < usedInterval:
+		return true
+	case err == nil && info.ETag == "":
+		// A store without ETags cannot replace conditionally; the marker
+		// keeps its older time (retention errs toward removal, and the
+		// object is published again by the next miss).
+		return true
+	case err == nil:
+		_, err = c.shared.ReplaceIfMatch(ctx, marker, info.ETag, stamp)
+	case errors.Is(err, blob.ErrNotExist):
+		err = c.shared.PutIfAbsent(ctx, marker, stamp)
+	}
+	switch {
+	case err == nil, errors.Is(err, blob.ErrExist), errors.Is(err, blob.ErrPrecondition):
+		return true
+	case ctx.Err() != nil:
+		return false
+	case errors.Is(err, blob.ErrUnavailable):
+		c.countError("shared") // the store's guard logged it once already
+		return false
+	}
+	c.countError("shared")
+	c.logOnce("shared-used-marker", "could not record the use of a shared entry; bucket retention may take it for unused (no effect on results)", "object", marker, "err", err)
+	return false
 }

@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/xlacache/xlacache/internal/atomicfile"
@@ -30,13 +30,25 @@ type Stats struct {
 	BytesWritten int64 `json:"bytes_written"`
 	// CompileTimeSaved sums the recorded compile time of every hit.
 	CompileTimeSaved time.Duration `json:"compile_time_saved_ns"`
+	// Compiles counts the backend compiles run through Compile (hits
+	// skip them), failed ones included; CompileTime sums their duration.
+	Compiles    int64         `json:"compiles"`
+	CompileTime time.Duration `json:"compile_time_ns"`
 	// Errors counts failures by kind: corrupt, foreign, version, signature,
 	// load, io, permission, nospace, shared, encode; toolarge (a shared
 	// object over the size bound) and replaced (a damaged shared object
 	// this writer replaced).
 	Errors map[string]int64 `json:"errors"`
-	// Tiers breaks hits and misses down by tier name.
+	// Tiers breaks the counters down by tier name (every backend
+	// together).
 	Tiers map[string]TierStats `json:"tiers"`
+	// Backends breaks them down by backend: its compiles and its use of
+	// each tier. A backend's own subcache tiers ("cpu/autotune") belong to
+	// it; an executables lookup belongs to the backend Compile was given,
+	// or to "" when a caller used the tier directly. Stats files written
+	// before this field existed have none: their counts show only in
+	// Tiers.
+	Backends map[string]BackendStats `json:"backends,omitempty"`
 }
 
 // TierStats are one tier's counters. Entries and Bytes are filled only by
@@ -46,15 +58,52 @@ type TierStats struct {
 	Misses  int64 `json:"misses"`
 	Entries int64 `json:"entries,omitempty"`
 	Bytes   int64 `json:"bytes,omitempty"`
+	// SharedHits, BytesRead, BytesWritten and CompileTimeSaved are the
+	// tier's share of the Stats fields of the same names.
+	SharedHits       int64         `json:"shared_hits,omitempty"`
+	BytesRead        int64         `json:"bytes_read,omitempty"`
+	BytesWritten     int64         `json:"bytes_written,omitempty"`
+	CompileTimeSaved time.Duration `json:"compile_time_saved_ns,omitempty"`
+}
+
+// BackendStats are one backend's counters.
+type BackendStats struct {
+	// Compiles and CompileTime are the backend's share of the Stats
+	// fields of the same names.
+	Compiles    int64         `json:"compiles,omitempty"`
+	CompileTime time.Duration `json:"compile_time_ns,omitempty"`
+	// Tiers are the backend's lookups and writes per tier name.
+	Tiers map[string]TierStats `json:"tiers,omitempty"`
+}
+
+// series names the finest breakdown the counters keep: one tier as used by
+// one backend.
+type series struct{ tier, backend string }
+
+// seriesOf is the series of a lookup in tier by backend; a backend's own
+// subcache tier ("cpu/autotune") belongs to that backend whoever asks.
+func seriesOf(tier, backend string) series {
+	if b, _, ok := strings.Cut(tier, "/"); ok {
+		backend = b
+	}
+	return series{tier: tier, backend: backend}
+}
+
+// backendName is the backend a lookup through t is counted for: the
+// session's, when t was obtained from one.
+func (t *Tier) backendName() string {
+	if t.session != nil {
+		return t.session.backend
+	}
+	return ""
 }
 
 // counters are the live, concurrency-safe form of Stats.
 type counters struct {
-	hits, misses, sharedHits, bytesRead, bytesWritten, saved atomic.Int64
-
-	mu     sync.Mutex
-	errors map[string]int64
-	tiers  map[string]TierStats
+	mu       sync.Mutex
+	errors   map[string]int64
+	series   map[series]TierStats
+	compiles map[string]BackendStats // Tiers unused: those are in series
 
 	flushMu sync.Mutex
 	flushed Stats // what has been persisted already (writers); under flushMu
@@ -62,55 +111,133 @@ type counters struct {
 
 func (s *counters) init() {
 	s.errors = map[string]int64{}
-	s.tiers = map[string]TierStats{}
+	s.series = map[series]TierStats{}
+	s.compiles = map[string]BackendStats{}
 }
 
-func (s *counters) hit(tier string, n int, saved time.Duration, shared bool) {
-	s.hits.Add(1)
-	s.bytesRead.Add(int64(n))
-	s.saved.Add(int64(saved))
-	if shared {
-		s.sharedHits.Add(1)
-	}
-	s.countTier(tier, true)
-}
-
-func (s *counters) miss(tier string) {
-	s.misses.Add(1)
-	s.countTier(tier, false)
-}
-
-// countTier adds a hit or a miss to tier's own counts.
-func (s *counters) countTier(tier string, hit bool) {
+// add applies f to the counts of k.
+func (s *counters) add(k series, f func(*TierStats)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ts := s.tiers[tier]
-	if hit {
-		ts.Hits++
-	} else {
-		ts.Misses++
-	}
-	s.tiers[tier] = ts
+	ts := s.series[k]
+	f(&ts)
+	s.series[k] = ts
 }
 
-func (s *counters) written(n int64) { s.bytesWritten.Add(n) }
+// hit counts a hit in tier (a backend subcache tier, or any tier looked up
+// outside a session) of n stored bytes that saved compile time saved.
+func (s *counters) hit(tier string, n int, saved time.Duration, shared bool) {
+	s.hitIn(seriesOf(tier, ""), n, saved, shared)
+}
+
+func (s *counters) hitIn(k series, n int, saved time.Duration, shared bool) {
+	s.add(k, func(ts *TierStats) {
+		ts.Hits++
+		ts.BytesRead += int64(n)
+		ts.CompileTimeSaved += saved
+		if shared {
+			ts.SharedHits++
+		}
+	})
+}
+
+func (s *counters) miss(tier string) { s.missIn(seriesOf(tier, "")) }
+
+func (s *counters) missIn(k series) { s.add(k, func(ts *TierStats) { ts.Misses++ }) }
+
+// hitTier, missTier and writtenTier count for t's tier and the backend
+// of t's session.
+func (s *counters) hitTier(t *Tier, n int, saved time.Duration, shared bool) {
+	s.hitIn(seriesOf(t.name, t.backendName()), n, saved, shared)
+}
+
+func (s *counters) missTier(t *Tier) { s.missIn(seriesOf(t.name, t.backendName())) }
+
+func (s *counters) writtenTier(t *Tier, n int64) {
+	s.add(seriesOf(t.name, t.backendName()), func(ts *TierStats) { ts.BytesWritten += n })
+}
+
+// compiled counts one backend compile that took d.
+func (s *counters) compiled(backend string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.compiles[backend]
+	b.Compiles++
+	b.CompileTime += d
+	s.compiles[backend] = b
+}
+
+// countCompile counts a backend compile of this session that took d, in
+// the counters of its cache (every role: metrics report readers too).
+func (e *Session) countCompile(d time.Duration) {
+	if e == nil || e.c == nil {
+		return
+	}
+	e.c.stats.compiled(e.backend, d)
+}
 
 func (s *counters) snapshot() Stats {
-	st := Stats{
-		Hits: s.hits.Load(), Misses: s.misses.Load(), SharedHits: s.sharedHits.Load(),
-		BytesRead: s.bytesRead.Load(), BytesWritten: s.bytesWritten.Load(),
-		CompileTimeSaved: time.Duration(s.saved.Load()),
-		Errors:           map[string]int64{}, Tiers: map[string]TierStats{},
-	}
+	st := Stats{Errors: map[string]int64{}, Tiers: map[string]TierStats{}}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	for k, v := range s.errors {
 		st.Errors[k] = v
 	}
-	for k, v := range s.tiers {
-		st.Tiers[k] = v
+	for b, v := range s.compiles {
+		st.addBackend(b, BackendStats{Compiles: v.Compiles, CompileTime: v.CompileTime})
 	}
-	s.mu.Unlock()
+	for k, v := range s.series {
+		st.addBackend(k.backend, BackendStats{Tiers: map[string]TierStats{k.tier: v}})
+	}
 	return st
+}
+
+// addBackend adds b's counters to st: to the totals, to Tiers and to
+// Backends[name].
+func (st *Stats) addBackend(name string, b BackendStats) {
+	st.Compiles += b.Compiles
+	st.CompileTime += b.CompileTime
+	if st.Backends == nil {
+		st.Backends = map[string]BackendStats{}
+	}
+	cur := st.Backends[name]
+	cur.Compiles += b.Compiles
+	cur.CompileTime += b.CompileTime
+	if len(b.Tiers) > 0 && cur.Tiers == nil {
+		cur.Tiers = map[string]TierStats{}
+	}
+	for tier, v := range b.Tiers {
+		st.Hits += v.Hits
+		st.Misses += v.Misses
+		st.SharedHits += v.SharedHits
+		st.BytesRead += v.BytesRead
+		st.BytesWritten += v.BytesWritten
+		st.CompileTimeSaved += v.CompileTimeSaved
+		st.Tiers[tier] = addTier(st.Tiers[tier], v)
+		cur.Tiers[tier] = addTier(cur.Tiers[tier], v)
+	}
+	st.Backends[name] = cur
+}
+
+// addTier adds b's counters to a's (Entries and Bytes, a scan's, stay a's).
+func addTier(a, b TierStats) TierStats {
+	a.Hits += b.Hits
+	a.Misses += b.Misses
+	a.SharedHits += b.SharedHits
+	a.BytesRead += b.BytesRead
+	a.BytesWritten += b.BytesWritten
+	a.CompileTimeSaved += b.CompileTimeSaved
+	return a
+}
+
+// subTier is a - b for the counters, and whether the difference is zero.
+func subTier(a, b TierStats) (TierStats, bool) {
+	d := TierStats{
+		Hits: a.Hits - b.Hits, Misses: a.Misses - b.Misses, SharedHits: a.SharedHits - b.SharedHits,
+		BytesRead: a.BytesRead - b.BytesRead, BytesWritten: a.BytesWritten - b.BytesWritten,
+		CompileTimeSaved: a.CompileTimeSaved - b.CompileTimeSaved,
+	}
+	return d, d == TierStats{}
 }
 
 func (c *Cache) countError(kind string) {
@@ -154,7 +281,7 @@ func (c *Cache) flushStats() {
 	defer c.stats.flushMu.Unlock()
 	cur := c.stats.snapshot()
 	delta := subStats(cur, c.stats.flushed)
-	if delta.Hits == 0 && delta.Misses == 0 && delta.BytesWritten == 0 && len(delta.Errors) == 0 {
+	if delta.Hits == 0 && delta.Misses == 0 && delta.BytesWritten == 0 && delta.Compiles == 0 && len(delta.Errors) == 0 {
 		return
 	}
 	// The stats file (layout's StatsFile) holds the cumulative counters of
@@ -252,7 +379,8 @@ func addStats(a, b Stats) Stats {
 		Hits: a.Hits + b.Hits, Misses: a.Misses + b.Misses, SharedHits: a.SharedHits + b.SharedHits,
 		BytesRead: a.BytesRead + b.BytesRead, BytesWritten: a.BytesWritten + b.BytesWritten,
 		CompileTimeSaved: a.CompileTimeSaved + b.CompileTimeSaved,
-		Errors:           map[string]int64{}, Tiers: map[string]TierStats{},
+		Compiles:         a.Compiles + b.Compiles, CompileTime: a.CompileTime + b.CompileTime,
+		Errors: map[string]int64{}, Tiers: map[string]TierStats{},
 	}
 	for _, m := range []map[string]int64{a.Errors, b.Errors} {
 		for k, v := range m {
@@ -261,21 +389,38 @@ func addStats(a, b Stats) Stats {
 	}
 	for _, m := range []map[string]TierStats{a.Tiers, b.Tiers} {
 		for k, v := range m {
-			t := out.Tiers[k]
-			t.Hits += v.Hits
-			t.Misses += v.Misses
-			out.Tiers[k] = t
+			v.Entries, v.Bytes = 0, 0
+			out.Tiers[k] = addTier(out.Tiers[k], v)
+		}
+	}
+	for _, m := range []map[string]BackendStats{a.Backends, b.Backends} {
+		for name, v := range m {
+			if out.Backends == nil {
+				out.Backends = map[string]BackendStats{}
+			}
+			cur := out.Backends[name]
+			cur.Compiles += v.Compiles
+			cur.CompileTime += v.CompileTime
+			for k, t := range v.Tiers {
+				if cur.Tiers == nil {
+					cur.Tiers = map[string]TierStats{}
+				}
+				cur.Tiers[k] = addTier(cur.Tiers[k], t)
+			}
+			out.Backends[name] = cur
 		}
 	}
 	return out
 }
 
+// subStats is a - b, keeping only the non-zero breakdowns.
 func subStats(a, b Stats) Stats {
 	out := Stats{
 		Hits: a.Hits - b.Hits, Misses: a.Misses - b.Misses, SharedHits: a.SharedHits - b.SharedHits,
 		BytesRead: a.BytesRead - b.BytesRead, BytesWritten: a.BytesWritten - b.BytesWritten,
 		CompileTimeSaved: a.CompileTimeSaved - b.CompileTimeSaved,
-		Errors:           map[string]int64{}, Tiers: map[string]TierStats{},
+		Compiles:         a.Compiles - b.Compiles, CompileTime: a.CompileTime - b.CompileTime,
+		Errors: map[string]int64{}, Tiers: map[string]TierStats{},
 	}
 	for k, v := range a.Errors {
 		if d := v - b.Errors[k]; d != 0 {
@@ -283,9 +428,26 @@ func subStats(a, b Stats) Stats {
 		}
 	}
 	for k, v := range a.Tiers {
-		bt := b.Tiers[k]
-		if d := (TierStats{Hits: v.Hits - bt.Hits, Misses: v.Misses - bt.Misses}); d.Hits != 0 || d.Misses != 0 {
+		if d, zero := subTier(v, b.Tiers[k]); !zero {
 			out.Tiers[k] = d
+		}
+	}
+	for name, v := range a.Backends {
+		bv := b.Backends[name]
+		d := BackendStats{Compiles: v.Compiles - bv.Compiles, CompileTime: v.CompileTime - bv.CompileTime}
+		for k, t := range v.Tiers {
+			if dt, zero := subTier(t, bv.Tiers[k]); !zero {
+				if d.Tiers == nil {
+					d.Tiers = map[string]TierStats{}
+				}
+				d.Tiers[k] = dt
+			}
+		}
+		if d.Compiles != 0 || d.CompileTime != 0 || len(d.Tiers) > 0 {
+			if out.Backends == nil {
+				out.Backends = map[string]BackendStats{}
+			}
+			out.Backends[name] = d
 		}
 	}
 	return out

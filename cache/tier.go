@@ -151,7 +151,7 @@ func (t *Tier) countHit(e *entry.Entry, src string, n int) {
 	if t == nil || t.c == nil {
 		return
 	}
-	t.c.stats.hit(t.name, n, e.CompileTime, src == "shared")
+	t.c.stats.hitTier(t, n, e.CompileTime, src == "shared")
 	t.report(true)
 	if t.session != nil {
 		t.session.recordSaved(e.CompileTime)
@@ -164,7 +164,7 @@ func (t *Tier) countMiss() {
 	if t == nil || t.c == nil {
 		return
 	}
-	t.c.stats.miss(t.name)
+	t.c.stats.missTier(t)
 	t.report(false)
 }
 
@@ -210,6 +210,7 @@ func (t *Tier) getLocal(key Key) (*entry.Entry, int, bool) {
 		if err := c.root.Chtimes(t.rel(key), now, now); err != nil {
 			c.logger.Debug("refreshing entry access time", "path", p, "err", err)
 		}
+		c.markUsed(t.objectName(key)) // bucket retention (sharedstore.go)
 	}
 	return e, len(data), true
 }
@@ -284,6 +285,7 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 			c.failure(t.name, "copying shared entry to the local directory", name, err)
 		}
 	}
+	c.markUsed(name) // bucket retention (sharedstore.go)
 	return e, len(data), true
 }
 
@@ -349,7 +351,7 @@ func (t *Tier) writeLocal(key Key, data []byte) (bool, error) {
 	if err != nil || !created {
 		return created, err
 	}
-	c.stats.written(int64(len(data)))
+	c.stats.writtenTier(t, int64(len(data)))
 	c.addSizeAt(t.rel(key), int64(len(data)))
 	return true, nil
 }

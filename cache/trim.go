@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xlacache/xlacache/internal/inuse"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/lockedfile"
 )
@@ -126,8 +127,54 @@ type fileInfo struct {
 	// class is what layout.Classify says the file is: an entry, a file of
 	// XLA's subcaches or a quarantined file (only those are counted).
 	class layout.Class
+	// info is what the scan saw, for the re-check before a removal.
+	info fs.FileInfo
 	// stale marks a temporary file old enough to be garbage.
 	stale bool
+}
+
+// staleAfter is how old a temporary file must be before it is garbage:
+// xlacache's own after staleTemp (a big entry written to a slow network
+// filesystem takes a while), XLA's (an autotune result in tmp/, a kernel
+// cache temporary) after the grace period of internal/inuse, since XLA
+// renames them as soon as they are written.
+func staleAfter(rel string, class layout.Class) time.Duration {
+	if layout.XLAOwned(rel, class) {
+		return inuse.Grace
+	}
+	return staleTemp
+}
+
+// removeVeto says why the counted file f must not be removed now, or "".
+// XLA's files (kernel cache, autotune results) get every protection of
+// internal/inuse: XLA writes them behind xlacache's back, in place in
+// older releases. xlacache's own entries are written whole and renamed
+// into place, so they only get the re-check: one whose modification time
+// changed since the scan was hit (or rewritten) meanwhile and is no longer
+// the least recently used.
+func removeVeto(g *inuse.Guard, root *os.Root, rel string, class layout.Class, seen fs.FileInfo) string {
+	if layout.XLAOwned(rel, class) {
+		return g.Veto(rel, seen)
+	}
+	cur, err := root.Lstat(rel)
+	if err != nil {
+		return ""
+	}
+	return inuse.Changed(seen, cur)
+}
+
+// removeStaleTemp removes a stale temporary file (f.stale) unless a
+// process on this host holds it open for writing or it changed since the
+// scan; dryRun only checks. It reports whether the file is (or would be)
+// gone.
+func removeStaleTemp(g *inuse.Guard, root *os.Root, f fileInfo, dryRun bool) bool {
+	if !f.stale || g.Veto(f.rel, f.info) != "" {
+		return false
+	}
+	if dryRun {
+		return true
+	}
+	return root.Remove(f.rel) == nil
 }
 
 // PruneResult reports what a trim or prune did.
@@ -139,9 +186,16 @@ type PruneResult struct {
 	Removed      int   `json:"removed"`
 	RemovedBytes int64 `json:"removed_bytes"`
 	// StaleTemps are leftover temporary files removed (writers killed
-	// mid-write leave them).
-	StaleTemps int `json:"stale_temps"`
+	// mid-write leave them), and StaleTempBytes their bytes. Stale ones
+	// count toward the bound while they exist (in Bytes); young ones
+	// belong to writes in progress and are neither counted nor removed.
+	StaleTemps     int   `json:"stale_temps"`
+	StaleTempBytes int64 `json:"stale_temp_bytes"`
 }
+
+// Left is the bytes the directory holds after the trim (or would, after a
+// dry run): what was counted less what was removed.
+func (r PruneResult) Left() int64 { return r.Bytes - r.RemovedBytes - r.StaleTempBytes }
 
 // errTrimBusy: another process holds the trim lock (and is doing the work).
 var errTrimBusy = errors.New("another process is trimming the cache; try again shortly")
@@ -184,6 +238,9 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 	}
 	files := sc.files
 	res.Files = len(files)
+	// The trim lock keeps other xlacache trims out; the guard covers the
+	// writers no lock reaches (XLA, JAX, other hosts).
+	guard := inuse.New(c.dir, c.root, 0, nil)
 	for _, f := range files {
 		res.Bytes += f.size
 	}
@@ -198,8 +255,9 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 		}
 		res.Bytes += f.size
 		remaining += f.size
-		if dryRun || c.root.Remove(f.rel) == nil {
+		if removeStaleTemp(guard, c.root, f, dryRun) {
 			res.StaleTemps++
+			res.StaleTempBytes += f.size
 			remaining -= f.size
 		}
 	}
@@ -211,6 +269,10 @@ func (c *Cache) trim(ctx context.Context, bound, target int64, dryRun bool) (Pru
 			}
 			if ctx.Err() != nil {
 				break
+			}
+			if reason := removeVeto(guard, c.root, f.rel, f.class, f.info); reason != "" {
+				c.logger.Debug("trim: keeping file", "path", f.path, "reason", reason)
+				continue
 			}
 			if dryRun {
 				// Count it as if removed.
@@ -274,8 +336,8 @@ type scan struct {
 // entries of a JAX cache sharing the directory, which JAX manages under its
 // own lock. Temporary files (layout.Temp) are returned separately, marked
 // stale when older than staleTemp (young ones belong to writes in
-// progress). The walk goes through root and never descends into a
-// symbolic link.
+// progress; XLA's get a shorter age, staleAfter). The walk goes through
+// root and never descends into a symbolic link.
 func scanFiles(ctx context.Context, root *os.Root, dir string) (scan, error) {
 	var sc scan
 	now := time.Now()
@@ -304,7 +366,7 @@ func scanFiles(ctx context.Context, root *os.Root, dir string) (scan, error) {
 		if err != nil {
 			return nil // vanished
 		}
-		f := fileInfo{path: p, rel: rel, size: info.Size(), mtime: info.ModTime(), class: class}
+		f := fileInfo{path: p, rel: rel, size: info.Size(), mtime: info.ModTime(), class: class, info: info}
 		switch {
 		case !d.Type().IsRegular():
 			if class.Kind != layout.Temp {
@@ -312,7 +374,7 @@ func scanFiles(ctx context.Context, root *os.Root, dir string) (scan, error) {
 				sc.odd = append(sc.odd, f)
 			}
 		case class.Kind == layout.Temp:
-			f.stale = now.Sub(info.ModTime()) > staleTemp
+			f.stale = now.Sub(info.ModTime()) > staleAfter(rel, class)
 			sc.temps = append(sc.temps, f)
 		default:
 			sc.files = append(sc.files, f)

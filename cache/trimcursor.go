@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/inuse"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -186,6 +187,9 @@ func (c *Cache) trimPass(ctx context.Context, bound, target int64) (again bool, 
 			c.seedAges(cur)
 		}
 	}
+	// The trim lock keeps other xlacache trims out; the guard covers the
+	// writers no lock reaches (XLA, JAX, other hosts).
+	guard := inuse.New(c.dir, c.root, 0, nil)
 	budget := trimChunkBudget.Load()
 	lastSave := time.Now()
 	chunks := 0
@@ -196,7 +200,7 @@ func (c *Cache) trimPass(ctx context.Context, bound, target int64) (again bool, 
 		if ctx.Err() != nil {
 			return errTrimPaused
 		}
-		c.trimChunk(cur, rel)
+		c.trimChunk(cur, guard, rel)
 		chunks++
 		if time.Since(lastSave) >= cursorSaveInterval {
 			lastSave = time.Now()
@@ -255,8 +259,9 @@ func (c *Cache) trimPass(ctx context.Context, bound, target int64) (again bool, 
 }
 
 // trimChunk trims the files directly in directory rel (relative to the
-// cache directory) and records the chunk as done in cur.
-func (c *Cache) trimChunk(cur *trimCursor, rel string) {
+// cache directory) and records the chunk as done in cur. guard vetoes the
+// removal of files that may be being written (removeVeto).
+func (c *Cache) trimChunk(cur *trimCursor, guard *inuse.Guard, rel string) {
 	ents, err := fs.ReadDir(c.root.FS(), rel)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		c.logger.Debug("trim: listing directory", "dir", rel, "err", err)
@@ -266,6 +271,8 @@ func (c *Cache) trimChunk(cur *trimCursor, rel string) {
 		size   int64
 		mtime  time.Time
 		bucket int
+		class  layout.Class
+		info   fs.FileInfo
 	}
 	var files []file
 	var chunkHist [ageBuckets]int64
@@ -288,12 +295,13 @@ func (c *Cache) trimChunk(cur *trimCursor, rel string) {
 		if class.Kind == layout.Temp {
 			// Stale temporaries (left by writers killed mid-write) go;
 			// young ones belong to writes in progress.
-			if cur.Started.Sub(info.ModTime()) > staleTemp && c.root.Remove(frel) == nil {
+			t := fileInfo{rel: frel, info: info, class: class, stale: cur.Started.Sub(info.ModTime()) > staleAfter(frel, class)}
+			if removeStaleTemp(guard, c.root, t, false) {
 				cur.StaleTemps++
 			}
 			continue
 		}
-		f := file{rel: frel, size: info.Size(), mtime: info.ModTime(), bucket: ageBucket(cur.Started.Sub(info.ModTime()))}
+		f := file{rel: frel, size: info.Size(), mtime: info.ModTime(), bucket: ageBucket(cur.Started.Sub(info.ModTime())), class: class, info: info}
 		files = append(files, f)
 		chunkHist[f.bucket] += f.size
 	}
@@ -318,6 +326,12 @@ func (c *Cache) trimChunk(cur *trimCursor, rel string) {
 	quota := int64(math.Ceil(share * float64(chunkHist[max(cut, 0)])))
 	for _, f := range files {
 		evict := cut >= 0 && (f.bucket > cut || (f.bucket == cut && inCut < quota))
+		if evict {
+			if reason := removeVeto(guard, c.root, f.rel, f.class, f.info); reason != "" {
+				c.logger.Debug("trim: keeping file", "path", f.rel, "reason", reason)
+				evict = false
+			}
+		}
 		if evict {
 			if err := c.root.Remove(f.rel); err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,11 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/inuse"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -301,5 +304,66 @@ func BenchmarkTrimConvergence300k(b *testing.B) {
 		b.ReportMetric(float64(u.Files), "files_left")
 		b.Logf("%d files, %d bytes, bound %d: %d short runs (%s), %d files left", n, total, o.MaxSize, runs, time.Since(start).Round(time.Millisecond), u.Files)
 		b.StartTimer()
+	}
+}
+
+// TestTrimPassKeepsXLAFilesBeingWritten: the background pass has the
+// protections of every deleting path (internal/inuse): XLA's kernel cache
+// file held open for writing (here by this process, which the /proc check
+// sees like any other) and a young autotune result stay however far over
+// its bound the directory is; a kernel cache temp file a crashed writer
+// left goes once out of the grace period, a young one stays.
+func TestTrimPassKeepsXLAFilesBeingWritten(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the open-for-write check reads /proc")
+	}
+	dir := t.TempDir()
+	_, total := fillEntries(t, dir, 50, 1000, func(i int) time.Duration { return time.Duration(i+1) * time.Hour })
+	d := layout.Dir(dir)
+	write := func(p string, age time.Duration) string {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, bytes.Repeat([]byte("k"), 1000), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-age)
+		os.Chtimes(p, at, at)
+		return p
+	}
+	kernel := write(d.XLAKernel(), 48*time.Hour)
+	f, err := os.OpenFile(kernel, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	young := write(filepath.Join(d.XLAAutotune(), "WW91bmc=.textproto"), time.Second)
+	youngTemp := write(d.Join(layout.XLAKernelFile+".tmp.2"), time.Second)
+	staleTemp := write(d.Join(layout.XLAKernelFile+".tmp.1"), 2*inuse.Grace)
+	o := testOptions(dir)
+	o.Subcaches, o.SubcachesExplicit = nil, true
+	setLedger(t, dir, total+3000)
+	c := mustOpen(t, o, nil)
+	c.waitBackground()
+	if _, err := c.trimPass(context.Background(), 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{kernel, young, youngTemp} {
+		if !fileExists(p) {
+			t.Errorf("the trim pass removed %s, which XLA may be writing", p)
+		}
+	}
+	if fileExists(staleTemp) {
+		t.Error("the trim pass kept a stale kernel cache temp file")
+	}
+	u, err := Scan(context.Background(), dir)
+	if err != nil || u.Areas[ExecutablesDir].Entries != 0 {
+		t.Errorf("entries left after a pass to one byte: %+v %v", u, err)
+	}
+	f.Close()
+	if _, err := c.trimPass(context.Background(), 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(kernel) {
+		t.Error("the kernel cache file stays after its writer closed it: the open-for-write check did not decide")
 	}
 }

@@ -111,10 +111,21 @@ type Options struct {
 	// EffectiveSharedMaxObjectSize: never more than half the memory the
 	// process can still allocate.
 	SharedMaxObjectSize int64
+	// CPUThreads bounds the threads the cpu backend's kernels run on
+	// (XLACACHE_CPU_THREADS); 0 means DefaultCPUThreads, the CPUs in the
+	// process's affinity mask. See EffectiveCPUThreads.
+	CPUThreads int
 	// SigningKey, when set, makes writers sign entries and readers refuse
 	// entries whose HMAC does not verify (XLACACHE_SIGNING_KEY or
 	// XLACACHE_SIGNING_KEY_FILE).
 	SigningKey []byte
+
+	// MetricsFile, when set, is where the process writes its counters in
+	// the Prometheus text format, every minute and when the cache closes
+	// (XLACACHE_METRICS_FILE; the node exporter's textfile collector
+	// reads *.prom files). It must be outside Dir: readers never write
+	// there.
+	MetricsFile string
 
 	// Sources records where each option came from, by env var name.
 	Sources map[string]Source

@@ -36,6 +36,11 @@ const (
 	// EnvSharedMaxObjectSize bounds the size of a shared-tier object that
 	// is read; larger ones are misses.
 	EnvSharedMaxObjectSize = "XLACACHE_SHARED_MAX_OBJECT_SIZE"
+	// EnvCPUThreads bounds the threads the cpu backend's kernels run on.
+	EnvCPUThreads = "XLACACHE_CPU_THREADS"
+	// EnvMetricsFile names the Prometheus text file a process writes its
+	// counters to (outside the cache directory).
+	EnvMetricsFile = "XLACACHE_METRICS_FILE"
 )
 
 // RankVars are the launcher rank variables consulted, in this order, when
@@ -62,7 +67,7 @@ var allEnvVars = []string{
 	EnvDir, EnvEnableXLA, EnvMinCompileTime, EnvMinEntrySize, EnvMaxSize,
 	EnvProcessIndex, EnvRole, EnvExplainMisses, EnvDirMode, EnvFileMode,
 	EnvWaitSecs, EnvLeaseStale, EnvLeasePIDCheck, EnvSharedURL, EnvSigningKey, EnvSigningKeyFile,
-	EnvAllowSharedDir, EnvSharedMaxObjectSize,
+	EnvAllowSharedDir, EnvSharedMaxObjectSize, EnvCPUThreads, EnvMetricsFile,
 }
 
 // Defaults returns the options used when nothing is configured: caching off
@@ -119,6 +124,7 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 	parseVar(get, bad, EnvMinEntrySize, ParseSize, &o.MinEntrySize)
 	parseVar(get, bad, EnvMaxSize, parseMaxSize, &o.MaxSize)
 	parseVar(get, bad, EnvSharedMaxObjectSize, parseObjectSize, &o.SharedMaxObjectSize)
+	parseVar(get, bad, EnvCPUThreads, ParseCPUThreads, &o.CPUThreads)
 	if !parseVar(get, bad, EnvProcessIndex, parseIndex, &o.ProcessIndex) {
 		for _, rv := range RankVars {
 			raw, ok := lookup(rv)
@@ -147,6 +153,9 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 	parseVar(get, bad, EnvAllowSharedDir, parseBool, &o.AllowSharedDir)
 	if v, ok := get(EnvSharedURL); ok {
 		o.SharedURL = v
+	}
+	if v, ok := get(EnvMetricsFile); ok {
+		o.MetricsFile = v
 	}
 	// An empty variable means unset, as for every option; but a key of only
 	// white space is an error, not a silent switch to unsigned entries
@@ -454,6 +463,9 @@ func (o Options) Validate() error {
 	if o.SharedMaxObjectSize < 0 {
 		errs = append(errs, fmt.Errorf("SharedMaxObjectSize %d is negative", o.SharedMaxObjectSize))
 	}
+	if o.CPUThreads < 0 || o.CPUThreads > MaxCPUThreads {
+		errs = append(errs, fmt.Errorf("CPUThreads %d is outside 0..%d", o.CPUThreads, MaxCPUThreads))
+	}
 	if o.ProcessIndex < 0 {
 		errs = append(errs, fmt.Errorf("ProcessIndex %d is negative", o.ProcessIndex))
 	}
@@ -475,6 +487,9 @@ func (o Options) Validate() error {
 	}
 	if o.LeaseStale < 0 || o.LeaseStale > MaxLeaseStale {
 		errs = append(errs, fmt.Errorf("LeaseStale %v is not between 0 (the default) and %v", o.LeaseStale, MaxLeaseStale))
+	}
+	if err := checkMetricsFile(o.MetricsFile, o.Dir); err != nil {
+		errs = append(errs, err)
 	}
 	if o.SharedURL != "" && !strings.HasPrefix(o.SharedURL, "s3://") {
 		errs = append(errs, fmt.Errorf("SharedURL %q is not an S3 URL such as s3://bucket/prefix (the only shared store supported)", o.SharedURL))
@@ -599,6 +614,8 @@ func (o Options) Settings() []Setting {
 		{EnvSharedMaxObjectSize, strconv.FormatInt(o.EffectiveSharedMaxObjectSize(), 10), src(EnvSharedMaxObjectSize, o.SharedMaxObjectSize > 0), "largest shared-tier object read, in bytes; never more than half the memory available"},
 		{EnvSigningKey, keyVal, keySrc, "HMAC key: sign entries, refuse unsigned or forged ones (or use " + EnvSigningKeyFile + ")"},
 		{EnvAllowSharedDir, strconv.FormatBool(o.AllowSharedDir), src(EnvAllowSharedDir, o.AllowSharedDir), "use a cache directory others can write (only with " + EnvSigningKey + ")"},
+		{EnvCPUThreads, strconv.Itoa(o.EffectiveCPUThreads()), src(EnvCPUThreads, o.CPUThreads > 0), "threads the cpu backend's kernels run on; default: the CPUs this process may use"},
+		{EnvMetricsFile, o.MetricsFile, src(EnvMetricsFile, o.MetricsFile != ""), "Prometheus text file for this process's counters (outside the cache directory)"},
 	}
 }
 

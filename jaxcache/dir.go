@@ -68,8 +68,9 @@ type SubcacheFile struct {
 	ModTime time.Time
 	// LastUse is the later of mtime and the filesystem's access time.
 	LastUse time.Time
-	// Temp marks in-progress autotune files: XLA's under tmp/, and
-	// temporary files of atomic writes (layout.Classify's Temp).
+	// Temp marks in-progress files: XLA's autotune results under tmp/,
+	// its kernel cache temporaries ("xla_gpu_kernel_cache_file.tmp.*"),
+	// and temporary files of atomic writes (layout.Classify's Temp).
 	Temp bool
 }
 
@@ -128,6 +129,14 @@ func Scan(ctx context.Context, dir string) (*Dir, error) {
 			}
 		case name == KernelFileName && e.Type().IsRegular():
 			if f, err := subcacheFile(dir, KernelFileName, KernelFileName, false); err == nil {
+				d.Subcaches = append(d.Subcaches, f)
+			}
+		case e.Type().IsRegular() && layout.Classify(name).Area == KernelFileName && layout.Classify(name).Kind == layout.Temp:
+			// A temporary file newer XLA writes the kernel cache through
+			// ("xla_gpu_kernel_cache_file.tmp.*"), or one a crashed writer
+			// left behind: counted, and garbage once out of the grace
+			// period and not open for writing.
+			if f, err := subcacheFile(dir, KernelFileName, name, true); err == nil {
 				d.Subcaches = append(d.Subcaches, f)
 			}
 		case name == LockName:

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/xlacache/xlacache/internal/inuse"
 	"github.com/xlacache/xlacache/internal/logonce"
 )
 
@@ -18,8 +19,9 @@ import (
 // left alone by Prune: JAX writes entries in place and XLA rewrites its
 // kernel cache file in place, so a young file may be half written. It is
 // generous because the writer may be on another host of a shared
-// filesystem, where neither locks nor /proc can see it.
-const DefaultGrace = 5 * time.Minute
+// filesystem, where neither locks nor /proc can see it. xlacache's own
+// trims use the same period for XLA's files (internal/inuse).
+const DefaultGrace = inuse.Grace
 
 // clockAndGrace fills in the defaults of the Now and Grace options Prune
 // and Verify share: the wall clock, and DefaultGrace for zero or less.
@@ -137,7 +139,7 @@ func Prune(ctx context.Context, dir string, po PruneOptions) (PruneResult, error
 	}
 	res.Before = d.Stats().TotalBytes
 	res.After = res.Before
-	busy := openForWrite(dir)
+	guard := inuse.New(dir, root, grace, now)
 	t0 := now()
 
 	var units []unit
@@ -172,7 +174,7 @@ func Prune(ctx context.Context, dir string, po PruneOptions) (PruneResult, error
 		if !u.garbage && !over {
 			continue
 		}
-		if reason := inFlight(u, busy, t0, grace); reason != "" {
+		if reason := inFlight(dir, u, guard, t0, grace); reason != "" {
 			res.Kept = append(res.Kept, Kept{u.paths[0], reason})
 			continue
 		}
@@ -195,10 +197,11 @@ func Prune(ctx context.Context, dir string, po PruneOptions) (PruneResult, error
 	return res, nil
 }
 
-// inFlight says why a unit must not be removed now, or "".
-func inFlight(u unit, busy map[string]bool, now time.Time, grace time.Duration) string {
+// inFlight says why a unit (files under dir) must not be removed now, or
+// "".
+func inFlight(dir string, u unit, guard *inuse.Guard, now time.Time, grace time.Duration) string {
 	for _, p := range u.paths {
-		if busy[p] {
+		if rel, err := filepath.Rel(dir, p); err == nil && guard.Busy(filepath.ToSlash(rel)) {
 			return "open for writing by a running process"
 		}
 	}

@@ -105,8 +105,24 @@ type pruneFile struct {
 // xlacache's actual remaining bytes counted against the bound, then
 // xlacache again if JAX kept files it could not remove (being written, or
 // in the grace period) and xlacache still has some.
+//
+// Both parts have the same protections against removing a file someone is
+// writing (internal/inuse): JAX's part under JAX's .lockfile, xlacache's
+// under its trim lock, and in both XLA's files (kernel cache, autotune
+// results and their temporaries) and JAX's entries are kept while in the
+// grace period or open for writing on this host, and re-checked just
+// before removal. maxSize <= 0 removes only garbage (stale temporary
+// files, orphaned atime files).
 func PruneShared(ctx context.Context, c *cache.Cache, dir string, maxSize int64, dryRun bool, logger *slog.Logger) (SharedPruneResult, error) {
 	var res SharedPruneResult
+	if maxSize <= 0 {
+		xres, err := c.Prune(ctx, 0, dryRun)
+		if err != nil {
+			return res, err
+		}
+		jres, err := Prune(ctx, dir, PruneOptions{SkipSubcaches: true, DryRun: dryRun, Logger: logger})
+		return SharedPruneResult{Own: xres, OwnBefore: xres.Bytes, OwnLeft: xres.Left(), JAX: jres}, err
+	}
 	jd, err := Scan(ctx, dir)
 	if err != nil {
 		return res, err
@@ -131,7 +147,7 @@ func PruneShared(ctx context.Context, c *cache.Cache, dir string, maxSize int64,
 		return res, err
 	}
 	ownBefore := xres.Bytes
-	ownLeft := xres.Bytes - xres.RemovedBytes
+	ownLeft := xres.Left()
 	jres, err := Prune(ctx, dir, PruneOptions{MaxSize: maxSize, OtherBytes: ownLeft, SkipSubcaches: true, DryRun: dryRun, Logger: logger})
 	if err != nil {
 		return res, err
@@ -149,8 +165,9 @@ func PruneShared(ctx context.Context, c *cache.Cache, dir string, maxSize int64,
 			xres.Removed += more.Removed
 			xres.RemovedBytes += more.RemovedBytes
 			xres.StaleTemps += more.StaleTemps
+			xres.StaleTempBytes += more.StaleTempBytes
 		}
-		ownLeft = ownBefore - xres.RemovedBytes
+		ownLeft = ownBefore - xres.RemovedBytes - xres.StaleTempBytes
 	}
 	return SharedPruneResult{Own: xres, OwnBefore: ownBefore, OwnLeft: ownLeft, JAX: jres}, nil
 }

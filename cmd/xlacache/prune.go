@@ -2,10 +2,17 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/retention"
 )
 
 var pruneCmd = &cobra.Command{
@@ -23,7 +30,20 @@ least recently used first across both: xlacache's by modification time
 (refreshed by hits), JAX's by their atime files. JAX's part is pruned under
 JAX's .lockfile and skips files being written or modified in the last 5
 minutes; if that keeps the total over the bound, more of xlacache's oldest
-files go.
+files go. XLA's own files (its kernel cache file, autotune results and their
+temporary files) get the same protections wherever they are: kept while
+modified in the last 5 minutes or open for writing by a process on this
+host, and looked at again just before removal; temporary files XLA's
+crashed writers left go once older than that.
+
+With --shared, the bucket (XLACACHE_SHARED_URL) is pruned instead of the
+directory: xlacache's entries ("executables/<key>", "<backend>/<sub>/<key>")
+not used for --older-than (30d, 12h) go, then least recently used ones
+until the rest fit --max-size (which then has no default). An entry's last
+use is the later of its upload and its usage marker ("used/<object>"),
+which writers refresh at most once a day when they hit it. Nothing else in
+the bucket is touched (XLA's mirrored files, leases); see
+docs/retention.md for a bucket lifecycle rule to pair with it.
 
 Exit code 1 on failure (for example when another process is trimming), 2
 when no size is given.`,
@@ -34,6 +54,8 @@ when no size is given.`,
 func init() {
 	pruneCmd.Flags().String("max-size", "", "bound in bytes or with a unit (500MB, 10GiB); default XLACACHE_MAX_SIZE")
 	pruneCmd.Flags().Bool("dry-run", false, "report what would be removed without removing it")
+	pruneCmd.Flags().Bool("shared", false, "prune the shared tier's bucket (XLACACHE_SHARED_URL) instead of the directory")
+	pruneCmd.Flags().String("older-than", "", "with --shared: remove entries not used for this long (30d, 36h)")
 	rootCmd.AddCommand(pruneCmd)
 }
 
@@ -41,6 +63,12 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 	opts, err := loadOptions(cmd)
 	if err != nil {
 		return err
+	}
+	if shared, _ := cmd.Flags().GetBool("shared"); shared {
+		return runPruneShared(cmd, opts)
+	}
+	if s, _ := cmd.Flags().GetString("older-than"); s != "" {
+		return usagef("--older-than applies to the bucket: use it with --shared")
 	}
 	maxSize := opts.MaxSize
 	if s, _ := cmd.Flags().GetString("max-size"); s != "" {
@@ -84,6 +112,95 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d files, %s; %s %d files (%s) and %d stale temporary files; %s left (max %s)\n",
 		opts.Dir, res.Files, fmtBytes(res.Bytes), verb, res.Removed, fmtBytes(res.RemovedBytes), res.StaleTemps,
-		fmtBytes(res.Bytes-res.RemovedBytes), fmtBytes(maxSize))
+		fmtBytes(res.Left()), fmtBytes(maxSize))
 	return nil
+}
+
+// runPruneShared is `prune --shared`: bucket retention (package
+// retention).
+func runPruneShared(cmd *cobra.Command, opts config.Options) error {
+	var ro retention.Options
+	if s, _ := cmd.Flags().GetString("older-than"); s != "" {
+		d, err := parseAge(s)
+		if err != nil {
+			return usagef("--older-than: %v", err)
+		}
+		ro.OlderThan = d
+	}
+	if s, _ := cmd.Flags().GetString("max-size"); s != "" {
+		n, err := config.ParseSize(s)
+		if err != nil || n <= 0 {
+			return usagef("--max-size: want a positive size (500MB, 10GiB): %q", s)
+		}
+		ro.MaxSize = n
+	}
+	if ro.OlderThan <= 0 && ro.MaxSize <= 0 {
+		return usagef("prune --shared needs --older-than, --max-size or both (XLACACHE_MAX_SIZE bounds the local directory, not the bucket)")
+	}
+	if opts.SharedURL == "" {
+		return usagef("prune --shared: no shared tier (set XLACACHE_SHARED_URL)")
+	}
+	ro.DryRun, _ = cmd.Flags().GetBool("dry-run")
+	ro.Logger = slog.Default()
+	store, err := xlacache.OpenShared(opts.SharedURL, ro.Logger)
+	if err != nil {
+		return fmt.Errorf("shared tier: %w", err)
+	}
+	defer store.Close()
+	res, err := retention.Prune(cmd.Context(), store, ro)
+	if err != nil {
+		return err
+	}
+	writeRetention(cmd.OutOrStdout(), opts.SharedURL, res, ro)
+	return nil
+}
+
+// writeRetention prints what a bucket prune did.
+func writeRetention(w io.Writer, url string, r retention.Result, o retention.Options) {
+	verb := "removed"
+	if o.DryRun {
+		verb = "would remove"
+	}
+	var rules []string
+	if o.OlderThan > 0 {
+		rules = append(rules, "not used for "+fmtAge(o.OlderThan))
+	}
+	if o.MaxSize > 0 {
+		rules = append(rules, "max "+fmtBytes(o.MaxSize))
+	}
+	fmt.Fprintf(w, "%s: %d entries, %s; %s %d entries (%s) and %d usage markers; %s left (%s)\n",
+		url, r.Objects, fmtBytes(r.Bytes), verb, len(r.Removed), fmtBytes(r.RemovedBytes), r.Markers, fmtBytes(r.After), strings.Join(rules, ", "))
+	for _, k := range r.Kept {
+		fmt.Fprintf(w, "  kept %s: %s\n", k.Name, k.Reason)
+	}
+}
+
+// parseAge parses an age: a Go duration ("36h", "90m") or a whole or
+// decimal number of days ("30d", "1.5d"); it must be positive.
+func parseAge(s string) (time.Duration, error) {
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		f, err := strconv.ParseFloat(days, 64)
+		if err != nil || f <= 0 || f > 100*365 {
+			return 0, fmt.Errorf("%q: want a positive number of days (30d) or a duration (36h)", s)
+		}
+		d = time.Duration(f * float64(24*time.Hour))
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, fmt.Errorf("%q: want a positive number of days (30d) or a duration (36h)", s)
+		}
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q: the age must be positive", s)
+	}
+	return d, nil
+}
+
+// fmtAge prints an age in days when it is whole days.
+func fmtAge(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	return d.String()
 }

@@ -9,9 +9,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/metrics"
 )
 
 var statsCmd = &cobra.Command{
@@ -25,13 +28,39 @@ by kind. Reader processes never write, so their lookups are not counted here.
 When JAX entries share the directory (xlacache env points JAX there), a
 JAX section follows, and the directory total counts XLA's subcaches once.
 
-With --json, print one JSON object. Exit code 1 if the directory cannot be
-read.`,
+With --json (or --format json), print one JSON object. With --format
+prometheus, print the persisted counters and the directory's contents in
+the Prometheus text exposition format (xlacache_hits_total{tier,backend,
+role="writer"}, ..., xlacache_stored_bytes{area}; see docs/metrics.md),
+for example for the node exporter's textfile collector. Processes report
+their own counters, readers included, through XLACACHE_METRICS_FILE.
+
+Exit code 1 if the directory cannot be read.`,
 	Args: usageArgs(cobra.NoArgs),
 	RunE: runStats,
 }
 
-func init() { rootCmd.AddCommand(statsCmd) }
+func init() {
+	statsCmd.Flags().String("format", "text", "output format: text, json or prometheus")
+	rootCmd.AddCommand(statsCmd)
+}
+
+// statsFormat returns the output format --format and --json ask for.
+func statsFormat(cmd *cobra.Command) (string, error) {
+	f, _ := cmd.Flags().GetString("format")
+	switch f {
+	case "text", "json", "prometheus":
+	default:
+		return "", usagef("--format %q: want text, json or prometheus", f)
+	}
+	if jsonOutput(cmd) {
+		if cmd.Flags().Changed("format") && f != "json" {
+			return "", usagef("--json and --format %s disagree", f)
+		}
+		return "json", nil
+	}
+	return f, nil
+}
 
 // statsReport is the --json form of `xlacache stats`.
 type statsReport struct {
@@ -51,11 +80,21 @@ type statsReport struct {
 }
 
 func runStats(cmd *cobra.Command, _ []string) error {
+	format, err := statsFormat(cmd)
+	if err != nil {
+		return err
+	}
 	opts, lay, err := inspectDir(cmd)
 	if err != nil {
 		return err
 	}
+	if format == "prometheus" {
+		return writeStatsPrometheus(cmd, opts.Dir, opts.MaxSize)
+	}
 	if !lay.Own {
+		if format == "json" {
+			return usagef("--format json is not supported for a JAX-only cache directory (%s)", opts.Dir)
+		}
 		return jaxOnly(cmd, opts.Dir, jaxStats)
 	}
 	ctx := cmd.Context()
@@ -78,7 +117,7 @@ func runStats(cmd *cobra.Command, _ []string) error {
 		r.Total += s.OwnBytes()
 	}
 	out := cmd.OutOrStdout()
-	if jsonOutput(cmd) {
+	if format == "json" {
 		return writeJSON(out, r)
 	}
 	if err := writeStatsText(out, r); err != nil {
@@ -94,6 +133,30 @@ func runStats(cmd *cobra.Command, _ []string) error {
 	_, err = fmt.Fprintf(out, "\ndirectory total %s: xlacache %s and JAX entries %s (XLA subcaches counted once, as xlacache's)\n",
 		fmtBytes(r.Total), fmtBytes(r.Bytes), fmtBytes(r.Total-r.Bytes))
 	return err
+}
+
+// writeStatsPrometheus prints the counters persisted in dir (labelled
+// role="writer": only writers persist) and what dir holds, in the
+// Prometheus text format. A directory without xlacache's own layout (only
+// JAX's entries) prints zero xlacache series, not an error: a textfile
+// collector job runs before the first compile too.
+func writeStatsPrometheus(cmd *cobra.Command, dir string, maxSize int64) error {
+	u, err := cache.Scan(cmd.Context(), dir)
+	if err != nil {
+		return err
+	}
+	counters, err := cache.ReadPersistedStats(dir)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(metrics.StatsCollector(counters, metrics.RoleWriter)); err != nil {
+		return err
+	}
+	if err := reg.Register(metrics.UsageCollector(u, maxSize)); err != nil {
+		return err
+	}
+	return metrics.Write(cmd.OutOrStdout(), reg)
 }
 
 func writeStatsText(w io.Writer, r statsReport) error {
@@ -114,8 +177,9 @@ func writeStatsText(w io.Writer, r statsReport) error {
 		return err
 	}
 	c := r.Counters
-	fmt.Fprintf(w, "\nhits %d (shared %d), misses %d, read %s, written %s, compile time saved %s\n",
-		c.Hits, c.SharedHits, c.Misses, fmtBytes(c.BytesRead), fmtBytes(c.BytesWritten), c.CompileTimeSaved.Round(time.Millisecond))
+	fmt.Fprintf(w, "\nhits %d (shared %d), misses %d, read %s, written %s, compile time saved %s, spent %s in %d compiles\n",
+		c.Hits, c.SharedHits, c.Misses, fmtBytes(c.BytesRead), fmtBytes(c.BytesWritten), c.CompileTimeSaved.Round(time.Millisecond),
+		c.CompileTime.Round(time.Millisecond), c.Compiles)
 	if len(c.Errors) > 0 {
 		fmt.Fprint(w, "errors:")
 		for _, k := range slices.Sorted(maps.Keys(c.Errors)) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/blobflight"
 	"github.com/xlacache/xlacache/internal/logtest"
 )
 
@@ -64,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) blob.Store, opts ...Option) {
 	t.Run("Open", func(t *testing.T) { testOpen(t, open(t)) })
 	t.Run("ReplaceIfMatch", func(t *testing.T) { testReplaceIfMatch(t, open(t)) })
 	t.Run("ConcurrentReplace", func(t *testing.T) { testConcurrentReplace(t, open(t)) })
+	t.Run("LeaseProbe", func(t *testing.T) { testLeaseProbe(t, open(t)) })
 	t.Run("InvalidNames", func(t *testing.T) { testInvalidNames(t, open(t)) })
 	t.Run("Cancelled", func(t *testing.T) { testCancelled(t, open(t)) })
 	t.Run("TooLarge", func(t *testing.T) {
@@ -552,5 +554,21 @@ func testOutage(t *testing.T, s blob.Store, stop func()) {
 	}
 	if n := logs.Count("WARN"); n != 1 {
 		t.Fatalf("%d warnings for one outage, want exactly 1", n)
+	}
+}
+
+// testLeaseProbe: the store passes the probe that turns single-flight
+// across hosts on (blobflight.Probe), and leaves nothing behind.
+func testLeaseProbe(t *testing.T, s blob.Store) {
+	ctx := context.Background()
+	if err := blobflight.Probe(ctx, s); err != nil {
+		t.Fatalf("lease probe: %v", err)
+	}
+	infos, err := s.List(ctx, blobflight.Prefix+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 0 {
+		t.Fatalf("the probe left objects: %v", names(infos))
 	}
 }

@@ -226,6 +226,11 @@ var tierNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*(/[a-z0-9][a-z0-9_]*)?$`
 var reserved = map[string]bool{
 	ExecutablesDir: true, QuarantineDir: true, LocksDir: true,
 	XLAAutotuneDir: true, XLAKernelFile: true,
+	// Other top-level prefixes of the shared store, which bucket
+	// retention and sync must never take for a tier: the usage markers
+	// (UsedPrefix), the object leases (internal/blobflight.Prefix) and
+	// exec's packs (hostfill.Prefix).
+	"used": true, "leases": true, "hostfill": true,
 }
 
 // ValidTierName reports whether name is an acceptable tier name:
@@ -250,6 +255,35 @@ func ValidTierName(name string) error {
 func IsTemp(base string) bool {
 	return strings.HasPrefix(base, TempPrefix) || strings.HasPrefix(base, XLAKernelFile+XLAKernelTempInfix)
 }
+
+// XLAOwned reports whether the file at rel (as Classify sees it) is
+// written by XLA itself rather than through xlacache's atomic writes:
+// XLA's autotune results and their temporaries in XLAAutotuneTmpDir, and
+// its kernel cache file and temporaries. XLA may be writing such a file at
+// any time, so deleting one needs the protections of internal/inuse, and
+// its temporaries are garbage after that grace period rather than after an
+// hour.
+func XLAOwned(rel string, c Class) bool {
+	switch c.Kind {
+	case XLAAutotune, XLAKernel:
+		return true
+	case Temp:
+		base := rel[strings.LastIndexByte(rel, '/')+1:]
+		return (c.Area == XLAAutotuneDir || c.Area == XLAKernelFile) && !strings.HasPrefix(base, TempPrefix)
+	}
+	return false
+}
+
+// UsedPrefix starts the names of the usage markers in the shared store: a
+// writer that hits the shared object "<tier>/<key>" refreshes the marker
+// "used/<tier>/<key>" at most once a day, and bucket retention (package
+// retention) takes an object's last use from the later of the two
+// objects' modification times. "used" is reserved as a backend name, so
+// no entry's object name starts with it.
+const UsedPrefix = "used/"
+
+// UsedMarker returns the usage marker's name for the shared object name.
+func UsedMarker(name string) string { return UsedPrefix + name }
 
 // Kind is what a file under the cache directory is.
 type Kind int
@@ -334,6 +368,8 @@ func Classify(rel string) Class {
 		return Class{Kind: XLAAutotune, Area: XLAAutotuneDir}
 	case rel == XLAKernelFile:
 		return Class{Kind: XLAKernel, Area: XLAKernelFile}
+	case !nested && strings.HasPrefix(base, XLAKernelFile+XLAKernelTempInfix):
+		return Class{Kind: Temp, Area: XLAKernelFile}
 	case !nested && IsTemp(base):
 		return Class{Kind: Temp}
 	}

@@ -92,7 +92,7 @@ func TestClassify(t *testing.T) {
 		{"xla_gpu_per_fusion_autotune_cache_dir/AbC=.textproto", XLAAutotune, XLAAutotuneDir},
 		{"xla_gpu_per_fusion_autotune_cache_dir/tmp/tmp_per_fusion_cache_1.textproto", Temp, XLAAutotuneDir},
 		{"xla_gpu_kernel_cache_file", XLAKernel, XLAKernelFile},
-		{"xla_gpu_kernel_cache_file.tmp.12345", Temp, ""},
+		{"xla_gpu_kernel_cache_file.tmp.12345", Temp, XLAKernelFile},
 		{"Main/autotune/94/" + key, Foreign, ""}, // upper case is not a tier
 		{"quarantine/autotune/94/" + key, Quarantined, "quarantine"},
 		{"jit_f-" + digest + "-cache", Foreign, ""}, // JAX's entries are not ours
@@ -109,13 +109,36 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// TestXLAOwned: the files XLA writes itself (which deletions must guard
+// with internal/inuse) and nothing of xlacache's.
+func TestXLAOwned(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"xla_gpu_kernel_cache_file":                                                  true,
+		"xla_gpu_kernel_cache_file.tmp.77":                                           true,
+		"xla_gpu_per_fusion_autotune_cache_dir/AbC=.textproto":                       true,
+		"xla_gpu_per_fusion_autotune_cache_dir/tmp/tmp_per_fusion_cache_1.textproto": true,
+		"xla_gpu_per_fusion_autotune_cache_dir/.tmp-5":                               false, // xlacache's own atomic write (sync pull)
+		"executables/94/main-" + digest:                                              false,
+		"executables/94/.tmp-1":                                                      false,
+		".tmp-export-1":                                                              false,
+		"quarantine/x":                                                               false,
+	} {
+		if got := XLAOwned(rel, Classify(rel)); got != want {
+			t.Errorf("XLAOwned(%q) = %v, want %v", rel, got, want)
+		}
+	}
+	if UsedMarker("executables/k") != "used/executables/k" {
+		t.Errorf("UsedMarker = %q", UsedMarker("executables/k"))
+	}
+}
+
 func TestValidTierName(t *testing.T) {
 	for _, ok := range []string{"executables", "cpu/autotune", "xla/kernels", "my_backend2/x"} {
 		if err := ValidTierName(ok); err != nil {
 			t.Errorf("ValidTierName(%q) = %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "cpu", "CPU/autotune", "a/b/c", "../x", "quarantine/x", "locks/autotune", "executables/x", "xla_gpu_kernel_cache_file/x", "a//b", ".x/y"} {
+	for _, bad := range []string{"", "cpu", "CPU/autotune", "a/b/c", "../x", "quarantine/x", "locks/autotune", "executables/x", "xla_gpu_kernel_cache_file/x", "a//b", ".x/y", "used/kernels", "leases/executables", "hostfill/v1"} {
 		if err := ValidTierName(bad); err == nil {
 			t.Errorf("ValidTierName(%q) accepted", bad)
 		}

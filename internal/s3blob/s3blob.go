@@ -353,15 +353,12 @@ func (s *Store) Open(ctx context.Context, name string) (io.ReadCloser, blob.Info
 	if err := blob.ValidName(name); err != nil {
 		return nil, blob.Info{}, fmt.Errorf("open: %w", err)
 	}
-	obj, err := s.client.GetObject(ctx, s.cfg.Bucket, s.key(name), minio.GetObjectOptions{})
+	// One GET, whose response headers give the size and ETag: the
+	// Client's GetObject would send a HEAD first (its Object.Stat), two
+	// requests per shared hit instead of one. The body stays unread until
+	// the caller reads it.
+	obj, oi, _, err := minio.Core{Client: s.client}.GetObject(ctx, s.cfg.Bucket, s.key(name), minio.GetObjectOptions{})
 	if err != nil {
-		return nil, blob.Info{}, s.fail("get", name, err)
-	}
-	// Stat sends the request and returns the response headers; the body
-	// stays unread until the caller reads it.
-	oi, err := obj.Stat()
-	if err != nil {
-		obj.Close()
 		return nil, blob.Info{}, s.fail("get", name, err)
 	}
 	info := blob.Info{Name: name, Size: oi.Size, ModTime: oi.LastModified, ETag: oi.ETag}

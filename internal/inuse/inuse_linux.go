@@ -1,6 +1,6 @@
 //go:build linux
 
-package jaxcache
+package inuse
 
 import (
 	"bufio"
@@ -10,13 +10,13 @@ import (
 	"strings"
 )
 
-// openForWrite returns the files under dir that a process on this host
-// has open for writing, read from /proc/<pid>/fd and fdinfo. It sees only
-// processes whose /proc entries this user may read (all of them for root,
-// the user's own otherwise), which covers the usual case of one user's
-// jobs sharing a cache; other hosts on a shared filesystem are covered by
-// the modification-time grace period instead.
-func openForWrite(dir string) map[string]bool {
+// OpenForWrite returns the files under dir (slash-separated paths relative
+// to it) that a process on this host has open for writing, read from
+// /proc/<pid>/fd and fdinfo. It sees only processes whose /proc entries
+// this user may read (all of them for root, the user's own otherwise),
+// which covers the usual case of one user's jobs sharing a cache; other
+// hosts on a shared filesystem are covered by the grace period instead.
+func OpenForWrite(dir string) map[string]bool {
 	out := map[string]bool{}
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -42,7 +42,7 @@ func openForWrite(dir string) map[string]bool {
 				continue
 			}
 			if fdWritable(filepath.Join("/proc", p.Name(), "fdinfo", fd.Name())) {
-				out[target] = true
+				out[filepath.ToSlash(strings.TrimPrefix(target, prefix))] = true
 			}
 		}
 	}

@@ -1,0 +1,67 @@
+package metrics
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/atomicfile"
+)
+
+// Write writes what g gathers to w in the Prometheus text exposition
+// format (version 0.0.4, what the node exporter's textfile collector and
+// promtool read).
+func Write(w io.Writer, g prometheus.Gatherer) error {
+	mfs, err := g.Gather()
+	if err != nil {
+		return fmt.Errorf("gathering metrics: %w", err)
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return fmt.Errorf("encoding metric %s: %w", mf.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// WriteFile writes what g gathers to path, owner-only (0600), atomically:
+// a temporary file in the same directory, flushed, then renamed over
+// path, so that a scrape never reads half a file (the node exporter's
+// textfile collector convention; it reads only files named *.prom).
+func WriteFile(path string, g prometheus.Gatherer) error {
+	return WriteFileMode(path, g, 0o600)
+}
+
+// WriteFileMode is WriteFile with the file's mode: perm, typically the
+// cache's file mode (config.Options.EffectiveFileMode).
+func WriteFileMode(path string, g prometheus.Gatherer, perm os.FileMode) error {
+	// Gathered first, so that a failure leaves the previous file intact.
+	var buf bytes.Buffer
+	if err := Write(&buf, g); err != nil {
+		return err
+	}
+	if err := atomicfile.Replace(path, buf.Bytes(), atomicfile.Options{Perm: perm}); err != nil {
+		return fmt.Errorf("writing metrics file: %w", err)
+	}
+	return nil
+}
+
+// FileSink returns the cache.MetricsSink that writes a cache's counters to
+// path with mode perm (see WriteFileMode): give it to cache.Open with
+// cache.WithMetrics. xlacache.Open does so for
+// config.Options.MetricsFile.
+func FileSink(path string, perm os.FileMode) cache.MetricsSink {
+	return func(c *cache.Cache) error {
+		reg := prometheus.NewPedanticRegistry()
+		if err := reg.Register(NewCollector(c)); err != nil {
+			return err
+		}
+		return WriteFileMode(path, reg, perm)
+	}
+}
