@@ -25,7 +25,9 @@ With --process-index N (or --shell / --target), print the environment that
 turns xlacache and XLA's own caches on for process N of a job, for
   eval "$(xlacache env --process-index $SLURM_PROCID)"
 Process 0 is the writer (XLA's autotune cache in UPDATE mode), every other
-process a reader (READ mode), unless XLACACHE_ROLE says otherwise.
+process a reader (READ mode), unless XLACACHE_ROLE says otherwise. To also
+fill a node-local directory from the shared tier before the program starts
+and publish what it compiles, run it under "xlacache exec -- COMMAND".
 
 --target all (default): XLACACHE_* for Go programs that call xla.Prepare,
   and JAX_COMPILATION_CACHE_DIR / JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES for

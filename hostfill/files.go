@@ -1,0 +1,215 @@
+package hostfill
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/xlacache/xlacache/internal/entry"
+	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/subcache"
+	"github.com/xlacache/xlacache/jaxcache"
+)
+
+// Kind is what a packed file is.
+type Kind int
+
+// Kinds of files packs carry. XLA's kernel cache file is not one: it is a
+// single file XLA extends, merged part by part (subcache.Mirror).
+const (
+	KindNone Kind = iota
+	// KindJAX is a JAX executable entry, "<module>-<hash>-cache".
+	KindJAX
+	// KindAutotune is an XLA autotune result file.
+	KindAutotune
+	// KindEntry is an xlacache entry, "<tier>/<shard>/<key>".
+	KindEntry
+)
+
+var kindNames = [...]string{"other", "jax", "autotune", "entry"}
+
+// String names the kind for logs and stats.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// Classify says which kind of packed file rel (slash-separated, relative
+// to the cache directory) is, from its name alone; KindNone for anything
+// else: JAX's "-atime" files and lock file (JAX writes them itself;
+// without a size bound it never reads them), temporary files, state.
+func Classify(rel string) Kind {
+	if layout.ValidRel(rel) != nil || len(rel) > maxNameLen {
+		return KindNone
+	}
+	dir, base := path.Split(rel)
+	switch {
+	case dir == "" && strings.HasSuffix(base, layout.JAXCacheSuffix):
+		if _, _, ok := jaxcache.SplitKey(strings.TrimSuffix(base, layout.JAXCacheSuffix)); ok {
+			return KindJAX
+		}
+		return KindNone
+	case dir == layout.XLAAutotuneDir+"/":
+		if subcache.ValidAutotuneName(base) && !layout.IsTemp(base) {
+			return KindAutotune
+		}
+		return KindNone
+	}
+	if layout.Classify(rel).Kind == layout.Entry {
+		return KindEntry
+	}
+	return KindNone
+}
+
+// MaxFileSize bounds a file that travels in a pack: the largest JAX
+// executables are a few gigabytes, and a pack is held in memory.
+const MaxFileSize = 2 << 30
+
+// ErrIncomplete marks a local file that is not (yet) a whole file of its
+// kind: a JAX entry still being written in place, say. It is never
+// published.
+var ErrIncomplete = errors.New("hostfill: file incomplete or not of its kind")
+
+// checkContent verifies that data is a whole, well-formed file of kind
+// named rel. A JAX entry is whole when its zstd or zlib stream decodes to
+// its end and holds the 4-byte compile time and an executable (JAX writes
+// entries in place, so a partial file is a truncated stream); autotune
+// results and xlacache entries are installed by rename, and are checked
+// for their format.
+func checkContent(kind Kind, rel string, data []byte, signingKey []byte) error {
+	var err error
+	switch kind {
+	case KindJAX:
+		_, err = jaxcache.Decode(data)
+	case KindAutotune:
+		err = subcache.VerifyAutotuneFile(data)
+	case KindEntry:
+		_, err = entry.DecodeAs(data, layout.Classify(rel).Key, signingKey)
+	default:
+		err = errors.New("not a packed kind")
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrIncomplete, rel, err)
+	}
+	return nil
+}
+
+// sealKey is the entry key a packed file is sealed under: the name binds
+// the bytes to the path, so a signed file cannot be replayed under
+// another name.
+func sealKey(rel string) string { return "hostfill:" + rel }
+
+// seal wraps a file's content for a pack.
+func seal(rel string, data []byte, signingKey []byte, now time.Time) (Member, error) {
+	sealed, err := entry.Encode(entry.Header{Key: sealKey(rel), Created: now}, data, signingKey)
+	if err != nil {
+		return Member{}, err
+	}
+	return Member{Record: Record{Name: rel, Digest: sha256.Sum256(data)}, Sealed: sealed}, nil
+}
+
+// unseal verifies a pack member and returns its content, checked against
+// its record's digest and its kind's format.
+func unseal(m Member, signingKey []byte) ([]byte, Kind, error) {
+	kind := Classify(m.Name)
+	if kind == KindNone {
+		return nil, kind, fmt.Errorf("%w: %s is not a file packs carry", ErrBadPack, m.Name)
+	}
+	e, err := entry.DecodeAs(m.Sealed, sealKey(m.Name), signingKey)
+	if err != nil {
+		return nil, kind, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	if sha256.Sum256(e.Payload) != m.Digest {
+		return nil, kind, fmt.Errorf("%w: %s: content does not match the index digest", ErrBadPack, m.Name)
+	}
+	if err := checkContent(kind, m.Name, e.Payload, signingKey); err != nil {
+		return nil, kind, err
+	}
+	return e.Payload, kind, nil
+}
+
+// localFile is a candidate for publishing found by a scan.
+type localFile struct {
+	rel     string
+	kind    Kind
+	size    int64
+	modTime time.Time
+}
+
+// scanLocal lists the packed kinds of files under root: top-level JAX
+// entries, the autotune directory, and xlacache's tiers.
+func scanLocal(root *os.Root) ([]localFile, error) {
+	var out []localFile
+	top, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return nil, err
+	}
+	add := func(rel string, d fs.DirEntry) {
+		if !d.Type().IsRegular() {
+			return
+		}
+		k := Classify(rel)
+		if k == KindNone {
+			return
+		}
+		info, err := d.Info()
+		if err != nil {
+			return // removed meanwhile
+		}
+		out = append(out, localFile{rel: rel, kind: k, size: info.Size(), modTime: info.ModTime()})
+	}
+	for _, d := range top {
+		name := d.Name()
+		switch {
+		case d.Type().IsRegular():
+			add(name, d)
+		case !d.IsDir() || name == layout.StateDir || name == layout.LocksDir || name == layout.QuarantineDir:
+		default:
+			// The autotune directory, and tier directories
+			// ("executables/<shard>", "<backend>/<sub>/<shard>").
+			_ = fs.WalkDir(root.FS(), name, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return nil
+				}
+				if d.IsDir() {
+					if strings.Count(p, "/") > 2 || p == layout.XLAAutotuneDir+"/"+layout.XLAAutotuneTmpDir {
+						return fs.SkipDir
+					}
+					return nil
+				}
+				add(p, d)
+				return nil
+			})
+		}
+	}
+	return out, nil
+}
+
+// Seal wraps a file's content (rel is its path relative to the cache
+// directory) as a pack member, signed with signingKey when it is set.
+func Seal(rel string, data, signingKey []byte) (Member, error) {
+	return seal(rel, data, signingKey, time.Now())
+}
+
+// ObjectNames returns the store names of pack and of its index.
+func ObjectNames(pack []byte) (packName, indexName string) {
+	id := PackID(pack)
+	return Prefix + id + packSuffix, Prefix + id + indexSuffix
+}
+
+// openPayload returns a sealed member's payload, verified by its entry
+// checksum (and signature) only.
+func openPayload(m Member, signingKey []byte) ([]byte, error) {
+	e, err := entry.DecodeAs(m.Sealed, sealKey(m.Name), signingKey)
+	if err != nil {
+		return nil, err
+	}
+	return e.Payload, nil
+}

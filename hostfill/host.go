@@ -1,0 +1,154 @@
+package hostfill
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/lockedfile"
+)
+
+// Files of the host's coordination, in the state directory.
+const (
+	leaderLockRel = stateRel + "/leader.lock"
+	// fillLockRel is taken by each process in turn; it holds the end
+	// time of the host's last fill.
+	fillLockRel = stateRel + "/fill.lock"
+)
+
+// LocalRankVars are the launchers' variables for a process's rank on its
+// host (Slurm, Open MPI, torchrun and other PyTorch launchers, MPICH /
+// Intel MPI), read in this order.
+var LocalRankVars = []string{"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK", "MPI_LOCALRANKID"}
+
+// LocalRank returns the process's rank on its host from the launcher's
+// variables, and which variable gave it; ok is false when none is set (a
+// process started by hand, or several independent processes).
+func LocalRank(getenv func(string) (string, bool)) (rank int, from string, ok bool) {
+	for _, v := range LocalRankVars {
+		s, set := getenv(v)
+		if !set || strings.TrimSpace(s) == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 0 {
+			continue
+		}
+		return n, v, true
+	}
+	return 0, "", false
+}
+
+// Leader is this process's claim to be its host's leader: the one process
+// per host that runs XLA's autotune cache in UPDATE mode and, when it is
+// also the job's writer, publishes.
+type Leader struct {
+	// Is reports whether this process leads its host.
+	Is bool
+	// Why says how that was decided, for the log.
+	Why  string
+	lock *lockedfile.File
+}
+
+// Release gives the leadership up (at exit).
+func (l *Leader) Release() {
+	if l.lock != nil {
+		_ = l.lock.Unlock()
+		l.lock = nil
+	}
+}
+
+// ElectLeader decides whether this process leads its host: by its local
+// rank when the launcher gives one (rank 0 leads), else by holding an
+// exclusive lock in the directory's state for as long as it runs, so that
+// of several independent processes on one host (each JAX's process 0)
+// exactly one leads at any time.
+func ElectLeader(o Options, getenv func(string) (string, bool)) *Leader {
+	if r, v, ok := LocalRank(getenv); ok {
+		return &Leader{Is: r == 0, Why: fmt.Sprintf("%s=%d", v, r)}
+	}
+	if err := ensureState(o); err != nil {
+		return &Leader{Why: "no state directory: " + err.Error()}
+	}
+	lk, err := lockedfile.TryLock(leaderLockRel, lockedfile.Options{Root: o.Root, Perm: fileMode(o.FileMode)})
+	if err != nil {
+		return &Leader{Why: "another process holds the host lock"}
+	}
+	return &Leader{Is: true, Why: "holds the host lock", lock: lk}
+}
+
+func fileMode(m os.FileMode) os.FileMode {
+	if m == 0 {
+		return 0o600
+	}
+	return m
+}
+
+// FillResult is what CoordinatedFill did.
+type FillResult struct {
+	// Filled is true when this process ran the fill; false when another
+	// process on the host had just done it (or the wait ran out).
+	Filled bool
+	Stats  FillStats
+	// Waited is how long this process waited for another one's fill.
+	Waited time.Duration
+}
+
+// CoordinatedFill fills the directory once per host: every process of the
+// host takes the fill lock in turn (waiting at most wait); the first runs
+// the fill, bounded by wait too (2 minutes when wait is 0), and leaves a
+// marker with its end time;
+// one that then finds a marker newer than its own start (started is when
+// it began) uses that fill instead of fetching again. Store failures are
+// returned, but the marker is still left, so that the host's other
+// processes do not each wait out the same unreachable store.
+func CoordinatedFill(ctx context.Context, store blob.Store, o Options, started time.Time, wait time.Duration) (FillResult, error) {
+	var res FillResult
+	if err := ensureState(o); err != nil {
+		return res, err
+	}
+	t0 := time.Now()
+	lk, err := lockedfile.LockWait(ctx, fillLockRel, lockedfile.Options{Root: o.Root, Perm: fileMode(o.FileMode)}, wait)
+	res.Waited = time.Since(t0)
+	if err != nil {
+		return res, fmt.Errorf("waiting for this host's fill: %w", err)
+	}
+	defer lk.Unlock()
+	// The lock file itself holds the end time of the last fill: read and
+	// written only under the lock, and not worth an fsync.
+	var mark [8]byte
+	if n, _ := lk.ReadAt(mark[:], 0); n == len(mark) {
+		done := time.Unix(0, int64(binary.LittleEndian.Uint64(mark[:])))
+		if done.After(started) {
+			return res, nil
+		}
+	}
+	fctx, cancel := context.WithTimeout(ctx, fillBound(wait))
+	defer cancel()
+	res.Filled = true
+	res.Stats, err = Fill(fctx, store, o)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("fill cut short after %v (XLACACHE_WAIT_SECS): %w", fillBound(wait), err)
+	}
+	binary.LittleEndian.PutUint64(mark[:], uint64(time.Now().UnixNano()))
+	if _, merr := lk.WriteAt(mark[:], 0); merr != nil {
+		err = errors.Join(err, fmt.Errorf("writing the fill marker: %w", merr))
+	}
+	return res, err
+}
+
+// fillBound is how long a fill may run: as long as the host's other
+// processes wait for it, and 2 minutes when they do not wait at all
+// (XLACACHE_WAIT_SECS=0).
+func fillBound(wait time.Duration) time.Duration {
+	if wait <= 0 {
+		return 2 * time.Minute
+	}
+	return wait
+}

@@ -1,0 +1,225 @@
+// Package hostfill moves a node-local cache directory's files to and from
+// the shared tier in packs, and runs a job's command in front of it
+// (`xlacache exec`): before the command starts, one process per host fills
+// the directory with everything the shared tier has and the directory
+// lacks (JAX's "-cache" entries, XLA's autotune files and kernel cache,
+// xlacache's own entries); while it runs, the job's writer publishes new
+// complete files; at exit it publishes once more and bounds the directory.
+//
+// On the shared tier every file travels inside xlacache's entry format
+// (internal/entry: checksum, and an HMAC with XLACACHE_SIGNING_KEY), many
+// files to an object (a pack), so that a cold host fetches N files in far
+// fewer than N requests. Only verified bytes are written into the local
+// directory, through internal/atomicfile confined to it, and a local file
+// is never replaced.
+package hostfill
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/xlacache/xlacache/internal/layout"
+)
+
+// Pack format, version 1. A pack object holds sealed files; its index
+// object is the same bytes without the bodies, so a host can learn what a
+// pack holds for a few bytes per file. Integers are little-endian.
+//
+//	0   magic "XLCP"
+//	4   format version (PackVersion)
+//	5   kind: 0 pack, 1 index
+//	6   reserved, 0 (2 bytes)
+//	8   file count N (uint32)
+//	12  N records: name length (uint16), name (a layout.ValidRel path
+//	    relative to the cache directory), sealed length (uint64), SHA-256
+//	    of the file's content (32 bytes)
+//	..  pack only: the N sealed files (internal/entry format, key
+//	    "hostfill:" + name) in record order
+//	end-4 CRC-32C (Castagnoli) of every byte before it
+//
+// The CRC only catches damage; what makes a file trusted is its sealed
+// entry (checksum, and the HMAC when a signing key is set), checked before
+// a byte of it is written.
+const (
+	// PackVersion is the pack format version this package writes and reads.
+	PackVersion = 1
+	packMagic   = "XLCP"
+	kindPack    = 0
+	kindIndex   = 1
+	fixedSize   = 12
+	crcSize     = 4
+	// MaxPackFiles bounds the records a pack may declare.
+	MaxPackFiles = 1 << 20
+	// maxNameLen bounds a record's name (layout.ValidRel accepts longer
+	// paths, but no cache file is named like that; the sealed entry key must fit entry.MaxKeyLen).
+	maxNameLen = 1000
+	// maxSealed bounds one sealed file (1 TiB; MaxFileSize is far less).
+	maxSealed = 1 << 40
+)
+
+// ErrBadPack is wrapped by every error about a pack's or index's bytes.
+var ErrBadPack = errors.New("hostfill: malformed pack")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Record describes one file in a pack.
+type Record struct {
+	// Name is the file's path relative to the cache directory.
+	Name string
+	// SealedSize is the length of the sealed file in the pack.
+	SealedSize uint64
+	// Digest is the SHA-256 of the file's content (unsealed).
+	Digest [32]byte
+}
+
+// Member is one file of a pack to encode or decoded from one.
+type Member struct {
+	Record
+	// Sealed is the file sealed in the entry format.
+	Sealed []byte
+}
+
+// EncodePack builds a pack and its index from members (Sealed set; Name
+// and Digest taken from the record, SealedSize filled in).
+func EncodePack(members []Member) (pack, index []byte, err error) {
+	if len(members) > MaxPackFiles {
+		return nil, nil, fmt.Errorf("pack of %d files: at most %d", len(members), MaxPackFiles)
+	}
+	head := make([]byte, fixedSize, fixedSize+len(members)*64)
+	copy(head, packMagic)
+	head[4] = PackVersion
+	binary.LittleEndian.PutUint32(head[8:], uint32(len(members)))
+	bodies := 0
+	for _, m := range members {
+		if err := validName(m.Name); err != nil {
+			return nil, nil, err
+		}
+		head = binary.LittleEndian.AppendUint16(head, uint16(len(m.Name)))
+		head = append(head, m.Name...)
+		head = binary.LittleEndian.AppendUint64(head, uint64(len(m.Sealed)))
+		head = append(head, m.Digest[:]...)
+		bodies += len(m.Sealed)
+	}
+	pack = make([]byte, 0, len(head)+bodies+crcSize)
+	pack = append(pack, head...)
+	pack[5] = kindPack
+	for _, m := range members {
+		pack = append(pack, m.Sealed...)
+	}
+	pack = binary.LittleEndian.AppendUint32(pack, crc32.Checksum(pack, castagnoli))
+	index = append([]byte(nil), head...)
+	index[5] = kindIndex
+	index = binary.LittleEndian.AppendUint32(index, crc32.Checksum(index, castagnoli))
+	return pack, index, nil
+}
+
+func validName(name string) error {
+	if len(name) == 0 || len(name) > maxNameLen {
+		return fmt.Errorf("%w: name of %d bytes", ErrBadPack, len(name))
+	}
+	if err := layout.ValidRel(name); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadPack, err)
+	}
+	return nil
+}
+
+// DecodeIndex parses an index object (or the head of a pack).
+func DecodeIndex(b []byte) ([]Record, error) {
+	recs, _, err := decode(b, kindIndex)
+	return recs, err
+}
+
+// DecodePack parses a pack object. The members' Sealed bytes alias b and
+// are not yet verified: open each with Unseal.
+func DecodePack(b []byte) ([]Member, error) {
+	recs, off, err := decode(b, kindPack)
+	if err != nil {
+		return nil, err
+	}
+	members := make([]Member, len(recs))
+	for i, r := range recs {
+		// decode checked that the bodies fit exactly.
+		end := off + int(r.SealedSize)
+		members[i] = Member{Record: r, Sealed: b[off:end:end]}
+		off = end
+	}
+	return members, nil
+}
+
+// decode checks b's frame (magic, version, kind, CRC, sizes) and returns
+// its records and the offset of the first body.
+func decode(b []byte, kind byte) ([]Record, int, error) {
+	if len(b) < fixedSize+crcSize || string(b[:4]) != packMagic {
+		return nil, 0, fmt.Errorf("%w: no pack header", ErrBadPack)
+	}
+	if b[4] != PackVersion {
+		return nil, 0, fmt.Errorf("%w: format version %d, want %d", ErrBadPack, b[4], PackVersion)
+	}
+	if b[5] != kind || b[6] != 0 || b[7] != 0 {
+		return nil, 0, fmt.Errorf("%w: kind %d (want %d) or reserved bytes set", ErrBadPack, b[5], kind)
+	}
+	end := len(b) - crcSize
+	if got, want := crc32.Checksum(b[:end], castagnoli), binary.LittleEndian.Uint32(b[end:]); got != want {
+		return nil, 0, fmt.Errorf("%w: checksum %08x, want %08x", ErrBadPack, got, want)
+	}
+	n := binary.LittleEndian.Uint32(b[8:])
+	// Every record takes at least 2+1+8+32 bytes: a count the bytes
+	// cannot hold is refused before anything is allocated for it.
+	if n > MaxPackFiles || uint64(n)*43 > uint64(end-fixedSize) {
+		return nil, 0, fmt.Errorf("%w: %d records in %d bytes", ErrBadPack, n, len(b))
+	}
+	recs := make([]Record, 0, n)
+	seen := make(map[string]bool, n)
+	off := fixedSize
+	var bodies uint64
+	for i := uint32(0); i < n; i++ {
+		if end-off < 2 {
+			return nil, 0, fmt.Errorf("%w: record %d truncated", ErrBadPack, i)
+		}
+		l := int(binary.LittleEndian.Uint16(b[off:]))
+		off += 2
+		if end-off < l+8+32 {
+			return nil, 0, fmt.Errorf("%w: record %d truncated", ErrBadPack, i)
+		}
+		r := Record{Name: string(b[off : off+l])}
+		off += l
+		if err := validName(r.Name); err != nil {
+			return nil, 0, fmt.Errorf("record %d: %w", i, err)
+		}
+		if seen[r.Name] {
+			return nil, 0, fmt.Errorf("%w: %s listed twice", ErrBadPack, r.Name)
+		}
+		seen[r.Name] = true
+		r.SealedSize = binary.LittleEndian.Uint64(b[off:])
+		off += 8
+		copy(r.Digest[:], b[off:off+32])
+		off += 32
+		// An index describes bodies it does not hold; bounding each one
+		// keeps the sum from overflowing (MaxPackFiles << 40 < 1<<63).
+		if r.SealedSize > maxSealed || (kind == kindPack && r.SealedSize > uint64(len(b))) {
+			return nil, 0, fmt.Errorf("%w: %s: %d sealed bytes", ErrBadPack, r.Name, r.SealedSize)
+		}
+		bodies += r.SealedSize
+		recs = append(recs, r)
+	}
+	want := uint64(0)
+	if kind == kindPack {
+		want = bodies
+	}
+	if uint64(end-off) != want {
+		return nil, 0, fmt.Errorf("%w: %d bytes of bodies, records declare %d", ErrBadPack, end-off, want)
+	}
+	return recs, off, nil
+}
+
+// PackID names a pack by its bytes: the first 32 hex digits of their
+// SHA-256. Nobody can publish other bytes under a pack's name ahead of its
+// writer (first writer wins only between identical packs), and a fill
+// checks the bytes it fetched against the name.
+func PackID(pack []byte) string {
+	sum := sha256.Sum256(pack)
+	return fmt.Sprintf("%x", sum[:16])
+}
