@@ -74,14 +74,26 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache
 	lo := lease.OptionsFor(lopts, clog)
 	lo.Logs = logs
 	m, err := lease.New(lo)
+	var two *twoLevel
 	if err != nil {
 		clog.Warn("single-flight compilation unavailable", "dir", opts.Dir, "err", err)
 	} else if f := hostFlight(shared, opts, clog, logs); f != nil {
-		options = append(options, cache.WithFlight(&twoLevel{local: m, hosts: f, writer: opts.Writer()}))
+		two = &twoLevel{local: m, hosts: f, writer: opts.Writer()}
+		options = append(options, cache.WithFlight(two))
 	} else {
 		options = append(options, cache.WithFlight(m))
 	}
-	return cache.Open(ctx, opts, logger, options...)
+	c, err := cache.Open(ctx, opts, logger, options...)
+	if err == nil && two != nil && two.writer && !c.Writer() {
+		// A writer by configuration whose directory turned out unusable
+		// for writing is a reader: it publishes nothing, so a lease it
+		// claimed in the bucket would only make other hosts wait for an
+		// entry that never comes. No lookup has run yet (Open returns
+		// first), so this needs no synchronization.
+		two.hosts.StopClaiming()
+		two.writer = false
+	}
+	return c, err
 }
 
 // hostFlight returns the single-flight across hosts through lease objects

@@ -695,3 +695,64 @@ func TestTwoLevelHandoff(t *testing.T) {
 		t.Fatalf("p2: %+v, want told to load the entry (not compile)", r)
 	}
 }
+
+// listingBackend compiles like countBackend, recording at each compile
+// the lease objects the bucket holds.
+type listingBackend struct {
+	countBackend
+	st     blob.Store
+	leases []string
+}
+
+func (b *listingBackend) Compile(ctx context.Context, p cache.Program, env *cache.Session) (cache.Executable, error) {
+	infos, err := b.st.List(ctx, blobflight.Prefix+"/")
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range infos {
+		b.leases = append(b.leases, in.Name)
+	}
+	return countExe("exe " + string(p.Text) + " "), nil
+}
+
+// A process configured as a writer whose cache directory turns out
+// unusable for writing (here "executables" is a file) is a reader: it
+// compiles without claiming a lease in the bucket (it publishes nothing,
+// so other hosts would wait for it in vain) and writes no object at all.
+func TestObjLeaseDegradedWriterDoesNotClaim(t *testing.T) {
+	srv := s3test.Start(t, "xlacache")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, cache.ExecutablesTier), []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := openTestStore(t, srv, srv.Endpoint(), "degraded")
+	env := hostEnv(srv, "", "degraded", map[string]string{config.EnvDir: dir, config.EnvRole: "writer"})
+	opts, err := config.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.MinCompileTime = 0
+	ctx := context.Background()
+	c, err := Open(ctx, opts, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Writer() {
+		t.Fatal("the cache is a writer over a damaged directory; the test needs a reader")
+	}
+	b := &listingBackend{st: st}
+	_, rep, err := cache.Compile(ctx, c, b, cache.Program{Name: "prog", Text: []byte("degraded writer")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Hit {
+		t.Fatalf("a hit in an empty bucket: %+v", rep)
+	}
+	if len(b.leases) != 0 {
+		t.Fatalf("a process that cannot store claimed leases in the bucket: %v", b.leases)
+	}
+	if infos, err := st.List(ctx, ""); err != nil || len(infos) != 0 {
+		t.Fatalf("a reader left objects in the bucket: %v %v", infos, err)
+	}
+}

@@ -91,18 +91,30 @@ func (t *Tier) publishShared(ctx context.Context, key Key, data []byte) error {
 const usedInterval = 24 * time.Hour
 
 // maxMarkerWork bounds the marker refreshes in flight: a burst of first
-// hits costs a few background requests at a time; hits beyond that are
-// marked on a later hit.
+// hits costs a few background requests at a time, the rest wait in a
+// queue.
 const maxMarkerWork = 4
 
-// markerTimeout bounds one marker refresh (a Stat and a write).
+// maxMarkerQueue bounds the markers waiting for a refresh; a hit beyond it
+// is marked on a later hit. It is large because dropping is not random: a
+// job that fetches its programs in a burst, in the same order every run,
+// would otherwise mark the same first few every time and let the rest age
+// out of the bucket while in daily use.
+const maxMarkerQueue = 4096
+
+// markerTimeout bounds one marker refresh (a Stat and a write), and how
+// long Close waits for the queue: what is left then is dropped.
 const markerTimeout = 2 * time.Second
 
 // usedMarks is what this process remembers of usage markers.
 type usedMarks struct {
-	mu       sync.Mutex
-	fresh    map[string]time.Time // object name -> when its marker was known fresh
-	inflight int
+	mu      sync.Mutex
+	fresh   map[string]time.Time // object name -> when its marker was known fresh
+	queue   []string             // names waiting for a refresh
+	workers int                  // goroutines draining queue
+	// drain is what refreshes run under: not cancelled by Close, which
+	// waits for them, but markerTimeout after Close has begun.
+	drain context.Context
 }
 
 // markUsed records, in the background, that this writer used the shared
@@ -115,8 +127,8 @@ func (c *Cache) markUsed(name string) {
 	now := time.Now()
 	m := &c.used
 	m.mu.Lock()
-	if t, ok := m.fresh[name]; (ok && now.Sub(t) < usedInterval) || m.inflight >= maxMarkerWork {
-		m.mu.Unlock()
+	defer m.mu.Unlock()
+	if t, ok := m.fresh[name]; (ok && now.Sub(t) < usedInterval) || len(m.queue) >= maxMarkerQueue {
 		return
 	}
 	if m.fresh == nil {
@@ -125,24 +137,51 @@ func (c *Cache) markUsed(name string) {
 	// Claimed now, so concurrent hits on the same object do not each ask;
 	// forgotten again if the refresh fails.
 	m.fresh[name] = now
-	m.inflight++
-	m.mu.Unlock()
+	m.queue = append(m.queue, name)
+	if m.drain == nil {
+		drain, stop := context.WithCancel(context.WithoutCancel(c.bgCtx))
+		context.AfterFunc(c.bgCtx, func() { time.AfterFunc(markerTimeout, stop) })
+		m.drain = drain
+	}
+	if m.workers >= maxMarkerWork {
+		return
+	}
+	m.workers++
 	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
-		// Not cancelled by Close, which waits for it: a short run's hit
-		// is recorded too. Bounded, so a slow store delays Close by at
-		// most markerTimeout.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.bgCtx), markerTimeout)
-		defer cancel()
-		ok := c.refreshMarker(ctx, name, now)
+	go c.markWorker()
+}
+
+// markWorker refreshes queued markers until the queue is empty. Close
+// does not cancel it but waits for it, so that a short run's hits are
+// recorded too; once Close has begun, the queue gets markerTimeout more
+// (drain), and what is left then is dropped.
+func (c *Cache) markWorker() {
+	defer c.bg.Done()
+	m := &c.used
+	for {
 		m.mu.Lock()
-		m.inflight--
-		if !ok {
-			delete(m.fresh, name)
+		if len(m.queue) == 0 || m.drain.Err() != nil {
+			for _, name := range m.queue {
+				delete(m.fresh, name)
+			}
+			m.queue = nil
+			m.workers--
+			m.mu.Unlock()
+			return
 		}
+		name := m.queue[0]
+		m.queue = m.queue[1:]
+		drain := m.drain
 		m.mu.Unlock()
-	}()
+		ctx, cancel := context.WithTimeout(drain, markerTimeout)
+		ok := c.refreshMarker(ctx, name, time.Now())
+		cancel()
+		if !ok {
+			m.mu.Lock()
+			delete(m.fresh, name)
+			m.mu.Unlock()
+		}
+	}
 }
 
 // refreshMarker makes name's usage marker at most usedInterval old: one

@@ -213,30 +213,39 @@ func (st *Stats) addBackend(name string, b BackendStats) {
 		st.BytesRead += v.BytesRead
 		st.BytesWritten += v.BytesWritten
 		st.CompileTimeSaved += v.CompileTimeSaved
-		st.Tiers[tier] = addTier(st.Tiers[tier], v)
-		cur.Tiers[tier] = addTier(cur.Tiers[tier], v)
+		st.Tiers[tier] = st.Tiers[tier].Plus(v)
+		cur.Tiers[tier] = cur.Tiers[tier].Plus(v)
 	}
 	st.Backends[name] = cur
 }
 
-// addTier adds b's counters to a's (Entries and Bytes, a scan's, stay a's).
-func addTier(a, b TierStats) TierStats {
-	a.Hits += b.Hits
-	a.Misses += b.Misses
-	a.SharedHits += b.SharedHits
-	a.BytesRead += b.BytesRead
-	a.BytesWritten += b.BytesWritten
-	a.CompileTimeSaved += b.CompileTimeSaved
-	return a
+// Plus returns the sum of t's and o's counters; Entries and Bytes (a
+// scan's, not counters) stay t's.
+func (t TierStats) Plus(o TierStats) TierStats {
+	t.Hits += o.Hits
+	t.Misses += o.Misses
+	t.SharedHits += o.SharedHits
+	t.BytesRead += o.BytesRead
+	t.BytesWritten += o.BytesWritten
+	t.CompileTimeSaved += o.CompileTimeSaved
+	return t
+}
+
+// Minus returns t's counters less o's; Entries and Bytes stay t's.
+func (t TierStats) Minus(o TierStats) TierStats {
+	t.Hits -= o.Hits
+	t.Misses -= o.Misses
+	t.SharedHits -= o.SharedHits
+	t.BytesRead -= o.BytesRead
+	t.BytesWritten -= o.BytesWritten
+	t.CompileTimeSaved -= o.CompileTimeSaved
+	return t
 }
 
 // subTier is a - b for the counters, and whether the difference is zero.
 func subTier(a, b TierStats) (TierStats, bool) {
-	d := TierStats{
-		Hits: a.Hits - b.Hits, Misses: a.Misses - b.Misses, SharedHits: a.SharedHits - b.SharedHits,
-		BytesRead: a.BytesRead - b.BytesRead, BytesWritten: a.BytesWritten - b.BytesWritten,
-		CompileTimeSaved: a.CompileTimeSaved - b.CompileTimeSaved,
-	}
+	d := a.Minus(b)
+	d.Entries, d.Bytes = 0, 0
 	return d, d == TierStats{}
 }
 
@@ -390,7 +399,7 @@ func addStats(a, b Stats) Stats {
 	for _, m := range []map[string]TierStats{a.Tiers, b.Tiers} {
 		for k, v := range m {
 			v.Entries, v.Bytes = 0, 0
-			out.Tiers[k] = addTier(out.Tiers[k], v)
+			out.Tiers[k] = out.Tiers[k].Plus(v)
 		}
 	}
 	for _, m := range []map[string]BackendStats{a.Backends, b.Backends} {
@@ -405,7 +414,7 @@ func addStats(a, b Stats) Stats {
 				if cur.Tiers == nil {
 					cur.Tiers = map[string]TierStats{}
 				}
-				cur.Tiers[k] = addTier(cur.Tiers[k], t)
+				cur.Tiers[k] = cur.Tiers[k].Plus(t)
 			}
 			out.Backends[name] = cur
 		}

@@ -15,7 +15,7 @@ func checkBreakdown(t *testing.T, what string, st Stats) {
 	t.Helper()
 	var tiers, backends TierStats
 	for _, v := range st.Tiers {
-		tiers = addTier(tiers, v)
+		tiers = tiers.Plus(v)
 	}
 	var compiles int64
 	var compileTime time.Duration
@@ -23,7 +23,7 @@ func checkBreakdown(t *testing.T, what string, st Stats) {
 		compiles += b.Compiles
 		compileTime += b.CompileTime
 		for _, v := range b.Tiers {
-			backends = addTier(backends, v)
+			backends = backends.Plus(v)
 		}
 	}
 	total := TierStats{Hits: st.Hits, Misses: st.Misses, SharedHits: st.SharedHits,

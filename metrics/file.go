@@ -60,7 +60,7 @@ func FileSink(path string, perm os.FileMode) cache.MetricsSink {
 	return func(c *cache.Cache) error {
 		reg := prometheus.NewPedanticRegistry()
 		if err := reg.Register(NewCollector(c)); err != nil {
-			return err
+			return fmt.Errorf("registering the cache's metrics: %w", err)
 		}
 		return WriteFileMode(path, reg, perm)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -33,8 +34,16 @@ func FuzzStatsCollector(f *testing.F) {
 			t.Fatalf("gathering %s: %v", data, err)
 		}
 		p := expfmt.NewTextParser(model.UTF8Validation)
-		if _, err := p.TextToMetricFamilies(&buf); err != nil {
+		fams, err := p.TextToMetricFamilies(&buf)
+		if err != nil {
 			t.Fatalf("output of %s does not parse: %v", data, err)
+		}
+		for name, mf := range fams {
+			for _, m := range mf.GetMetric() {
+				if v := m.GetCounter().GetValue(); mf.GetType() == dto.MetricType_COUNTER && !(v >= 0) {
+					t.Fatalf("counter %s of %s is %v", name, data, v)
+				}
+			}
 		}
 	})
 }

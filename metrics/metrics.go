@@ -129,9 +129,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // emit sends one metric, or nothing when its label values are not valid
-// (a stats file is read from the cache directory, and reporting must
-// never fail a process).
+// or it is a counter with a negative value (a stats file is read from the
+// cache directory, so a damaged one can hold anything; reporting must
+// never fail a process, and a counter never goes below zero).
 func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, labelValues ...string) {
+	if t == prometheus.CounterValue && !(v >= 0) {
+		return
+	}
 	if m, err := prometheus.NewConstMetric(d, t, v, labelValues...); err == nil {
 		ch <- m
 	}
@@ -159,39 +163,19 @@ func labelsOf(tier, backend string) labels {
 // of UnknownBackend.
 func tierSeries(st cache.Stats) map[labels]cache.TierStats {
 	out := map[labels]cache.TierStats{}
-	add := func(k labels, v cache.TierStats) {
-		o := out[k]
-		o.Hits += v.Hits
-		o.Misses += v.Misses
-		o.SharedHits += v.SharedHits
-		o.BytesRead += v.BytesRead
-		o.BytesWritten += v.BytesWritten
-		o.CompileTimeSaved += v.CompileTimeSaved
-		out[k] = o
-	}
 	accounted := map[string]cache.TierStats{}
 	for b, bs := range st.Backends {
 		for tier, v := range bs.Tiers {
-			add(labelsOf(tier, b), v)
-			a := accounted[tier]
-			a.Hits += v.Hits
-			a.Misses += v.Misses
-			a.SharedHits += v.SharedHits
-			a.BytesRead += v.BytesRead
-			a.BytesWritten += v.BytesWritten
-			a.CompileTimeSaved += v.CompileTimeSaved
-			accounted[tier] = a
+			k := labelsOf(tier, b)
+			out[k] = out[k].Plus(v)
+			accounted[tier] = accounted[tier].Plus(v)
 		}
 	}
 	for tier, v := range st.Tiers {
-		a := accounted[tier]
-		rest := cache.TierStats{
-			Hits: v.Hits - a.Hits, Misses: v.Misses - a.Misses, SharedHits: v.SharedHits - a.SharedHits,
-			BytesRead: v.BytesRead - a.BytesRead, BytesWritten: v.BytesWritten - a.BytesWritten,
-			CompileTimeSaved: v.CompileTimeSaved - a.CompileTimeSaved,
-		}
+		rest := v.Minus(accounted[tier])
 		if rest.Hits > 0 || rest.Misses > 0 || rest.BytesWritten > 0 {
-			add(labelsOf(tier, ""), rest)
+			k := labelsOf(tier, "")
+			out[k] = out[k].Plus(rest)
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -263,7 +264,11 @@ func checkMatches(t *testing.T, file string, fams map[string]*dto.MetricFamily, 
 func TestMetricsFileFromProcesses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	out := t.TempDir()
+	var before map[string]string // the directory as the writer left it
 	for _, role := range []string{"writer", "reader"} {
+		if role == "reader" {
+			before = snapshot(t, dir)
+		}
 		file := filepath.Join(out, role+".prom")
 		statsFile := filepath.Join(out, role+".json")
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMetricsChild$")
@@ -291,6 +296,33 @@ func TestMetricsFileFromProcesses(t *testing.T) {
 			t.Errorf("metrics file mode: %v %v", fi, err)
 		}
 	}
+	// The reader reported through its metrics file only: it wrote nothing
+	// in the cache directory.
+	if after := snapshot(t, dir); !maps.Equal(before, after) {
+		t.Errorf("the reader changed the cache directory:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// snapshot describes every file and directory under dir: its mode, size
+// and modification time.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		m[p] = fmt.Sprintf("%v %d %d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // TestMetricsChild is the process TestMetricsFileFromProcesses starts.

@@ -47,6 +47,14 @@ import (
 // published, and a marker costs nothing but a list entry.
 const orphanMarkerAge = 24 * time.Hour
 
+// SizeGrace protects new entries from the size rule: an entry published
+// or used within it never goes to make room. Hosts that waited for an
+// entry another host was compiling (single-flight across hosts) fetch it
+// right after it is published; removing it then would cost each of them
+// a compile. (The age rule is not affected: an age below SizeGrace
+// removes what is older than that age.)
+const SizeGrace = time.Hour
+
 // Options configures Prune. At least one of OlderThan and MaxSize must be
 // set.
 type Options struct {
@@ -60,12 +68,15 @@ type Options struct {
 	// DryRun reports what would be removed without removing anything.
 	DryRun bool
 	// Now is the clock; nil means time.Now.
-	Now    func() time.Time
+	Now func() time.Time
+	// Logger receives the summary line and, once per kind, removal
+	// failures; nil means slog.Default().
 	Logger *slog.Logger
 }
 
 // Object is one entry object of the store.
 type Object struct {
+	// Name, Size, ModTime and ETag are as the listing reported them.
 	Name    string
 	Size    int64
 	ModTime time.Time
@@ -104,6 +115,9 @@ type Result struct {
 	Markers int
 	// After is the entries' bytes left.
 	After int64
+	// Short reports that the size rule stopped at entries used within
+	// SizeGrace, leaving After above MaxSize.
+	Short bool
 }
 
 // IsEntryObject reports whether name is an xlacache entry's object,
@@ -152,7 +166,8 @@ func Scan(ctx context.Context, store blob.Store) (objs []Object, orphans []blob.
 }
 
 // Prune removes entry objects of store not used for o.OlderThan, then
-// least recently used ones until the rest fit o.MaxSize, and the usage
+// least recently used ones until the rest fit o.MaxSize (none used within
+// SizeGrace: see Result.Short), and the usage
 // markers of what it removes and orphaned ones. Objects used or rewritten
 // since the listing are kept (a re-check of each, one Stat of the object
 // and one of its marker, just before its removal). A failed removal is
@@ -200,6 +215,10 @@ func Prune(ctx context.Context, store blob.Store, o Options) (Result, error) {
 		}
 		old := !cutoff.IsZero() && ob.LastUse().Before(cutoff)
 		over := o.MaxSize > 0 && res.After > o.MaxSize
+		if over && !old && t0.Sub(ob.LastUse()) < SizeGrace {
+			// Sorted: every later object is as recent.
+			over, res.Short = false, true
+		}
 		if !old && !over {
 			break // sorted: no later object is older or needed for size
 		}

@@ -139,6 +139,24 @@ func TestPruneByAgeAndSize(t *testing.T) {
 	if _, err := retention.Prune(ctx, s, retention.Options{}); err == nil {
 		t.Error("a prune with neither rule did not fail")
 	}
+	// Entry 0 was published just now: the size rule leaves it, and
+	// reports the bound unmet. The age rule still applies to what is
+	// older than its age, whatever SizeGrace.
+	res, err = retention.Prune(ctx, s, retention.Options{MaxSize: 1, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{names[4]}; !slices.Equal(res.Removed, want) || !res.Short || res.After != 100 {
+		t.Errorf("size prune to 1 byte removed %v, after %d, short %v; want %v removed and entry 0 kept", res.Removed, res.After, res.Short, want)
+	}
+	s.setAge(names[0], 2*time.Minute)
+	res, err = retention.Prune(ctx, s, retention.Options{OlderThan: time.Minute, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{names[0]}; !slices.Equal(res.Removed, want) || res.Short {
+		t.Errorf("age prune at a minute removed %v (short %v); want %v", res.Removed, res.Short, want)
+	}
 }
 
 // TestPruneRechecks: an object used (marker refreshed) or rewritten
@@ -267,4 +285,106 @@ func FuzzIsEntryObject(f *testing.F) {
 			t.Fatalf("the marker of %q taken for an entry", name)
 		}
 	})
+}
+
+// gatedMarkers holds every Stat of a usage marker until gate is closed.
+type gatedMarkers struct {
+	blob.Store
+	gate chan struct{}
+}
+
+func (s gatedMarkers) Stat(ctx context.Context, name string) (blob.Info, error) {
+	if strings.HasPrefix(name, layout.UsedPrefix) {
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+			return blob.Info{}, ctx.Err()
+		}
+	}
+	return s.Store.Stat(ctx, name)
+}
+
+func (gatedMarkers) Close() error { return nil }
+
+// A burst of shared hits, more than the refreshes that run at once, marks
+// every entry, not just the first few: a job that fetches its programs in
+// the same order every run would otherwise keep marking the same ones,
+// and the others would age out of the bucket while in use.
+func TestUsageMarkersBurst(t *testing.T) {
+	ctx := context.Background()
+	mem := memblob.New(memblob.Options{})
+	open := func(st blob.Store) *cache.Cache {
+		o := config.Defaults()
+		o.Dir, o.Role, o.MinCompileTime = t.TempDir(), config.RoleWriter, 0
+		o.Subcaches, o.SubcachesExplicit = nil, true
+		c, err := cache.Open(ctx, o, quiet(), cache.WithShared(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	const n = 40
+	w := open(nopClose{mem})
+	for i := range n {
+		if err := w.Tier(cache.ExecutablesTier).Put(ctx, key("burst", i), []byte("payload"), time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+
+	st := gatedMarkers{Store: mem, gate: make(chan struct{})}
+	w = open(st)
+	for i := range n {
+		if _, ok := w.Tier(cache.ExecutablesTier).Get(ctx, key("burst", i)); !ok {
+			t.Fatalf("entry %d missed", i)
+		}
+	}
+	// Every refresh so far is stuck on its marker's Stat; let them go.
+	close(st.gate)
+	w.Close()
+	for i := range n {
+		if _, err := mem.Stat(ctx, layout.UsedMarker(obj(key("burst", i)))); err != nil {
+			t.Errorf("entry %d hit but not marked: %v", i, err)
+		}
+	}
+}
+
+// Close does not wait for a store that never answers a marker's refresh:
+// the queue gets a bounded time after Close begins, then is dropped.
+func TestUsageMarkersCloseWithStuckStore(t *testing.T) {
+	ctx := context.Background()
+	mem := memblob.New(memblob.Options{})
+	o := config.Defaults()
+	o.Dir, o.Role, o.MinCompileTime = t.TempDir(), config.RoleWriter, 0
+	o.Subcaches, o.SubcachesExplicit = nil, true
+	w, err := cache.Open(ctx, o, quiet(), cache.WithShared(nopClose{mem}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := key("stuck", 0)
+	if err := w.Tier(cache.ExecutablesTier).Put(ctx, k, []byte("payload"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	o.Dir = t.TempDir()
+	st := gatedMarkers{Store: mem, gate: make(chan struct{})} // never opened
+	w, err = cache.Open(ctx, o, quiet(), cache.WithShared(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := w.Tier(cache.ExecutablesTier).Put(ctx, key("stuck", i+1), []byte("payload"), time.Second); err != nil {
+			t.Fatal(err)
+		}
+		removeLocal(t, o.Dir, key("stuck", i+1))
+	}
+	for i := range 11 {
+		if _, ok := w.Tier(cache.ExecutablesTier).Get(ctx, key("stuck", i)); !ok {
+			t.Fatalf("entry %d missed", i)
+		}
+	}
+	w.Close() // returns: a hang fails the test by its timeout
+	if _, err := mem.Stat(ctx, layout.UsedMarker(obj(k))); err == nil {
+		t.Fatal("a marker was written through a store that never answered")
+	}
 }

@@ -39,7 +39,8 @@ crashed writers left go once older than that.
 With --shared, the bucket (XLACACHE_SHARED_URL) is pruned instead of the
 directory: xlacache's entries ("executables/<key>", "<backend>/<sub>/<key>")
 not used for --older-than (30d, 12h) go, then least recently used ones
-until the rest fit --max-size (which then has no default). An entry's last
+until the rest fit --max-size (which then has no default; entries published
+or used within the last hour never go for size). An entry's last
 use is the later of its upload and its usage marker ("used/<object>"),
 which writers refresh at most once a day when they hit it. Nothing else in
 the bucket is touched (XLA's mirrored files, leases); see
@@ -172,6 +173,9 @@ func writeRetention(w io.Writer, url string, r retention.Result, o retention.Opt
 		url, r.Objects, fmtBytes(r.Bytes), verb, len(r.Removed), fmtBytes(r.RemovedBytes), r.Markers, fmtBytes(r.After), strings.Join(rules, ", "))
 	for _, k := range r.Kept {
 		fmt.Fprintf(w, "  kept %s: %s\n", k.Name, k.Reason)
+	}
+	if r.Short {
+		fmt.Fprintf(w, "  over the size bound: the rest was published or used within the last %v, which the size rule never removes\n", retention.SizeGrace)
 	}
 }
 

@@ -151,10 +151,10 @@ func writeStatsPrometheus(cmd *cobra.Command, dir string, maxSize int64) error {
 	}
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(metrics.StatsCollector(counters, metrics.RoleWriter)); err != nil {
-		return err
+		return fmt.Errorf("registering the persisted counters: %w", err)
 	}
 	if err := reg.Register(metrics.UsageCollector(u, maxSize)); err != nil {
-		return err
+		return fmt.Errorf("registering the directory's usage: %w", err)
 	}
 	return metrics.Write(cmd.OutOrStdout(), reg)
 }

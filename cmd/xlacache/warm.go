@@ -129,7 +129,9 @@ func runWarm(cmd *cobra.Command, args []string) error {
 	}
 
 	bar := newWarmBar(cmd, len(paths))
-	results = append(results, warmAll(ctx, c, paths, jobs, bar.done)...)
+	b := cpu.New()
+	compile := func(p string) warmResult { return warmOne(ctx, c, b, p) }
+	results = append(results, warmAll(ctx, paths, jobs, compile, bar.done)...)
 	bar.finish()
 	rep := warmReport{Dir: c.Dir(), Writer: c.Writer(), Programs: results}
 	slices.SortFunc(rep.Programs, func(a, b warmResult) int { return strings.Compare(a.Path, b.Path) })
@@ -224,23 +226,26 @@ func findPrograms(args []string) ([]string, []warmResult) {
 	return slices.Compact(paths), failed
 }
 
-// warmAll compiles paths through c with at most jobs at once, calling
-// done after each. Results are in no particular order.
-func warmAll(ctx context.Context, c *cache.Cache, paths []string, jobs int, done func()) []warmResult {
-	b := cpu.New()
+// warmAll runs compile on every path, at most jobs at once, calling done
+// after each; it stops handing out paths when ctx is done. Results are in
+// no particular order.
+func warmAll(ctx context.Context, paths []string, jobs int, compile func(path string) warmResult, done func()) []warmResult {
 	work := make(chan string)
 	res := make(chan warmResult)
 	var wg sync.WaitGroup
 	for range min(jobs, max(len(paths), 1)) {
 		wg.Go(func() {
 			for p := range work {
-				res <- warmOne(ctx, c, b, p)
+				res <- compile(p)
 			}
 		})
 	}
 	go func() {
 		defer close(work)
 		for _, p := range paths {
+			if ctx.Err() != nil {
+				return
+			}
 			select {
 			case work <- p:
 			case <-ctx.Done():

@@ -41,13 +41,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/logonce"
+	"github.com/xlacache/xlacache/internal/pollwait"
 )
 
 // Defaults for Options fields left zero.
@@ -116,6 +117,9 @@ type Flight struct {
 	host  string
 	probe *probeState
 
+	// noClaim starts as Options.NoClaim; StopClaiming sets it.
+	noClaim atomic.Bool
+
 	mu        sync.Mutex
 	fruitless int // reader grace periods in a row that ended with nobody claiming
 }
@@ -125,30 +129,18 @@ func New(opts Options) (*Flight, error) {
 	if opts.Store == nil {
 		return nil, errors.New("blobflight: no store")
 	}
-	if opts.Stale <= 0 {
-		opts.Stale = DefaultStale
+	t, err := pollwait.Timing{
+		Stale: opts.Stale, Heartbeat: opts.Heartbeat, Wait: opts.Wait,
+		ReaderGrace: opts.ReaderGrace, PollMin: opts.PollMin, PollMax: opts.PollMax,
+	}.WithDefaults(pollwait.Timing{
+		Stale: DefaultStale, Wait: DefaultWait, ReaderGrace: DefaultReaderGrace,
+		PollMin: DefaultPollMin, PollMax: DefaultPollMax,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("blobflight: %w", err)
 	}
-	if opts.Heartbeat <= 0 {
-		opts.Heartbeat = opts.Stale / 4
-	}
-	if opts.Heartbeat >= opts.Stale {
-		return nil, fmt.Errorf("blobflight: heartbeat %v must be shorter than the stale timeout %v", opts.Heartbeat, opts.Stale)
-	}
-	if opts.Wait == 0 {
-		opts.Wait = DefaultWait
-	}
-	if opts.ReaderGrace <= 0 {
-		opts.ReaderGrace = DefaultReaderGrace
-	}
-	if opts.Wait > 0 && opts.ReaderGrace > opts.Wait {
-		opts.ReaderGrace = opts.Wait
-	}
-	if opts.PollMin <= 0 {
-		opts.PollMin = DefaultPollMin
-	}
-	if opts.PollMax < opts.PollMin {
-		opts.PollMax = max(DefaultPollMax, opts.PollMin)
-	}
+	opts.Stale, opts.Heartbeat, opts.Wait = t.Stale, t.Heartbeat, t.Wait
+	opts.ReaderGrace, opts.PollMin, opts.PollMax = t.ReaderGrace, t.PollMin, t.PollMax
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -158,15 +150,27 @@ func New(opts Options) (*Flight, error) {
 		logs = logonce.New(logger)
 	}
 	host, _ := os.Hostname()
-	return &Flight{
+	f := &Flight{
 		opts:  opts,
 		st:    opts.Store,
 		logs:  logs,
 		log:   logger,
 		host:  host,
 		probe: probeFor(opts.Store),
-	}, nil
+	}
+	f.noClaim.Store(opts.NoClaim)
+	return f, nil
 }
+
+// StopClaiming makes the flight a reader's from now on: it never creates
+// or takes over a lease object again, and only waits for entries writers
+// publish. For a process configured as a writer whose cache turned out
+// read-only (an unwritable directory): it publishes nothing, so a lease
+// it held would only make other hosts wait for an entry that never comes.
+func (f *Flight) StopClaiming() { f.noClaim.Store(true) }
+
+// claims reports whether this flight may create and take over leases.
+func (f *Flight) claims() bool { return !f.noClaim.Load() }
 
 // Options returns the flight's options with defaults filled in.
 func (f *Flight) Options() Options { return f.opts }
@@ -236,7 +240,7 @@ func (f *Flight) AcquireSince(ctx context.Context, name string, ready func() boo
 	if blob.ValidName(name) != nil || blob.ValidName(lname) != nil {
 		return noop, nil
 	}
-	if !f.opts.NoClaim && !f.opts.NoProbe {
+	if f.claims() && !f.opts.NoProbe {
 		switch f.leasesOn(ctx) {
 		case probeOff, probeUnknown:
 			return noop, ctx.Err()
@@ -304,7 +308,7 @@ func (w *waiter) run() (func(), error) {
 				// unpublished compile.
 				return noop, nil
 			}
-			if !f.opts.NoClaim {
+			if f.claims() {
 				l, err := w.claim()
 				switch {
 				case err == nil && l != nil:
@@ -327,7 +331,7 @@ func (w *waiter) run() (func(), error) {
 			}
 			w.sawOther = true
 			if now.Sub(w.obsSince) >= f.opts.Stale {
-				if f.opts.NoClaim {
+				if !f.claims() {
 					f.logs.Info("blobflight-holder-gone", "xlacache: the host compiling this entry stopped its lease heartbeat; compiling here", "name", w.name)
 					return noop, nil
 				}
@@ -352,7 +356,7 @@ func (w *waiter) run() (func(), error) {
 			f.logs.Warn("blobflight-wait-timeout", "xlacache: waited too long for another host; compiling here", "name", w.name, "waited", waited.Round(time.Millisecond))
 			return noop, nil
 		}
-		if !w.sawOther && f.opts.NoClaim && waited >= f.readerGrace() {
+		if !w.sawOther && !f.claims() && waited >= f.readerGrace() {
 			if ok, _ := w.entryReady(); ok {
 				f.graceOutcome(true)
 				return nil, nil
@@ -360,7 +364,7 @@ func (w *waiter) run() (func(), error) {
 			f.graceOutcome(false)
 			return noop, nil
 		}
-		if err := sleepCtx(w.ctx, jitter(backoff)); err != nil {
+		if err := pollwait.Sleep(w.ctx, pollwait.Jitter(backoff)); err != nil {
 			return nil, err
 		}
 		backoff = min(backoff*2, f.opts.PollMax)
@@ -430,8 +434,11 @@ func (w *waiter) claim() (*Lease, error) {
 			err = errors.New("the store reports no ETag")
 		}
 		f.storeFailure("reading back a lease", w.lname, err)
-		// The lease stays until it goes stale: best effort to remove it.
-		f.st.Delete(context.WithoutCancel(w.ctx), w.lname)
+		// The lease stays until it goes stale: best effort to remove it,
+		// bounded like a release.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), f.opts.Stale)
+		defer cancel()
+		f.st.Delete(dctx, w.lname)
 		return nil, err
 	}
 	return f.startLease(w.lname, rec, info.ETag), nil
@@ -633,27 +640,4 @@ func readRecord(ctx context.Context, st blob.Store, name string) ([]byte, blob.I
 	defer rc.Close()
 	data, err := blob.ReadSized(rc, info, maxRecord)
 	return data, info, err
-}
-
-// jitter spreads waiters' polls: a duration in [d/2, d].
-func jitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(d/2)+1))
-	if err != nil {
-		return d
-	}
-	return d/2 + time.Duration(n.Int64())
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -445,3 +445,120 @@ func TestRefusedObjectIsNotReady(t *testing.T) {
 		t.Fatal("a waiter did not take the repaired object as ready")
 	}
 }
+
+// A writer whose cache turned out read-only stops claiming: it then
+// behaves as a reader and writes nothing to the store (no probe, no
+// lease).
+func TestStopClaiming(t *testing.T) {
+	st := memblob.New(memblob.Options{})
+	f := newFlight(t, st, nil, func(o *Options) { o.ReaderGrace = 20 * time.Millisecond })
+	f.StopClaiming()
+	for i := range 2 {
+		release, err := f.Acquire(context.Background(), fmt.Sprintf("executables/k%d", i), notReady)
+		if err != nil || release == nil {
+			t.Fatalf("Acquire: %v %v", release == nil, err)
+		}
+		release()
+	}
+	if n := st.Calls("put") + st.Calls("replace") + st.Calls("delete"); n != 0 {
+		t.Fatalf("a flight that stopped claiming wrote to the store %d times", n)
+	}
+}
+
+// slowProbe blocks the probe's first write until gate is closed or the
+// call's context ends, and reports on started when it is blocked.
+type slowProbe struct {
+	*memblob.Store
+	name    string
+	started chan struct{}
+	gate    chan struct{}
+	once    *sync.Once
+}
+
+func (s slowProbe) String() string { return s.name }
+
+func (s slowProbe) PutIfAbsent(ctx context.Context, name string, data []byte) error {
+	if strings.HasPrefix(name, Prefix+"/probe/") {
+		s.once.Do(func() { close(s.started) })
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.Store.PutIfAbsent(ctx, name, data)
+}
+
+// A caller waiting for another caller's probe gives up when its context
+// ends; a probe cut short by its caller's context does not turn leases
+// off for the retry interval: the next caller probes again.
+func TestProbeWaitHonoursContext(t *testing.T) {
+	st := slowProbe{Store: memblob.New(memblob.Options{}), name: "slow-probe-" + newToken(),
+		started: make(chan struct{}), gate: make(chan struct{}), once: new(sync.Once)}
+	f := newFlight(t, st, nil, nil)
+
+	// The first caller's probe blocks; it is cancelled while blocked.
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := f.Acquire(ctx1, entry, notReady)
+		first <- err
+	}()
+	<-st.started
+	// A second caller waits for that probe and gives up with its context.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	second := make(chan error, 1)
+	go func() {
+		_, err := f.Acquire(ctx2, entry, notReady)
+		second <- err
+	}()
+	cancel2()
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Fatalf("second caller: %v, want context.Canceled", err)
+	}
+	cancel1()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Fatalf("first caller: %v, want context.Canceled", err)
+	}
+	// The store never failed: the next caller probes and gets a lease.
+	close(st.gate)
+	release, err := f.Acquire(context.Background(), entry, notReady)
+	if err != nil || release == nil {
+		t.Fatalf("Acquire after the cancelled probe: %v %v", release == nil, err)
+	}
+	if _, err := st.Stat(context.Background(), LeaseName(entry)); err != nil {
+		t.Fatalf("no lease after a probe that succeeded: %v", err)
+	}
+	release()
+	if infos, _ := st.List(context.Background(), ""); len(infos) != 0 {
+		t.Fatalf("objects left: %v", infos)
+	}
+}
+
+// A holder whose lease was taken over (its heartbeat had not noticed yet)
+// leaves the taker's lease alone when it releases.
+func TestReleaseAfterTakeoverKeepsTakersLease(t *testing.T) {
+	st := memblob.New(memblob.Options{})
+	ctx := context.Background()
+	holder := newFlight(t, st, nil, func(o *Options) { o.Stale = time.Hour })
+	release, err := holder.Acquire(ctx, entry, notReady)
+	if err != nil || release == nil {
+		t.Fatalf("holder: %v %v", release == nil, err)
+	}
+	info, err := st.Stat(ctx, LeaseName(entry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taker := record{Host: "elsewhere", PID: 2, Token: "taker", Name: entry}
+	if _, err := st.ReplaceIfMatch(ctx, LeaseName(entry), info.ETag, taker.bytes()); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	data, err := st.Get(ctx, LeaseName(entry))
+	if err != nil {
+		t.Fatalf("the holder's release removed the taker's lease: %v", err)
+	}
+	if r, err := parseRecord(data); err != nil || r.Token != "taker" {
+		t.Fatalf("lease after the old holder's release: %s (%v)", data, err)
+	}
+}

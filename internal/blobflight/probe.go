@@ -22,9 +22,15 @@ const (
 	probeOff            // they do not: leases off for the process
 )
 
+// probeCleanup bounds the removal of the probe's scratch objects, which
+// runs even when the caller's context is done.
+const probeCleanup = 10 * time.Second
+
 // probeState remembers, per store, what the probe found.
 type probeState struct {
-	mu     sync.Mutex
+	// lock (a channel, so that a waiter can give up when its context
+	// ends) serializes probes and guards result and last.
+	lock   chan struct{}
 	result int
 	last   time.Time // when a probe last ended unknown
 }
@@ -39,18 +45,22 @@ func probeFor(st blob.Store) *probeState {
 	if s, ok := st.(fmt.Stringer); ok {
 		key = s.String()
 	}
-	p, _ := probes.LoadOrStore(key, &probeState{})
+	p, _ := probes.LoadOrStore(key, &probeState{lock: make(chan struct{}, 1)})
 	return p.(*probeState)
 }
 
 // leasesOn returns the probe's answer for the flight's store, probing
 // first if no answer is known. A probe runs at most once at a time per
-// store; concurrent callers wait for it (each step is bounded by the
-// store's timeouts).
+// store; concurrent callers wait for it, or until their ctx is done (then
+// the answer is probeUnknown).
 func (f *Flight) leasesOn(ctx context.Context) int {
 	p := f.probe
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	select {
+	case p.lock <- struct{}{}:
+	case <-ctx.Done():
+		return probeUnknown
+	}
+	defer func() { <-p.lock }()
 	if p.result != probeUnknown {
 		return p.result
 	}
@@ -67,6 +77,8 @@ func (f *Flight) leasesOn(ctx context.Context) int {
 		p.result = probeOff
 		f.logs.Warn("blobflight-probe", "xlacache: the shared store does not honour conditional writes; single-flight across hosts is off (publishing stays first-writer-wins, entries are verified on read)",
 			"store", fmt.Sprint(f.st), "err", err)
+	case ctx.Err() != nil:
+		// The caller gave up, not the store: the next caller probes.
 	default:
 		p.last = time.Now()
 		f.storeFailure("probing conditional writes", Prefix+"/probe", err)
@@ -81,6 +93,7 @@ type UnsupportedError struct {
 	What string
 }
 
+// Error implements error.
 func (e *UnsupportedError) Error() string {
 	return "shared store does not honour " + e.What
 }
@@ -98,7 +111,8 @@ func Probe(ctx context.Context, st blob.Store) (err error) {
 	a := Prefix + "/probe/" + tok
 	b := Prefix + "/probe/" + tok + "-missing"
 	defer func() {
-		cctx := context.WithoutCancel(ctx)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeCleanup)
+		defer cancel()
 		st.Delete(cctx, a)
 		st.Delete(cctx, b)
 	}()

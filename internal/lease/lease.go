@@ -40,7 +40,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"os"
 	"strings"
 	"sync"
@@ -52,6 +51,7 @@ import (
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/logonce"
+	"github.com/xlacache/xlacache/internal/pollwait"
 )
 
 // Defaults for Options fields left zero.
@@ -173,30 +173,18 @@ func New(opts Options) (*Manager, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("lease: empty directory")
 	}
-	if opts.Stale <= 0 {
-		opts.Stale = DefaultStale
+	t, err := pollwait.Timing{
+		Stale: opts.Stale, Heartbeat: opts.Heartbeat, Wait: opts.Wait,
+		ReaderGrace: opts.ReaderGrace, PollMin: opts.PollMin, PollMax: opts.PollMax,
+	}.WithDefaults(pollwait.Timing{
+		Stale: DefaultStale, Wait: DefaultWait, ReaderGrace: DefaultReaderGrace,
+		PollMin: DefaultPollMin, PollMax: DefaultPollMax,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lease: %w", err)
 	}
-	if opts.Heartbeat <= 0 {
-		opts.Heartbeat = opts.Stale / 4
-	}
-	if opts.Heartbeat >= opts.Stale {
-		return nil, fmt.Errorf("lease: heartbeat %v must be shorter than the stale timeout %v", opts.Heartbeat, opts.Stale)
-	}
-	if opts.Wait == 0 {
-		opts.Wait = DefaultWait
-	}
-	if opts.ReaderGrace <= 0 {
-		opts.ReaderGrace = DefaultReaderGrace
-	}
-	if opts.Wait > 0 && opts.ReaderGrace > opts.Wait {
-		opts.ReaderGrace = opts.Wait
-	}
-	if opts.PollMin <= 0 {
-		opts.PollMin = DefaultPollMin
-	}
-	if opts.PollMax < opts.PollMin {
-		opts.PollMax = max(DefaultPollMax, opts.PollMin)
-	}
+	opts.Stale, opts.Heartbeat, opts.Wait = t.Stale, t.Heartbeat, t.Wait
+	opts.ReaderGrace, opts.PollMin, opts.PollMax = t.ReaderGrace, t.PollMin, t.PollMax
 	if opts.DirMode == 0 {
 		opts.DirMode = 0o700
 	}
@@ -816,7 +804,7 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 			m.graceOutcome(false)
 			return noop, nil
 		}
-		if err := sleepCtx(ctx, jitter(backoff)); err != nil {
+		if err := sleepCtx(ctx, pollwait.Jitter(backoff)); err != nil {
 			return nil, err
 		}
 		backoff = min(backoff*2, m.opts.PollMax)
@@ -860,26 +848,5 @@ func (m *Manager) wrongType(name string, err error) {
 	m.logOnce("wrong-type", "xlacache: lease path is not a regular file; compiling without single-flight", "name", name, "err", err)
 }
 
-// jitter spreads waiters' polls so that they do not hit the filesystem in
-// lockstep: it returns a duration in [d/2, d].
-func jitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(int64(d/2)+1))
-	if err != nil {
-		return d
-	}
-	return d/2 + time.Duration(n.Int64())
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// sleepCtx waits for d or until ctx is done (pollwait.Sleep).
+var sleepCtx = pollwait.Sleep

@@ -1,0 +1,90 @@
+// Package pollwait holds what xlacache's two single-flight implementations
+// share: internal/lease (lease files in a cache directory) and
+// internal/blobflight (lease objects in a shared store) both wait for
+// another holder by polling with jittered exponential backoff, bounded in
+// time, and take a lease over after its heartbeat has stopped for a stale
+// interval. Their timing options and their defaulting rules are the same.
+package pollwait
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"time"
+)
+
+// Timing is the timing of a single-flight implementation.
+type Timing struct {
+	// Stale is how long an unchanged heartbeat makes a lease stale.
+	Stale time.Duration
+	// Heartbeat is how often a holder refreshes its lease (default
+	// Stale/4); it must be shorter than Stale.
+	Heartbeat time.Duration
+	// Wait bounds how long a waiter waits before compiling by itself; a
+	// negative value means do not wait at all.
+	Wait time.Duration
+	// ReaderGrace bounds how long a process that cannot claim waits while
+	// no lease exists; it is capped at Wait.
+	ReaderGrace time.Duration
+	// PollMin and PollMax bound a waiter's exponential backoff.
+	PollMin, PollMax time.Duration
+}
+
+// WithDefaults returns t with its zero (or, for Stale, ReaderGrace and
+// PollMin, non-positive) fields taken from def, Heartbeat defaulting to
+// Stale/4 and ReaderGrace capped at a positive Wait. It fails when
+// Heartbeat is not shorter than Stale: a holder would look stale between
+// two beats.
+func (t Timing) WithDefaults(def Timing) (Timing, error) {
+	if t.Stale <= 0 {
+		t.Stale = def.Stale
+	}
+	if t.Heartbeat <= 0 {
+		t.Heartbeat = t.Stale / 4
+	}
+	if t.Heartbeat >= t.Stale {
+		return Timing{}, fmt.Errorf("heartbeat %v must be shorter than the stale timeout %v", t.Heartbeat, t.Stale)
+	}
+	if t.Wait == 0 {
+		t.Wait = def.Wait
+	}
+	if t.ReaderGrace <= 0 {
+		t.ReaderGrace = def.ReaderGrace
+	}
+	if t.Wait > 0 && t.ReaderGrace > t.Wait {
+		t.ReaderGrace = t.Wait
+	}
+	if t.PollMin <= 0 {
+		t.PollMin = def.PollMin
+	}
+	if t.PollMax < t.PollMin {
+		t.PollMax = max(def.PollMax, t.PollMin)
+	}
+	return t, nil
+}
+
+// Jitter spreads waiters' polls so that they do not hit the filesystem or
+// the store in lockstep: it returns a duration in [d/2, d].
+func Jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	n, err := rand.Int(rand.Reader, big.NewInt(int64(d/2)+1))
+	if err != nil {
+		return d
+	}
+	return d/2 + time.Duration(n.Int64())
+}
+
+// Sleep waits for d, or until ctx is done (then it returns ctx.Err()).
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
