@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
@@ -78,7 +79,7 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache
 	if err != nil {
 		clog.Warn("single-flight compilation unavailable", "dir", opts.Dir, "err", err)
 	} else if f := hostFlight(shared, opts, clog, logs); f != nil {
-		two = &twoLevel{local: m, hosts: f, writer: opts.Writer()}
+		two = &twoLevel{local: m, hosts: f, writer: opts.Writer(), done: make(chan struct{})}
 		options = append(options, cache.WithFlight(two))
 	} else {
 		options = append(options, cache.WithFlight(m))
@@ -137,6 +138,22 @@ type twoLevel struct {
 	// writer: this process can hold directory leases and copies shared
 	// hits into the directory (a reader does neither).
 	writer bool
+
+	// handoffs are the goroutines holding a directory lease until another
+	// host's entry shows in the directory; Close ends them (closing done)
+	// and waits, so no lease is released into the directory after the
+	// cache has closed.
+	handoffs  sync.WaitGroup
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// Close implements the optional Close of a cache.Flight: it ends pending
+// handoffs, releasing their directory leases, and waits for them.
+func (t *twoLevel) Close() error {
+	t.closeOnce.Do(func() { close(t.done) })
+	t.handoffs.Wait()
+	return nil
 }
 
 // handoffWait bounds how long the holder of a directory lease keeps it
@@ -166,11 +183,26 @@ func (t *twoLevel) Acquire(ctx context.Context, name string, ready func() bool) 
 		// the directory. Keep the directory lease until that copy shows,
 		// so that this directory's waiters load it rather than compile;
 		// never longer than handoffWait.
+		t.handoffs.Add(1)
 		go func() {
+			defer t.handoffs.Done()
 			defer rl()
-			deadline := time.Now().Add(handoffWait)
-			for !ready() && time.Now().Before(deadline) && ctx.Err() == nil {
-				time.Sleep(5 * time.Millisecond)
+			deadline := time.NewTimer(handoffWait)
+			defer deadline.Stop()
+			// ready() is a stat of the entry: polling it every 5 ms costs
+			// little, and the copy it waits for takes milliseconds.
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for !ready() {
+				select {
+				case <-tick.C:
+				case <-deadline.C:
+					return
+				case <-ctx.Done():
+					return
+				case <-t.done:
+					return
+				}
 			}
 		}()
 		return nil, nil

@@ -651,7 +651,7 @@ func TestTwoLevelHandoff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &twoLevel{local: m, hosts: f, writer: true}
+		return &twoLevel{local: m, hosts: f, writer: true, done: make(chan struct{})}
 	}
 	ctx := context.Background()
 	const name = "executables/k"
@@ -754,5 +754,60 @@ func TestObjLeaseDegradedWriterDoesNotClaim(t *testing.T) {
 	}
 	if infos, err := st.List(ctx, ""); err != nil || len(infos) != 0 {
 		t.Fatalf("a reader left objects in the bucket: %v %v", infos, err)
+	}
+}
+
+// TestTwoLevelCloseEndsHandoff: a directory lease held for a handoff (the
+// entry came from another host and has not reached the directory yet) is
+// released by Close, before Close returns, so nothing writes into the
+// directory after the cache has closed.
+func TestTwoLevelCloseEndsHandoff(t *testing.T) {
+	dir := t.TempDir()
+	st := memblob.New(memblob.Options{})
+	m, err := lease.New(lease.Options{Dir: dir, Wait: 20 * time.Second, PollMax: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := blobflight.New(blobflight.Options{Store: st, NoProbe: true, Wait: 20 * time.Second, PollMax: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := &twoLevel{local: m, hosts: f, writer: true, done: make(chan struct{})}
+	ctx := context.Background()
+	const name = "executables/k"
+	other, _ := blobflight.New(blobflight.Options{Store: st, NoProbe: true})
+	orel, err := other.Acquire(ctx, name, func() bool { return false })
+	if err != nil || orel == nil {
+		t.Fatalf("other host: %v", err)
+	}
+	base := st.Calls("stat")
+	res := make(chan error, 1)
+	go func() {
+		r, err := two.Acquire(ctx, name, func() bool { return false })
+		if err == nil && r != nil {
+			err = fmt.Errorf("got a claim, want told to load the entry")
+		}
+		res <- err
+	}()
+	for st.Calls("stat") < base+2 {
+		time.Sleep(time.Millisecond)
+	}
+	st.PutIfAbsent(ctx, name, []byte("exe"))
+	orel()
+	if err := <-res; err != nil {
+		t.Fatal(err)
+	}
+	// The entry never reaches the directory: only Close ends the handoff.
+	if err := two.Close(); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := os.ReadDir(filepath.Join(dir, lease.LocksDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fi := range infos {
+		if strings.HasSuffix(fi.Name(), ".lease") {
+			t.Errorf("directory lease %s still held after Close", fi.Name())
+		}
 	}
 }

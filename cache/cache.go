@@ -230,8 +230,9 @@ func (c *Cache) Shared() blob.Store {
 // enabled reports whether any tier can be consulted.
 func (c *Cache) enabled() bool { return c != nil && (c.dir != "" || c.shared != nil) }
 
-// Close waits for background work (trimming), persists the counters of a
-// writer and releases the shared tier.
+// Close waits for background work (trimming), closes the flight if it can
+// be closed, persists the counters of a writer and releases the shared
+// tier.
 func (c *Cache) Close() error {
 	if c == nil {
 		return nil
@@ -240,6 +241,11 @@ func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
 		c.bgCancel()
 		c.bg.Wait()
+		if fc, ok := c.flight.(interface{ Close() error }); ok {
+			if ferr := fc.Close(); ferr != nil {
+				err = fmt.Errorf("closing single-flight: %w", ferr)
+			}
+		}
 		c.flushStats()
 		c.writeMetrics()
 		if c.ledger != nil {

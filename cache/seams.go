@@ -56,7 +56,9 @@ func WithLogs(logs *logonce.Logger) Option {
 // WithFlight gives the cache single-flight compilation across processes:
 // of the processes that miss one entry at once, one compiles and the rest
 // wait for it (bounded). A nil Flight means none: every process compiles.
-// The flight is used only when the cache has a directory.
+// The flight is used only when the cache has a directory. If f also has a
+// Close method, the cache's Close calls it before releasing the shared
+// tier, so that a flight's background work ends with the cache.
 func WithFlight(f Flight) Option {
 	return func(o *openOptions) { o.flight = f }
 }
