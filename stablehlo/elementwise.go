@@ -297,6 +297,8 @@ var unaryFloatFuncs = map[string]func(float64) float64{
 	"chlo.erf_inv":          math.Erfinv,
 	"chlo.erfc":             math.Erfc,
 	"chlo.lgamma":           lgamma,
+	"chlo.bessel_i0e":       besselI0e,
+	"chlo.bessel_i1e":       besselI1e,
 }
 
 func logistic(v float64) float64 {
@@ -340,6 +342,9 @@ func digamma(x float64) float64 {
 
 // evalBinary evaluates elementwise binary ops.
 func evalBinary(name string, a, b *Tensor) (*Tensor, error) {
+	if name == "chlo.next_after" && a.Type.DType.IsFloat() {
+		return evalNextAfter(a, b), nil
+	}
 	if isHalf(a.Type.DType) {
 		return one(viaF32(func(w []*Tensor) ([]*Tensor, error) { return many(evalBinary(name, w[0], w[1])) }, a, b))
 	}

@@ -70,7 +70,7 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 		}
 		first[def] = i
 		tuned = append(tuned, i)
-		keys = append(keys, tuneKey(pl.cc, k, def))
+		keys = append(keys, tuneKey(pl.cc, k, def, pl.b.threads()))
 	}
 	found, release := tier.GetOrClaim(ctx, keys)
 	defer release()
@@ -122,8 +122,9 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 
 // tuneKey is the autotune tier key of a kernel: its default-configuration
 // source (which fixes ops, shapes and layout), the candidate list, and
-// where the timings are valid (CPU model and features, compiler).
-func tuneKey(c *cc.Compiler, k *kernel, def string) cache.Key {
+// where the timings are valid (CPU model and features, compiler, and the
+// number of threads parallel candidates were timed on).
+func tuneKey(c *cc.Compiler, k *kernel, def string, threads int) cache.Key {
 	names := make([]string, len(k.cands))
 	for i, cfg := range k.cands {
 		names[i] = cfg.String()
@@ -133,6 +134,7 @@ func tuneKey(c *cc.Compiler, k *kernel, def string) cache.Key {
 		{Name: "candidates", Data: []byte(strings.Join(names, "\n"))},
 		{Name: "cpu", Data: []byte(c.CPU.Key())},
 		{Name: "compiler", Data: []byte(c.Identity())},
+		{Name: "threads", Data: []byte(fmt.Sprintf("threads=%d", threads))},
 	})
 }
 
@@ -177,7 +179,9 @@ func (pl *pipeline) candidateUnit(k *kernel) (tuneUnit, error) {
 	u := tuneUnit{syms: make([]string, len(bodies))}
 	for c, b := range bodies {
 		u.syms[c] = fmt.Sprintf("%s_c%d", name, c)
-		code.WriteString(strings.Replace(b, candidateSymbol, u.syms[c], 1))
+		// ReplaceAll: a parallel kernel names its symbol in both entry
+		// points.
+		code.WriteString(strings.ReplaceAll(b, candidateSymbol, u.syms[c]))
 	}
 	u.src = cc.Source{Name: name, Code: []byte(code.String())}
 	u.key = cache.NewKey(name, []cache.KeyPart{
@@ -342,17 +346,18 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 	}
 	rec := tuneRecord{Timings: map[string]int64{}}
 	var ref [][]byte
-	fns := make([]unsafe.Pointer, len(names))
+	fns := make([]*kernelFn, len(names))
+	threads := pl.b.threads()
 	for c, name := range names {
 		if err := ctx.Err(); err != nil {
 			return tuneRecord{}, err
 		}
-		fn, err := lib.Sym(name)
+		fn, err := resolveKernel(lib, name)
 		if err != nil {
 			return tuneRecord{}, fmt.Errorf("autotuning %s: %w", k.desc, err)
 		}
 		h.clearOutputs()
-		cc.Call(fn, h.ptrs)
+		fn.run(h.ptrs, threads)
 		outs := h.outputs()
 		if c == 0 {
 			ref = outs
@@ -360,9 +365,9 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 			pl.log.Warn("autotune candidate disagrees with the default; skipping it", "kernel", k.desc, "config", k.cands[c].String())
 			continue
 		}
-		fns[c] = fn
+		fns[c] = &fn
 	}
-	times, err := h.medians(ctx, fns, budget)
+	times, err := h.medians(ctx, fns, budget, threads)
 	if err != nil {
 		return tuneRecord{}, err
 	}
@@ -499,14 +504,15 @@ func (h *harness) outputs() [][]byte {
 // alike instead of skewing whichever ran during it. A sample repeats a
 // kernel enough to last about a millisecond; sampling stops after 7 rounds,
 // or after at least 3 once budget is spent. Skipped (nil) candidates get -1.
-func (h *harness) medians(ctx context.Context, fns []unsafe.Pointer, budget time.Duration) ([]time.Duration, error) {
+// Parallel candidates run on threads threads.
+func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Duration, threads int) ([]time.Duration, error) {
 	inner := make([]int, len(fns))
 	for c, fn := range fns {
 		if fn == nil {
 			continue
 		}
 		start := time.Now()
-		cc.Call(fn, h.ptrs)
+		fn.run(h.ptrs, threads)
 		one := time.Since(start)
 		inner[c] = 1
 		if one < time.Millisecond && one > 0 {
@@ -528,7 +534,7 @@ func (h *harness) medians(ctx context.Context, fns []unsafe.Pointer, budget time
 			}
 			s := time.Now()
 			for i := 0; i < inner[c]; i++ {
-				cc.Call(fn, h.ptrs)
+				fn.run(h.ptrs, threads)
 			}
 			samples[c] = append(samples[c], time.Since(s)/time.Duration(inner[c]))
 		}

@@ -18,12 +18,14 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
@@ -41,6 +43,15 @@ type Backend struct {
 	// Progress, when non-nil, is told about autotuning and compilation
 	// progress (stage "autotune" or "compile").
 	Progress func(stage string, done, total int)
+	// Threads bounds how many threads a kernel runs on (New sets it from
+	// XLACACHE_CPU_THREADS, default: the CPUs in the process's affinity
+	// mask; 0 or less means 1). The autotuner times kernels on this many
+	// threads, so it is part of the autotune and executable keys.
+	Threads int
+
+	// threadsErr is a bad XLACACHE_CPU_THREADS seen by New, reported by
+	// every compile and load rather than silently replaced.
+	threadsErr error
 
 	mu     sync.Mutex
 	parsed map[[32]byte]*stablehlo.Module
@@ -48,7 +59,13 @@ type Backend struct {
 
 // New returns a cpu backend with default settings.
 func New() *Backend {
-	return &Backend{TuneBudget: 1500 * time.Millisecond, Jobs: 2}
+	threads, err := config.CPUThreadsFromEnv(os.LookupEnv)
+	return &Backend{TuneBudget: 1500 * time.Millisecond, Jobs: 2, Threads: threads, threadsErr: err}
+}
+
+// threads is the effective thread bound.
+func (b *Backend) threads() int {
+	return max(b.Threads, 1)
 }
 
 // Name implements cache.Backend.
@@ -89,6 +106,9 @@ func (b *Backend) parse(p cache.Program) (*stablehlo.Module, error) {
 // that change generated code, and the compiler/CPU identity (kernels are
 // built with -march=native).
 func (b *Backend) KeyParts(ctx context.Context, p cache.Program) ([]cache.KeyPart, error) {
+	if b.threadsErr != nil {
+		return nil, fmt.Errorf("cpu: %w", b.threadsErr)
+	}
 	m, err := b.parse(p)
 	if err != nil {
 		return nil, err
@@ -106,7 +126,7 @@ func (b *Backend) KeyParts(ctx context.Context, p cache.Program) ([]cache.KeyPar
 }
 
 func (b *Backend) optionsKey(p cache.Program) string {
-	return fmt.Sprintf("notune=%v\noptions=%s", b.NoTune, p.Options)
+	return fmt.Sprintf("notune=%v\nthreads=%d\noptions=%s", b.NoTune, b.threads(), p.Options)
 }
 
 // Compile implements cache.Backend.
@@ -122,17 +142,23 @@ func (b *Backend) Compile(ctx context.Context, p cache.Program, env *cache.Sessi
 
 // Load implements cache.Backend.
 func (b *Backend) Load(ctx context.Context, data []byte, env *cache.Session) (cache.Executable, error) {
+	if b.threadsErr != nil {
+		return nil, fmt.Errorf("cpu: %w", b.threadsErr)
+	}
 	plan, so, err := decodeExecutable(data)
 	if err != nil {
 		return nil, err
 	}
 	// The core times the whole load as its "load" phase.
-	return newExecutable(plan, so)
+	return newExecutable(plan, so, b.threads())
 }
 
 // CompileModule compiles a parsed, verified module. env may be nil (no
 // cache tiers).
 func (b *Backend) CompileModule(ctx context.Context, m *stablehlo.Module, env *cache.Session) (*Executable, error) {
+	if b.threadsErr != nil {
+		return nil, fmt.Errorf("cpu: %w", b.threadsErr)
+	}
 	pl := &pipeline{b: b, env: env, log: env.Logger()}
 	return pl.run(ctx, m)
 }
@@ -208,7 +234,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	start = time.Now()
 	kernels := make([]*kernel, 0, len(l.roots))
 	for _, op := range l.roots {
-		k, err := newKernel(l, op)
+		k, err := newKernel(l, op, pl.b.threads())
 		if err != nil {
 			return nil, err
 		}
@@ -259,7 +285,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 		return nil, fmt.Errorf("cpu: internal error: %w", err)
 	}
 	start = time.Now()
-	e, err := newExecutable(plan, so)
+	e, err := newExecutable(plan, so, pl.b.threads())
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +303,8 @@ func finalSource(k *kernel, cfg Config) (cc.Source, error) {
 		return cc.Source{}, err
 	}
 	name := "k_" + cc.Hash([]byte(body))[:24]
-	return cc.Source{Name: name, Code: []byte(strings.Replace(body, "KERNEL_SYMBOL", name, 1))}, nil
+	// ReplaceAll: a parallel kernel names its symbol in both entry points.
+	return cc.Source{Name: name, Code: []byte(strings.ReplaceAll(body, "KERNEL_SYMBOL", name))}, nil
 }
 
 // objectKey is the kernel-tier key of a final kernel object.
@@ -373,56 +400,4 @@ func (b *Backend) jobs() int {
 		return 1
 	}
 	return b.Jobs
-}
-
-// buildPlan assigns buffers and lists the kernel calls.
-func buildPlan(l *lowering, m *stablehlo.Module, kernels []*kernel, srcs []cc.Source, infos []KernelInfo) *Plan {
-	p := &Plan{Format: formatVersion, Module: m.Name, Kernels: infos}
-	if p.Module == "" {
-		p.Module = "main"
-	}
-	ids := map[*stablehlo.Value]int{}
-	add := func(v *stablehlo.Value, arg int, c []byte) int {
-		if id, ok := ids[v]; ok {
-			return id
-		}
-		id := len(p.Buffers)
-		p.Buffers = append(p.Buffers, Buffer{DType: v.Type.DType.String(), Shape: append([]int64{}, v.Type.Shape...), Arg: arg, Const: c})
-		ids[v] = id
-		return id
-	}
-	for i, a := range l.fn.Args {
-		add(a, i, nil)
-	}
-	for _, op := range l.fn.Body.Ops {
-		if op.Name == "constant" && l.mat[op.Results[0]] {
-			data := op.Attrs.Constant.Data
-			if data == nil {
-				data = []byte{}
-			}
-			add(op.Results[0], -1, data)
-		}
-	}
-	for i, k := range kernels {
-		s := Step{Kernel: srcs[i].Name}
-		for _, v := range k.inputs {
-			s.Bufs = append(s.Bufs, add(v, -1, nil))
-		}
-		for _, v := range k.outputs {
-			s.Bufs = append(s.Bufs, add(v, -1, nil))
-		}
-		p.Steps = append(p.Steps, s)
-	}
-	for _, op := range l.fn.Body.Ops {
-		if op.Name == "custom_call" {
-			a := op.Attrs
-			p.Checks = append(p.Checks, Check{Target: a.Callee, Actual: add(op.Operands[0], -1, nil), Expected: add(op.Operands[1], -1, nil),
-				MinULP: a.MinULP, MaxULP: a.MaxULP, Tolerance: a.Tolerance, File: l.file, Line: op.Pos.Line, Col: op.Pos.Col})
-		}
-	}
-	ret := l.fn.Body.Ops[len(l.fn.Body.Ops)-1]
-	for _, v := range ret.Operands {
-		p.Outputs = append(p.Outputs, add(v, -1, nil))
-	}
-	return p
 }

@@ -398,6 +398,17 @@ func (g *gen) computeRaw(op *stablehlo.Op, idx []string) string {
 	case "shift_left", "shift_right_logical", "shift_right_arithmetic":
 		fn := map[string]string{"shift_left": "shl", "shift_right_logical": "shrl", "shift_right_arithmetic": "shra"}[op.Name]
 		return fmt.Sprintf("xk_%s_%s(%s, %s)", fn, ct, g.val(op.Operands[0], idx), g.val(op.Operands[1], idx))
+	case "chlo.next_after":
+		if d := r.Type.DType; isHalf(d) {
+			// Step by one 16-bit ULP: nextafterf would step by an f32
+			// one, which rounds back to the operand.
+			exp, nan := 0x7C00, 0x7E00
+			if d == stablehlo.BF16 {
+				exp, nan = 0x7F80, 0x7FC0
+			}
+			x, y := storeExpr(d, g.val(op.Operands[0], idx)), storeExpr(d, g.val(op.Operands[1], idx))
+			return loadExpr(d, fmt.Sprintf("xk_nextafter16(%s, %s, 0x%X, 0x%X)", x, y, exp, nan))
+		}
 	case "popcnt":
 		return fmt.Sprintf("xk_popcnt_%s(%s)", ct, g.val(op.Operands[0], idx))
 	case "count_leading_zeros":
@@ -550,6 +561,8 @@ func unaryExpr(name, a string, dt stablehlo.DType) string {
 		return fmt.Sprintf("((%s)xk_digamma(%s))", ct, a)
 	case "chlo.erf_inv":
 		return fmt.Sprintf("((%s)xk_erfinv(%s))", ct, a)
+	case "chlo.bessel_i0e", "chlo.bessel_i1e":
+		return fmt.Sprintf("((%s)xk_%s((double)%s))", ct, strings.TrimPrefix(name, "chlo."), a)
 	}
 	return "0"
 }

@@ -25,14 +25,14 @@ func TestUnsupportedRejectedBeforeCodegen(t *testing.T) {
 	m := parseText(t, smallProgram)
 	for _, op := range m.Main().Body.Ops {
 		if op.Name == "tanh" {
-			op.Name = "chlo.bessel_i1e"
+			op.Name = "chlo.polygamma"
 		}
 	}
 	// A compiler that cannot run proves no C was compiled: the error must
 	// be about the op, not the compiler.
 	t.Setenv(cc.EnvCC, "/nonexistent/cc-must-not-run")
 	_, err := New().CompileModule(context.Background(), m, nil)
-	if err == nil || !strings.Contains(err.Error(), "chlo.bessel_i1e") || !strings.Contains(err.Error(), "test.mlir:3:") {
+	if err == nil || !strings.Contains(err.Error(), "chlo.polygamma") || !strings.Contains(err.Error(), "test.mlir:3:") {
 		t.Fatalf("want an error naming the op and its position, got %v", err)
 	}
 	// An op the front end accepts but this backend cannot lower is
@@ -197,36 +197,38 @@ func randomProgram(rng *rand.Rand) string {
 	return b.String()
 }
 
-// TestUnsupportedOpsAreReported checks that ops the front end accepts but
-// this backend does not lower are reported as unsupported, naming the op,
-// before any C is compiled.
+// TestUnsupportedOpsAreReported checks that programs the front end
+// accepts but this backend does not lower (a check inside a control-flow
+// region, a loop inside a sort comparator) are reported as unsupported,
+// naming the op, before any C is compiled.
 func TestUnsupportedOpsAreReported(t *testing.T) {
-	for name, body := range map[string]string{
-		"while": `%w = stablehlo.while(%i = %x) : tensor<2x2xf32>
-   cond {
-    %f = stablehlo.constant dense<false> : tensor<i1>
-    stablehlo.return %f : tensor<i1>
-  } do {
-    stablehlo.return %i : tensor<2x2xf32>
-  }`,
-		"if": `%p = stablehlo.constant dense<true> : tensor<i1>
+	for name, c := range map[string]struct{ body, want string }{
+		"check in a region": {`%p = stablehlo.constant dense<true> : tensor<i1>
   %w = "stablehlo.if"(%p) ({
+    stablehlo.custom_call @check.expect_eq(%x, %x) {has_side_effect = true} : (tensor<2x2xf32>, tensor<2x2xf32>) -> ()
     stablehlo.return %x : tensor<2x2xf32>
   }, {
     stablehlo.return %x : tensor<2x2xf32>
-  }) : (tensor<i1>) -> tensor<2x2xf32>`,
-		"case": `%k = stablehlo.constant dense<0> : tensor<i32>
-  %w = "stablehlo.case"(%k) ({
-    stablehlo.return %x : tensor<2x2xf32>
-  }) : (tensor<i32>) -> tensor<2x2xf32>`,
-		"cholesky": `%w = stablehlo.cholesky %x, lower = true : tensor<2x2xf32>`,
+  }) : (tensor<i1>) -> tensor<2x2xf32>`, "custom_call check.expect_eq inside a control-flow region is not supported"},
+		"while in a sort body": {`%w = "stablehlo.sort"(%x) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %l = stablehlo.while(%i = %a) : tensor<f32>
+     cond {
+      %f = stablehlo.constant dense<false> : tensor<i1>
+      stablehlo.return %f : tensor<i1>
+    } do {
+      stablehlo.return %i : tensor<f32>
+    }
+    %c = stablehlo.compare LT, %l, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 0 : i64} : (tensor<2x2xf32>) -> tensor<2x2xf32>`, "op while in a sort body is not supported"},
 	} {
-		src := "func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {\n  " + body + "\n  return %w : tensor<2x2xf32>\n}\n"
+		src := "func.func @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {\n  " + c.body + "\n  return %w : tensor<2x2xf32>\n}\n"
 		m := parseText(t, src)
 		t.Setenv(cc.EnvCC, "/nonexistent/cc-must-not-run")
 		_, err := New().CompileModule(context.Background(), m, nil)
-		if err == nil || !errors.Is(err, stablehlo.ErrUnsupported) || !strings.Contains(err.Error(), "op "+name+" is not supported") {
-			t.Errorf("%s: want an unsupported error naming the op, got %v", name, err)
+		if err == nil || !errors.Is(err, stablehlo.ErrUnsupported) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want an unsupported error %q, got %v", name, c.want, err)
 		}
 	}
 }

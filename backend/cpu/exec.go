@@ -19,8 +19,21 @@ type Executable struct {
 	so     []byte
 	types  []stablehlo.TensorType
 	lib    *cc.Library
-	fns    []unsafe.Pointer
+	fns    []kernelFn
 	consts []unsafe.Pointer // C copies of constant buffers, nil for others
+
+	// threads bounds the parts a parallel kernel runs in at once.
+	threads int
+
+	// Fixed per program, so computed once rather than on every Run:
+	// the argument types, each buffer's arena offset (-1 for constants),
+	// the arena's size with the kernel pointer slots at its end, and the
+	// number of slots.
+	argTypes []stablehlo.TensorType
+	offs     []int64
+	total    int64
+	nptr     int
+	bases    []int // first slot of each step's pointers
 
 	mu     sync.RWMutex
 	closed bool
@@ -31,9 +44,10 @@ type Executable struct {
 	idle   unsafe.Pointer
 }
 
-// newExecutable loads so and resolves every kernel of plan.
-func newExecutable(plan *Plan, so []byte) (*Executable, error) {
-	e := &Executable{plan: plan, so: so}
+// newExecutable loads so and resolves every kernel of plan; parallel
+// kernels run in up to threads parts at once.
+func newExecutable(plan *Plan, so []byte, threads int) (*Executable, error) {
+	e := &Executable{plan: plan, so: so, threads: max(threads, 1)}
 	for i, b := range plan.Buffers {
 		t, err := b.tensorType()
 		if err != nil {
@@ -41,13 +55,44 @@ func newExecutable(plan *Plan, so []byte) (*Executable, error) {
 		}
 		e.types = append(e.types, t)
 	}
+	for i, b := range plan.Buffers {
+		if b.Arg >= 0 {
+			for len(e.argTypes) <= b.Arg {
+				e.argTypes = append(e.argTypes, stablehlo.TensorType{})
+			}
+			e.argTypes[b.Arg] = e.types[i]
+		}
+	}
+	// One arena for arguments and temporaries, 64-byte aligned slots,
+	// then the kernels' pointer arrays.
+	e.offs = make([]int64, len(plan.Buffers))
+	for i, b := range plan.Buffers {
+		if b.Const != nil {
+			e.offs[i] = -1
+			continue
+		}
+		e.offs[i] = e.total
+		e.total += (e.types[i].ByteSize() + 63) / 64 * 64
+	}
+	for _, s := range plan.Steps {
+		e.bases = append(e.bases, e.nptr)
+		e.nptr += len(s.Bufs)
+	}
+	e.total += 8 * int64(e.nptr+1)
+	if e.total > math.MaxInt32*16 {
+		return nil, fmt.Errorf("cpu: %s needs %d bytes of buffers", plan.Module, e.total)
+	}
 	lib, err := cc.OpenBytes(so)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: loading kernels of %s: %w", plan.Module, err)
 	}
 	e.lib = lib
 	for _, s := range plan.Steps {
-		fn, err := lib.Sym(s.Kernel)
+		if s.Op != "" { // a control step (control.go), run by the executor
+			e.fns = append(e.fns, kernelFn{})
+			continue
+		}
+		fn, err := resolveKernel(lib, s.Kernel)
 		if err != nil {
 			lib.Close()
 			return nil, fmt.Errorf("cpu: %s: %w", plan.Module, err)
@@ -110,17 +155,12 @@ func (e *Executable) Plan() *Plan { return e.plan }
 
 // ArgTypes returns the types of the program's arguments, in order.
 func (e *Executable) ArgTypes() []stablehlo.TensorType {
-	var out []stablehlo.TensorType
-	for i, b := range e.plan.Buffers {
-		if b.Arg >= 0 {
-			for len(out) <= b.Arg {
-				out = append(out, stablehlo.TensorType{})
-			}
-			out[b.Arg] = e.types[i]
-		}
-	}
-	return out
+	return append([]stablehlo.TensorType(nil), e.argTypes...)
 }
+
+// Threads returns how many parts a parallel kernel of this executable
+// runs in at once.
+func (e *Executable) Threads() int { return e.threads }
 
 // Run executes the program on args and returns its results. Assertions
 // (check.expect_* custom calls) are evaluated after the kernels; the first
@@ -131,7 +171,7 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 	if e.closed {
 		return nil, fmt.Errorf("cpu: %s: executable is closed", e.plan.Module)
 	}
-	want := e.ArgTypes()
+	want := e.argTypes
 	if len(args) != len(want) {
 		return nil, fmt.Errorf("cpu: %s takes %d arguments, %d given", e.plan.Module, len(want), len(args))
 	}
@@ -144,28 +184,14 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 			return nil, fmt.Errorf("cpu: %s argument #%d: got %s, want %s", e.plan.Module, i, got, want[i])
 		}
 	}
-	// One arena for arguments and temporaries, 64-byte aligned slots.
-	offs := make([]int64, len(e.plan.Buffers))
-	var total int64
-	for i, b := range e.plan.Buffers {
-		if b.Const != nil {
-			offs[i] = -1
-			continue
-		}
-		offs[i] = total
-		total += (e.types[i].ByteSize() + 63) / 64 * 64
-	}
-	if total > math.MaxInt32*16 {
-		return nil, fmt.Errorf("cpu: %s needs %d bytes of buffers", e.plan.Module, total)
-	}
 	e.idleMu.Lock()
 	arena := e.idle
 	e.idle = nil
 	e.idleMu.Unlock()
 	if arena == nil {
-		arena = cc.Alloc(int(total))
+		arena = cc.Alloc(int(e.total))
 		if arena == nil {
-			return nil, fmt.Errorf("cpu: %s: out of memory allocating %d bytes", e.plan.Module, total)
+			return nil, fmt.Errorf("cpu: %s: out of memory allocating %d bytes", e.plan.Module, e.total)
 		}
 	}
 	defer func() {
@@ -180,8 +206,11 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 	// read argument buffers and write result buffers through pinned Go
 	// pointers instead of copying them through the arena. Kernels never
 	// write their inputs, so the caller's arguments are not modified.
+	// Everything else lives in the arena, whose pointer slots are filled
+	// here: the per-run work is one slot per kernel operand.
 	var pin runtime.Pinner
 	defer pin.Unpin()
+	slots := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(arena, e.total-8*int64(e.nptr+1))), e.nptr+1)
 	direct := make([]unsafe.Pointer, len(e.plan.Buffers))
 	for i, b := range e.plan.Buffers {
 		if b.Arg < 0 {
@@ -196,26 +225,26 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 		direct[i] = p
 	}
 	outs := make([]*stablehlo.Tensor, len(e.plan.Outputs))
-	written := make([]bool, len(outs))
+	var written uint64 // bit i: output i was written in place (first 64)
 	for i, id := range e.plan.Outputs {
 		outs[i] = stablehlo.NewTensor(e.types[id])
 		b := e.plan.Buffers[id]
-		if b.Arg >= 0 || b.Const != nil || direct[id] != nil || len(outs[i].Data) == 0 {
+		if i >= 64 || b.Arg >= 0 || b.Const != nil || direct[id] != nil || len(outs[i].Data) == 0 {
 			continue
 		}
 		p := unsafe.Pointer(&outs[i].Data[0])
 		pin.Pin(p)
 		direct[id] = p
-		written[i] = true
+		written |= 1 << i
 	}
 	ptr := func(id int) unsafe.Pointer {
 		if direct[id] != nil {
 			return direct[id]
 		}
-		if offs[id] < 0 {
+		if e.offs[id] < 0 {
 			return e.consts[id]
 		}
-		return unsafe.Add(arena, offs[id])
+		return unsafe.Add(arena, e.offs[id])
 	}
 	bytesOf := func(id int) []byte {
 		n := int(e.types[id].ByteSize())
@@ -229,27 +258,25 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 			copy(bytesOf(i), args[b.Arg].Data)
 		}
 	}
-	nptr := 0
-	for _, s := range e.plan.Steps {
-		nptr += len(s.Bufs)
-	}
-	ptrs := cc.Alloc(8 * (nptr + 1))
-	if ptrs == nil {
-		return nil, fmt.Errorf("cpu: %s: out of memory", e.plan.Module)
-	}
-	defer cc.Free(ptrs)
-	slots := unsafe.Slice((*unsafe.Pointer)(ptrs), nptr+1)
+	// Control steps (while/if/case, control.go) may jump, so each step's
+	// slots are filled once, before any step runs.
 	at := 0
-	for i, s := range e.plan.Steps {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		base := at
+	for _, s := range e.plan.Steps {
 		for _, id := range s.Bufs {
 			slots[at] = ptr(id)
 			at++
 		}
-		cc.Call(e.fns[i], unsafe.Pointer(&slots[base]))
+	}
+	for i := 0; i < len(e.plan.Steps); {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if s := e.plan.Steps[i]; s.Op != "" {
+			i = e.control(i, s, ptr)
+			continue
+		}
+		e.fns[i].run(unsafe.Pointer(&slots[e.bases[i]]), e.threads)
+		i++
 	}
 	for _, c := range e.plan.Checks {
 		got := &stablehlo.Tensor{Type: e.types[c.Actual], Data: append([]byte(nil), bytesOf(c.Actual)...)}
@@ -259,7 +286,7 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 		}
 	}
 	for i, id := range e.plan.Outputs {
-		if !written[i] {
+		if i >= 64 || written&(1<<i) == 0 {
 			copy(outs[i].Data, bytesOf(id))
 		}
 	}

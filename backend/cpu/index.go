@@ -632,3 +632,59 @@ func genTriSolve(g *gen, op *stablehlo.Op) {
 	g.closeBlock()
 	g.line("free(X);")
 }
+
+// genCholesky implements cholesky (§cholesky) as the interpreter does: per
+// matrix, the Cholesky–Banachiewicz recurrence over the triangle named by
+// lower, in the compute type (f32 for the 16-bit floats, so every step is
+// rounded to f32 like the interpreter's), with NaN where a square root of
+// a value that is not >= 0 would be taken. The other triangle is zero.
+func genCholesky(g *gen, op *stablehlo.Op) {
+	a, r := op.Operands[0], op.Results[0]
+	dt := r.Type.DType
+	ct := ctype(computeDT(dt))
+	A, out := g.input(a), g.output(r)
+	rank := a.Type.Rank()
+	n := a.Type.Shape[rank-1]
+	batches := int64(0)
+	if n > 0 {
+		batches = a.Type.NumElements() / (n * n)
+	}
+	// at(i, j) is the offset of L(i, j) (i >= j) in a matrix: the lower
+	// triangle itself, or the upper one transposed.
+	at := func(i, j string) string {
+		if op.Attrs.Lower {
+			return fmt.Sprintf("(%s)*%d + (%s)", i, n, j)
+		}
+		return fmt.Sprintf("(%s)*%d + (%s)", j, n, i)
+	}
+	sqrt := "sqrt"
+	if ct == "float" {
+		sqrt = "sqrtf"
+	}
+	g.line("%s* L = (%s*)malloc(sizeof(%s) * %d + 8);", ct, ct, ct, n*n)
+	g.line("if (!L) return;")
+	g.line("for (int64_t bt = 0; bt < %d; bt++) {", batches)
+	g.ind++
+	g.push()
+	g.line("for (int64_t e = 0; e < %d; e++) L[e] = 0;", n*n)
+	g.line("for (int64_t i = 0; i < %d; i++)", n)
+	g.line("for (int64_t j = 0; j <= i; j++) {")
+	g.ind++
+	g.line("%s s = %s;", ct, loadExpr(a.Type.DType, fmt.Sprintf("%s[bt*%d + %s]", A, n*n, at("i", "j"))))
+	g.line("for (int64_t k = 0; k < j; k++) {")
+	g.line("\tconst %s p = L[i*%d + k] * L[j*%d + k];", ct, n, n)
+	g.line("\ts = s - p;")
+	g.line("}")
+	g.line("if (i == j) L[i*%d + i] = %s(s >= 0 ? s : (%s)NAN);", n, sqrt, ct)
+	g.line("else L[i*%d + j] = s / L[j*%d + j];", n, n)
+	g.ind--
+	g.line("}")
+	res := "L[i*" + strconv.FormatInt(n, 10) + " + j]"
+	if isHalf(dt) {
+		res = roundExpr(dt, res)
+	}
+	g.line("for (int64_t i = 0; i < %d; i++)", n)
+	g.line("for (int64_t j = 0; j < %d; j++) %s[bt*%d + %s] = %s;", n, out, n*n, at("i", "j"), storeExpr(dt, res))
+	g.closeBlock()
+	g.line("free(L);")
+}

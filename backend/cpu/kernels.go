@@ -45,6 +45,21 @@ type kernel struct {
 	inputs  []*stablehlo.Value
 	outputs []*stablehlo.Value
 	l       *lowering
+	threads int // the thread bound parallel candidates are made for
+}
+
+// parallel reports whether variant cfg has a parallel entry point (see
+// thread.go): its "par" parameter says how it splits the work.
+func (k *kernel) parallel(cfg Config) bool { return cfg.p("par") > 0 }
+
+// partsPerThread is how many parts per thread a parallel variant's calls
+// are cut into (see partsSuffix): several where parts share nothing but
+// a little setup, one for dot kernels, whose parts each pack an operand.
+func (k *kernel) partsPerThread(cfg Config) int {
+	if k.kind == "dot" {
+		return 1
+	}
+	return 4
 }
 
 // tunable reports whether timing candidates is worth it for this kernel.
@@ -52,16 +67,17 @@ func (k *kernel) tunable() bool {
 	if len(k.cands) < 2 {
 		return false
 	}
-	if k.kind == "dot" {
+	if k.kind == "dot" || k.kind == "convgemm" {
 		return k.work >= 1<<15
 	}
 	return k.work >= 1<<14
 }
 
 // newKernel builds the kernel rooted at op and fixes its input order by
-// generating the default variant.
-func newKernel(l *lowering, op *stablehlo.Op) (*kernel, error) {
-	k := &kernel{root: op, l: l}
+// generating the default variant. threads is the thread bound kernels will
+// run with: with more than one, big kernels get parallel variants.
+func newKernel(l *lowering, op *stablehlo.Op, threads int) (*kernel, error) {
+	k := &kernel{root: op, l: l, threads: max(threads, 1)}
 	switch op.Name {
 	case "dot_general":
 		k.kind = "dot"
@@ -71,13 +87,13 @@ func newKernel(l *lowering, op *stablehlo.Op) (*kernel, error) {
 			k.cands = []Config{{Name: "default"}}
 			break
 		}
-		k.cands = dotCandidates(op)
 		b, m, kk, n := dotDims(op)
 		k.work = b * m * kk * n
+		k.cands = dotCandidates(op, k.threads, k.work)
 	case "reduce":
 		k.kind = "reduce"
-		k.cands = reduceCandidates(op)
 		k.work = op.Operands[0].Type.NumElements()
+		k.cands = reduceCandidates(op, k.threads, k.work)
 	case "concatenate":
 		k.kind = "concat"
 		k.cands = []Config{{Name: "default"}}
@@ -87,13 +103,26 @@ func newKernel(l *lowering, op *stablehlo.Op) (*kernel, error) {
 	case "chlo.top_k":
 		k.kind = "topk"
 		k.cands = []Config{{Name: "default"}}
-	case "dynamic_update_slice", "scatter", "reduce_window", "select_and_scatter", "sort", "convolution", "rng_bit_generator", "triangular_solve":
+	case "convolution":
+		if convGemmOK(op) {
+			k.kind = "convgemm"
+			m, n, taps, kI := convGemmDims(op)
+			k.work = m * n * taps * kI
+			k.cands = convCandidates(op, k.threads, k.work, convDirectOK(l, op))
+			break
+		}
+		k.kind = op.Name
+		k.cands = []Config{{Name: "default"}}
+	case "dynamic_update_slice", "scatter", "reduce_window", "select_and_scatter", "sort", "rng_bit_generator", "triangular_solve", "cholesky":
 		k.kind = op.Name
 		k.cands = []Config{{Name: "default"}}
 	default:
 		k.kind = "loop"
 		k.cands = []Config{{Name: "default"}}
 		k.work = op.Results[0].Type.NumElements()
+		if k.threads > 1 && k.work >= parMinElements && len(op.Results[0].Type.Shape) > 0 {
+			k.cands = []Config{{Name: "default", Params: map[string]int{"par": 1}}}
+		}
 	}
 	g, err := k.generate(k.cands[0], nil)
 	if err != nil {
@@ -151,7 +180,7 @@ func (k *kernel) generate(cfg Config, fixed []*stablehlo.Value) (*gen, error) {
 	}
 	switch k.kind {
 	case "loop":
-		genLoop(g, k.root)
+		genLoop(g, k.root, cfg.p("par") > 0)
 	case "reduce":
 		genReduce(g, k.root, cfg)
 	case "dot":
@@ -174,12 +203,16 @@ func (k *kernel) generate(cfg Config, fixed []*stablehlo.Value) (*gen, error) {
 		genSort(g, k.root)
 	case "convolution":
 		genConv(g, k.root)
+	case "convgemm":
+		genConvGemm(g, k.root, cfg)
 	case "dothalf":
 		genDotHalf(g, k.root)
 	case "rng_bit_generator":
 		genRng(g, k.root)
 	case "triangular_solve":
 		genTriSolve(g, k.root)
+	case "cholesky":
+		genCholesky(g, k.root)
 	}
 	if g.err != nil {
 		return nil, g.err
@@ -206,7 +239,15 @@ func (k *kernel) body(cfg Config, symbol string) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n/* %s; %s */\n", k.desc, cfg)
-	fmt.Fprintf(&b, "void %s(void** bufs) {\n", symbol)
+	if k.parallel(cfg) {
+		// The part entry point, then the serial one as its only part.
+		fmt.Fprintf(&b, "void %s%s(void** bufs, int64_t xk_tid, int64_t xk_nt);\n", symbol, parSuffix)
+		fmt.Fprintf(&b, "void %s(void** bufs) { %s%s(bufs, 0, 1); }\n", symbol, symbol, parSuffix)
+		fmt.Fprintf(&b, "const int64_t %s%s = %d;\n", symbol, partsSuffix, k.partsPerThread(cfg))
+		fmt.Fprintf(&b, "void %s%s(void** bufs, int64_t xk_tid, int64_t xk_nt) {\n", symbol, parSuffix)
+	} else {
+		fmt.Fprintf(&b, "void %s(void** bufs) {\n", symbol)
+	}
 	for i, v := range g.inputs {
 		t := stype(v.Type.DType)
 		fmt.Fprintf(&b, "\tconst %s* restrict in%d = (const %s*)bufs[%d];\n", t, i, t, i)
@@ -220,14 +261,15 @@ func (k *kernel) body(cfg Config, symbol string) (string, error) {
 	return b.String(), nil
 }
 
-// genLoop writes every element of an elementwise/index root.
-func genLoop(g *gen, op *stablehlo.Op) {
+// genLoop writes every element of an elementwise/index root; with par,
+// each part writes its share of the outer iterations.
+func genLoop(g *gen, op *stablehlo.Op, par bool) {
 	r := op.Results[0]
 	out := g.output(r)
-	idx := g.loops(r.Type.Shape, "i")
+	idx, n := parLoops(g, r.Type.Shape, "i", par)
 	x := g.compute(op, idx)
 	g.line("%s[%s] = %s;", out, offset(r.Type.Shape, idx), storeExpr(r.Type.DType, x))
-	g.endLoops(len(idx))
+	g.endLoops(n)
 }
 
 // reduceShape splits a reduce's input dims into kept and reduced.
@@ -270,21 +312,42 @@ func simpleReducer(op *stablehlo.Op) string {
 	return b.Name
 }
 
-func reduceCandidates(op *stablehlo.Op) []Config {
-	c := []Config{{Name: "scalar"}}
+func reduceCandidates(op *stablehlo.Op, threads int, work int64) []Config {
+	// Big reductions with enough kept elements split those over threads
+	// (each output element is still reduced by one thread, in the same
+	// order, so results do not depend on the thread count).
+	kept, reduced := reduceShape(op)
+	inShape := op.Operands[0].Type.Shape
+	keptN := int64(1)
+	for _, d := range kept {
+		keptN *= inShape[d]
+	}
+	var par map[string]int
+	if threads > 1 && work >= parMinElements && len(kept) > 0 && keptN >= int64(2*threads) {
+		par = map[string]int{"par": 1}
+	}
+	c := []Config{{Name: "scalar", Params: par}}
 	if simpleReducer(op) == "" || isHalf(op.Results[0].Type.DType) {
 		// 16-bit floats round after every step: only the in-order
 		// accumulation gives the reference's result.
 		return c
 	}
-	_, reduced := reduceShape(op)
 	r := op.Operands[0].Type.Rank()
 	if len(reduced) == 1 && reduced[0] == r-1 {
 		for _, u := range []int{2, 4, 8} {
-			c = append(c, Config{Name: "unroll", Params: map[string]int{"u": u}})
+			p := map[string]int{"u": u}
+			if par != nil {
+				p["par"] = 1
+			}
+			c = append(c, Config{Name: "unroll", Params: p})
 		}
 	}
 	c = append(c, Config{Name: "rowmajor"})
+	if par != nil {
+		// The serial scalar loop too: a reduction that does not pay for
+		// threads on this machine keeps one.
+		c = append(c, Config{Name: "scalar"})
+	}
 	return c
 }
 
@@ -368,7 +431,7 @@ func genReduce(g *gen, op *stablehlo.Op, cfg Config) {
 		ct := ctype(dt)
 		opName := simpleReducer(op)
 		rn := redShape[0]
-		o := g.loops(keptShape, "o")
+		o, no := parLoops(g, keptShape, "o", cfg.p("par") > 0)
 		accs := make([]string, u)
 		for j := range accs {
 			accs[j] = g.name("acc")
@@ -394,11 +457,11 @@ func genReduce(g *gen, op *stablehlo.Op, cfg Config) {
 			total = binaryExpr(opName, total, accs[j], dt)
 		}
 		g.line("%s[%s] = %s;", outs[0], offset(keptShape, o), total)
-		g.endLoops(len(o))
+		g.endLoops(no)
 		return
 	}
 	// scalar: one accumulator per output, reducer body applied per element.
-	o := g.loops(keptShape, "o")
+	o, no := parLoops(g, keptShape, "o", cfg.p("par") > 0)
 	accs := make([]string, n)
 	for i := range accs {
 		accs[i] = g.name("acc")
@@ -422,7 +485,7 @@ func genReduce(g *gen, op *stablehlo.Op, cfg Config) {
 	for i := range outs {
 		g.line("%s[%s] = %s;", outs[i], offset(keptShape, o), storeExpr(op.Results[i].Type.DType, accs[i]))
 	}
-	g.endLoops(len(o))
+	g.endLoops(no)
 }
 
 func genConcat(g *gen, op *stablehlo.Op) {

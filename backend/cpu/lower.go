@@ -20,6 +20,10 @@ import (
 //   - dot_general and top_k read their operands from memory (their loops
 //     revisit every element many times), as do check.* custom calls;
 //   - returned values are materialized;
+//   - while, if and case are not kernels but control steps of the plan
+//     (control.go): their operands and results, their regions' arguments
+//     and returned values, and every outer value a region reads are
+//     materialized, and each region is analyzed like a function body;
 //   - an elementwise or index op whose inline cost is above cheapCost is
 //     materialized when it has several users, or when a broadcast consumer
 //     would recompute it once per copy.
@@ -35,7 +39,11 @@ type lowering struct {
 	uses  map[*stablehlo.Value]int
 	mat   map[*stablehlo.Value]bool
 	cost  map[*stablehlo.Value]int
-	roots []*stablehlo.Op // ops whose results are materialized, in program order
+	roots []*stablehlo.Op // ops whose results are materialized, every block, in program order
+	// items lists, per block (the function body and the regions of
+	// control-flow ops), the ops that become plan steps: kernel roots and
+	// while/if/case, in program order.
+	items map[*stablehlo.Block][]*stablehlo.Op
 }
 
 // errorf reports a malformed op (a broken invariant of the front end),
@@ -71,7 +79,7 @@ var elementwiseOps = map[string]bool{
 	"chlo.next_after": true, "compare": true, "select": true, "clamp": true, "convert": true,
 	"shift_left": true, "shift_right_logical": true, "shift_right_arithmetic": true,
 	"popcnt": true, "count_leading_zeros": true, "is_finite": true, "reduce_precision": true,
-	"tan": true,
+	"tan": true, "chlo.bessel_i0e": true, "chlo.bessel_i1e": true,
 }
 
 var indexOps = map[string]bool{
@@ -82,14 +90,18 @@ var indexOps = map[string]bool{
 var rootOps = map[string]bool{
 	"dot_general": true, "reduce": true, "concatenate": true, "pad": true, "chlo.top_k": true,
 	"dynamic_update_slice": true, "scatter": true, "reduce_window": true, "select_and_scatter": true, "sort": true,
-	"convolution": true, "rng_bit_generator": true, "triangular_solve": true,
+	"convolution": true, "rng_bit_generator": true, "triangular_solve": true, "cholesky": true,
 }
 
 // readsFromMemory are the roots whose operands are read many times (or at
 // data-dependent positions), so they live in buffers.
 var readsFromMemory = map[string]bool{"dot_general": true, "chlo.top_k": true, "sort": true,
 	"reduce_window": true, "select_and_scatter": true, "convolution": true, "rng_bit_generator": true,
-	"triangular_solve": true}
+	"triangular_solve": true, "cholesky": true}
+
+// controlOps are run by the plan's control steps (see plan.go), not by a
+// kernel: their regions are lowered to steps of their own.
+var controlOps = map[string]bool{"while": true, "if": true, "case": true}
 
 // opCost estimates the per-element cost of computing op inline.
 func opCost(op *stablehlo.Op) int {
@@ -123,9 +135,10 @@ func isSplat(t *stablehlo.Tensor) bool {
 func analyze(fn *stablehlo.Func, file string) (*lowering, error) {
 	l := &lowering{
 		fn: fn, file: file,
-		uses: map[*stablehlo.Value]int{},
-		mat:  map[*stablehlo.Value]bool{},
-		cost: map[*stablehlo.Value]int{},
+		uses:  map[*stablehlo.Value]int{},
+		mat:   map[*stablehlo.Value]bool{},
+		cost:  map[*stablehlo.Value]int{},
+		items: map[*stablehlo.Block][]*stablehlo.Op{},
 	}
 	for _, a := range fn.Args {
 		if err := l.checkType(nil, a.Type); err != nil {
@@ -137,9 +150,30 @@ func analyze(fn *stablehlo.Func, file string) (*lowering, error) {
 	if len(ops) == 0 || ops[len(ops)-1].Name != "return" {
 		return nil, l.errorf(nil, "function %s has no return", fn.Name)
 	}
+	if err := l.analyzeBlock(fn.Body, true); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// analyzeBlock makes the fusion decisions for one block: the function
+// body (top) or a region of while/if/case. Regions are analyzed where
+// their op is met, before the block's cost pass, so that the values they
+// capture are known to be materialized when that pass runs.
+//
+// Kernels never cross a region boundary: a control op's operands and
+// results, its regions' arguments and returned values, and every value a
+// region reads from outside live in buffers. A region's kernels then read
+// only buffers that hold the right values whenever they run: arguments
+// rewritten by the control steps, or outer values computed once before.
+func (l *lowering) analyzeBlock(b *stablehlo.Block, top bool) error {
+	ops := b.Ops
 	for _, op := range ops {
 		if err := l.checkOp(op); err != nil {
-			return nil, err
+			return err
+		}
+		if !top && op.Name == "custom_call" {
+			return l.unsupportedf(op, "custom_call %s inside a control-flow region is not supported", op.Attrs.Callee)
 		}
 		for _, v := range op.Operands {
 			l.uses[v]++
@@ -155,6 +189,24 @@ func analyze(fn *stablehlo.Func, file string) (*lowering, error) {
 			if !isSplat(op.Attrs.Constant) {
 				l.mat[op.Results[0]] = true
 			}
+		case controlOps[op.Name]:
+			for _, v := range op.Operands {
+				l.mat[v] = true
+			}
+			for _, r := range op.Results {
+				l.mat[r] = true
+			}
+			for _, r := range op.Regions {
+				for _, a := range r.Args {
+					l.mat[a] = true
+				}
+				for _, v := range captured(r) {
+					l.mat[v] = true
+				}
+				if err := l.analyzeBlock(r, false); err != nil {
+					return err
+				}
+			}
 		case rootOps[op.Name]:
 			for _, r := range op.Results {
 				l.mat[r] = true
@@ -169,7 +221,7 @@ func analyze(fn *stablehlo.Func, file string) (*lowering, error) {
 	// Cost-driven materialization, in program order so that operand costs
 	// are final before their users are considered.
 	for _, op := range ops {
-		if op.Name == "return" || op.Name == "custom_call" || rootOps[op.Name] {
+		if op.Name == "return" || op.Name == "custom_call" || rootOps[op.Name] || controlOps[op.Name] {
 			continue
 		}
 		v := op.Results[0]
@@ -191,18 +243,44 @@ func analyze(fn *stablehlo.Func, file string) (*lowering, error) {
 		}
 		l.cost[v] = c
 	}
+	var items []*stablehlo.Op
 	for _, op := range ops {
-		if op.Name == "return" || op.Name == "custom_call" {
-			continue
-		}
-		if op.Name == "constant" && l.mat[op.Results[0]] {
-			continue // provided by the plan, not computed
-		}
-		if l.mat[op.Results[0]] {
+		switch {
+		case op.Name == "return" || op.Name == "custom_call":
+		case controlOps[op.Name]:
+			items = append(items, op)
+		case op.Name == "constant" && l.mat[op.Results[0]]:
+			// provided by the plan, not computed
+		case l.mat[op.Results[0]]:
 			l.roots = append(l.roots, op)
+			items = append(items, op)
 		}
 	}
-	return l, nil
+	l.items[b] = items
+	return nil
+}
+
+// captured lists the values the ops of region r read that r does not
+// define (its own nested regions are analyzed on their own).
+func captured(r *stablehlo.Block) []*stablehlo.Value {
+	own := map[*stablehlo.Value]bool{}
+	for _, a := range r.Args {
+		own[a] = true
+	}
+	for _, op := range r.Ops {
+		for _, v := range op.Results {
+			own[v] = true
+		}
+	}
+	var out []*stablehlo.Value
+	for _, op := range r.Ops {
+		for _, v := range op.Operands {
+			if !own[v] {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 func (l *lowering) checkType(op *stablehlo.Op, t stablehlo.TensorType) error {
@@ -271,6 +349,10 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 			return err
 		}
 		if err := l.checkBody(op, 1, 1); err != nil {
+			return err
+		}
+	case controlOps[op.Name]:
+		if err := l.checkControl(op); err != nil {
 			return err
 		}
 	case op.Name == "chlo.top_k":

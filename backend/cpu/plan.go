@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
 // formatVersion changes whenever the plan encoding, the kernel ABI or the
 // code generator changes in a way that makes old executables wrong.
-const formatVersion = 1
+// Version 2 added control steps (copy, jump, branch) for while, if and case.
+const formatVersion = 2
 
 var exeMagic = []byte("XLCPUEXE")
 
@@ -39,11 +41,32 @@ type Buffer struct {
 	Const []byte `json:"const,omitempty"`
 }
 
-// Step runs one kernel on buffers (its inputs, then its outputs).
+// Step runs one kernel on buffers (its inputs, then its outputs), or, when
+// Op is set, is a control step that the executor runs itself:
+//
+//   - "copy": Bufs is [src, dst]; dst gets src's bytes (same size). The
+//     destination is always a temporary, never an argument or constant.
+//   - "jump": the next step is Targets[0].
+//   - "branch": Bufs is [selector], a scalar i1 or i32 buffer; the next step
+//     is Targets[k] for its value k, or the last target when k is out of
+//     range (§case: an out-of-range index selects the last branch).
+//
+// Targets are step indices; len(Steps) ends the program. while, if and
+// case are lowered to these (see controlplan.go), so steps can run more
+// than once and in an order decided at run time.
 type Step struct {
-	Kernel string `json:"kernel"`
-	Bufs   []int  `json:"bufs"`
+	Kernel  string `json:"kernel,omitempty"`
+	Bufs    []int  `json:"bufs"`
+	Op      string `json:"op,omitempty"`
+	Targets []int  `json:"targets,omitempty"`
 }
+
+// The control step kinds (Step.Op).
+const (
+	stepCopy   = "copy"
+	stepJump   = "jump"
+	stepBranch = "branch"
+)
 
 // Check is a check.expect_* assertion evaluated after the kernels ran.
 type Check struct {
@@ -106,13 +129,22 @@ func (p *Plan) validate(numSyms map[string]bool) error {
 	}
 	ok := func(id int) bool { return id >= 0 && id < len(p.Buffers) }
 	for i, s := range p.Steps {
-		if numSyms != nil && !numSyms[s.Kernel] {
-			return fmt.Errorf("step %d: unknown kernel %q", i, s.Kernel)
-		}
 		for _, id := range s.Bufs {
 			if !ok(id) {
 				return fmt.Errorf("step %d: buffer %d out of range", i, id)
 			}
+		}
+		if s.Op != "" {
+			if err := p.validateControl(s); err != nil {
+				return fmt.Errorf("step %d: %w", i, err)
+			}
+			continue
+		}
+		if s.Kernel == "" || len(s.Targets) != 0 {
+			return fmt.Errorf("step %d: malformed kernel step", i)
+		}
+		if numSyms != nil && !numSyms[s.Kernel] {
+			return fmt.Errorf("step %d: unknown kernel %q", i, s.Kernel)
 		}
 	}
 	for i, c := range p.Checks {
@@ -183,4 +215,96 @@ func decodeExecutable(data []byte) (*Plan, []byte, error) {
 		return nil, nil, fmt.Errorf("cpu: invalid plan: %w", err)
 	}
 	return &p, so, nil
+}
+
+// buildPlan assigns buffers and lists the steps: the kernels of the
+// function body in program order, with while/if/case lowered to control
+// steps around the kernels of their regions.
+func buildPlan(l *lowering, m *stablehlo.Module, kernels []*kernel, srcs []cc.Source, infos []KernelInfo) *Plan {
+	p := &Plan{Format: formatVersion, Module: m.Name, Kernels: infos}
+	if p.Module == "" {
+		p.Module = "main"
+	}
+	b := &planBuilder{p: p, l: l, ids: map[*stablehlo.Value]int{}, kernel: map[*stablehlo.Op]int{}, srcs: srcs, kernels: kernels}
+	for i, k := range kernels {
+		b.kernel[k.root] = i
+	}
+	for i, a := range l.fn.Args {
+		b.add(a, i, nil)
+	}
+	b.block(l.fn.Body)
+	for _, op := range l.fn.Body.Ops {
+		if op.Name == "custom_call" {
+			a := op.Attrs
+			p.Checks = append(p.Checks, Check{Target: a.Callee, Actual: b.add(op.Operands[0], -1, nil), Expected: b.add(op.Operands[1], -1, nil),
+				MinULP: a.MinULP, MaxULP: a.MaxULP, Tolerance: a.Tolerance, File: l.file, Line: op.Pos.Line, Col: op.Pos.Col})
+		}
+	}
+	ret := l.fn.Body.Ops[len(l.fn.Body.Ops)-1]
+	for _, v := range ret.Operands {
+		p.Outputs = append(p.Outputs, b.add(v, -1, nil))
+	}
+	return p
+}
+
+// planBuilder holds the state of buildPlan.
+type planBuilder struct {
+	p       *Plan
+	l       *lowering
+	ids     map[*stablehlo.Value]int // buffer of each value
+	kernel  map[*stablehlo.Op]int    // kernel index of each root
+	kernels []*kernel
+	srcs    []cc.Source
+}
+
+// add returns v's buffer, creating it (an argument when arg >= 0, a
+// constant when c is non-nil) on first use.
+func (b *planBuilder) add(v *stablehlo.Value, arg int, c []byte) int {
+	if id, ok := b.ids[v]; ok {
+		return id
+	}
+	id := b.scratch(v.Type)
+	b.p.Buffers[id].Arg = arg
+	b.p.Buffers[id].Const = c
+	b.ids[v] = id
+	return id
+}
+
+// scratch adds a temporary buffer of type t that no value names.
+func (b *planBuilder) scratch(t stablehlo.TensorType) int {
+	b.p.Buffers = append(b.p.Buffers, Buffer{DType: t.DType.String(), Shape: append([]int64{}, t.Shape...), Arg: -1})
+	return len(b.p.Buffers) - 1
+}
+
+// block adds the materialized constants of blk, then the steps of its
+// kernels and control-flow ops in program order.
+func (b *planBuilder) block(blk *stablehlo.Block) {
+	for _, op := range blk.Ops {
+		if op.Name == "constant" && b.l.mat[op.Results[0]] {
+			data := op.Attrs.Constant.Data
+			if data == nil {
+				data = []byte{}
+			}
+			b.add(op.Results[0], -1, data)
+		}
+	}
+	for _, op := range b.l.items[blk] {
+		switch op.Name {
+		case "while":
+			b.while(op)
+		case "if", "case":
+			b.branches(op)
+		default:
+			i := b.kernel[op]
+			k := b.kernels[i]
+			s := Step{Kernel: b.srcs[i].Name}
+			for _, v := range k.inputs {
+				s.Bufs = append(s.Bufs, b.add(v, -1, nil))
+			}
+			for _, v := range k.outputs {
+				s.Bufs = append(s.Bufs, b.add(v, -1, nil))
+			}
+			b.p.Steps = append(b.p.Steps, s)
+		}
+	}
 }

@@ -280,4 +280,4 @@ XK_INLINE double xk_digamma(double x) {
 	double t = f * (-1.0/12 + f * (1.0/120 + f * (-1.0/252 + f * (1.0/240 + f * (-1.0/132)))));
 	return r + log(x) - 0.5 / x + t;
 }
-`
+` + chloPrelude

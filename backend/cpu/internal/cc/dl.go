@@ -3,12 +3,17 @@ package cc
 /*
 #cgo LDFLAGS: -ldl
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef void (*xk_fn)(void**);
 
 static void xk_call(void* fn, void** bufs) { ((xk_fn)fn)(bufs); }
+
+typedef void (*xk_pfn)(void**, int64_t, int64_t);
+
+static void xk_call_part(void* fn, void** bufs, int64_t t, int64_t n) { ((xk_pfn)fn)(bufs, t, n); }
 
 static void* xk_alloc(size_t n) {
 	void* p = NULL;
@@ -112,6 +117,14 @@ func (l *Library) Close() error {
 // must be C memory (see Alloc) holding C pointers.
 func Call(fn unsafe.Pointer, bufs unsafe.Pointer) {
 	C.xk_call(fn, (*unsafe.Pointer)(bufs))
+}
+
+// CallPart runs part t of n of a parallel kernel, whose ABI is
+// void k_par(void** bufs, int64_t t, int64_t n): the kernel does the share
+// of its work that part t of n owns, so running every t in 0..n-1 (in any
+// order, at the same time or not) does all of it. bufs is as for Call.
+func CallPart(fn unsafe.Pointer, bufs unsafe.Pointer, t, n int) {
+	C.xk_call_part(fn, (*unsafe.Pointer)(bufs), C.int64_t(t), C.int64_t(n))
 }
 
 // Alloc returns n zeroed bytes of 64-byte-aligned C memory, or nil when the

@@ -1,0 +1,184 @@
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+)
+
+// Kernels that pay for threads are generated with two entry points: the
+// usual void k(void** bufs), and void k_par(void** bufs, int64_t t,
+// int64_t n), which does part t of n of the work (k is k_par(bufs, 0, 1)).
+// The parts of one call write disjoint parts of the outputs and keep any
+// scratch memory of their own, so they can run at the same time, in any
+// order, on any threads. The threads live here, in the Go runtime, not in
+// the generated code: a shared object that started threads could be
+// unloaded under them, and every generated library would carry its own
+// pool. The part count is a run-time argument, so generated code does not
+// depend on the thread count.
+
+// parSuffix names a kernel's parallel entry point; partsSuffix names the
+// optional constant (const int64_t k_parts) saying how many parts per
+// thread a call is cut into. More parts than threads let a thread whose
+// core is busy with other work fall behind without holding up the call:
+// the others take its remaining parts. Kernels whose parts repeat work
+// (packing a shared operand) keep one part per thread.
+const (
+	parSuffix      = "_par"
+	partsSuffix    = "_parts"
+	maxPartsFactor = 16
+)
+
+// kernelFn is a resolved kernel.
+type kernelFn struct {
+	serial unsafe.Pointer // void k(void**)
+	part   unsafe.Pointer // void k_par(void**, int64_t, int64_t), or nil
+	parts  int            // parts per thread, at least 1
+}
+
+// resolveKernel looks up the entry points of the kernel named sym. The
+// parallel one is optional: kernels too small to pay for threads have none.
+func resolveKernel(lib *cc.Library, sym string) (kernelFn, error) {
+	fn, err := lib.Sym(sym)
+	if err != nil {
+		return kernelFn{}, err
+	}
+	f := kernelFn{serial: fn, parts: 1}
+	if p, err := lib.Sym(sym + parSuffix); err == nil {
+		f.part = p
+		if q, err := lib.Sym(sym + partsSuffix); err == nil {
+			if n := *(*int64)(q); n >= 1 && n <= maxPartsFactor {
+				f.parts = int(n)
+			}
+		}
+	}
+	return f, nil
+}
+
+// run calls the kernel on bufs (C memory holding the buffer pointers) with
+// up to threads parts at once.
+func (f kernelFn) run(bufs unsafe.Pointer, threads int) {
+	if f.part == nil || threads <= 1 {
+		cc.Call(f.serial, bufs)
+		return
+	}
+	workers.parallel(f.part, bufs, threads, threads*max(f.parts, 1))
+}
+
+// pool is the process-wide set of kernel worker goroutines. It grows to
+// the largest thread count asked for (less one: the caller works too) and
+// never shrinks; idle workers cost a blocked goroutine and an OS thread.
+type pool struct {
+	mu      sync.Mutex
+	started int
+	calls   chan *parCall
+}
+
+var workers = &pool{calls: make(chan *parCall, 256)}
+
+// parCall is one parallel kernel call: its parts are claimed one at a time
+// from next by the caller and by whichever workers receive the call, so a
+// part no worker picks up in time (all busy with another Executable's
+// kernels, or not yet started) is run by the caller itself. A call is
+// never waited on by a worker, so calls cannot deadlock, and concurrent
+// runs never put more than the pool's threads to work.
+type parCall struct {
+	fn, bufs unsafe.Pointer
+	n        int64
+	next     atomic.Int64
+	wg       sync.WaitGroup
+}
+
+// do runs parts of c until none is left.
+func (c *parCall) do() {
+	for {
+		t := c.next.Add(1) - 1
+		if t >= c.n {
+			return
+		}
+		cc.CallPart(c.fn, c.bufs, int(t), int(c.n))
+		c.wg.Done()
+	}
+}
+
+// ensure starts workers until n are running.
+func (p *pool) ensure(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for ; p.started < n; p.started++ {
+		go p.work()
+	}
+}
+
+// work is one worker. It is locked to its OS thread so that a kernel part
+// starts on a thread that is already running rather than waiting for the
+// scheduler to hand one over after the cgo call blocks.
+func (p *pool) work() {
+	runtime.LockOSThread()
+	for c := range p.calls {
+		c.do()
+	}
+}
+
+// parallel runs the n parts of the kernel part-function fn on bufs, on up
+// to threads threads, and returns when all are done.
+func (p *pool) parallel(fn, bufs unsafe.Pointer, threads, n int) {
+	p.ensure(threads - 1)
+	c := &parCall{fn: fn, bufs: bufs, n: int64(n)}
+	c.wg.Add(n)
+	for i := 1; i < threads; i++ {
+		select {
+		case p.calls <- c:
+		default: // queue full: the caller does the rest
+		}
+	}
+	c.do()
+	c.wg.Wait()
+}
+
+// parMinElements is the size from which elementwise and reduce kernels
+// get a parallel entry point: below it, waking threads (a few
+// microseconds) costs about what a second core saves.
+const parMinElements = 1 << 17
+
+// parGrain is how many iterations the flattened outer loops of a parallel
+// loop nest must have, so that parts are balanced to within a few percent.
+const parGrain = 64
+
+// parLoops opens loops over shape as g.loops does and returns the index
+// names and the count to pass to g.endLoops. With par, the leading
+// dimensions are flattened into one loop (as few as give parGrain
+// iterations) and part xk_tid of xk_nt runs only its contiguous share of
+// it; the remaining dimensions loop in full inside.
+func parLoops(g *gen, shape []int64, prefix string, par bool) ([]string, int) {
+	if !par || len(shape) == 0 {
+		return g.loops(shape, prefix), len(shape)
+	}
+	d, flat := 0, int64(1)
+	for d < len(shape) && flat < parGrain {
+		flat *= shape[d]
+		d++
+	}
+	idx := make([]string, len(shape))
+	for i := range shape {
+		idx[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	f := g.name("pf")
+	g.line("for (int64_t %s = %d*xk_tid/xk_nt; %s < %d*(xk_tid + 1)/xk_nt; %s++) {", f, flat, f, flat, f)
+	g.ind++
+	stride := flat
+	for i := 0; i < d; i++ {
+		stride /= shape[i]
+		g.line("const int64_t %s = (%s / %d) %% %d;", idx[i], f, stride, shape[i])
+	}
+	for i := d; i < len(shape); i++ {
+		g.line("for (int64_t %s = 0; %s < %d; %s++) {", idx[i], idx[i], shape[i], idx[i])
+		g.ind++
+	}
+	g.push()
+	return idx, 1 + len(shape) - d
+}
