@@ -199,7 +199,7 @@ func packOperand(g *gen, v *stablehlo.Value, order []int, acc string, name strin
 	}
 	n := v.Type.NumElements()
 	g.line("%s_buf = (%s*)malloc(sizeof(%s) * %d + 64);", name, acc, acc, n)
-	g.line("if (!%s_buf) goto done;", name)
+	g.line("if (!%s_buf) { XK_ALLOC_FAILED(); goto done; }", name)
 	g.line("{")
 	g.ind++
 	g.line("int64_t p = 0;")
@@ -327,7 +327,7 @@ func genMicro(g *gen, cfg Config, acc string, M, K, N int64) {
 	}
 	g.line("typedef %s xv __attribute__((vector_size(%d), aligned(%d), may_alias));", acc, vw*sizeOfC(acc), sizeOfC(acc))
 	g.line("%s* bp = (%s*)aligned_alloc(64, ((sizeof(%s) * %d * %d * %d) + 63) / 64 * 64);", acc, acc, acc, kc, np, nr)
-	g.line("if (!bp) goto done;")
+	g.line("if (!bp) { XK_ALLOC_FAILED(); goto done; }")
 	pa := cfg.p("pa") == 1
 	if pa {
 		// A is packed too, a kc-deep slice of this part's rows at a time,
@@ -335,7 +335,7 @@ func genMicro(g *gen, cfg Config, acc string, M, K, N int64) {
 		// values of A for one k from one cache line instead of mr rows.
 		nbAll := (M + int64(mr) - 1) / int64(mr)
 		g.line("%s* apk0 = (%s*)aligned_alloc(64, ((sizeof(%s) * %d * %d * %d) + 63) / 64 * 64);", acc, acc, acc, kc, nbAll, mr)
-		g.line("if (!apk0) { free(bp); goto done; }")
+		g.line("if (!apk0) { XK_ALLOC_FAILED(); free(bp); goto done; }")
 	}
 	g.line("for (int64_t pc = 0; pc < %d; pc += %d) {", K, kc)
 	g.ind++
@@ -565,7 +565,7 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 	g.line("%s* bp = (%s*)aligned_alloc(64, (sizeof(%s) * %d + 63) / 64 * 64 + 64);", acc, acc, acc, np*K*int64(nr))
 	g.line("%s* ap = (%s*)aligned_alloc(64, (sizeof(%s) * %d + 63) / 64 * 64 + 64);", acc, acc, acc, K*int64(mr))
 	g.line("%s* zr = (%s*)aligned_alloc(64, (sizeof(%s) * %d + 63) / 64 * 64 + 64);", acc, acc, acc, kI)
-	g.line("if (!bp || !ap || !zr) goto done;")
+	g.line("if (!bp || !ap || !zr) { XK_ALLOC_FAILED(); goto done; }")
 	g.line("for (int64_t i = 0; i < %d; i++) zr[i] = 0;", kI)
 	// Pack the kernel: bp[(jp*K + t*kI + ci)*nr + jj] = w[tap t, ci, of = jp*nr + jj].
 	kShape := make([]int64, ns)

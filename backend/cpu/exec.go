@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
@@ -20,6 +21,10 @@ type Executable struct {
 	types  []stablehlo.TensorType
 	lib    *cc.Library
 	fns    []kernelFn
+	// allocFailures is the library's count of kernels that could not
+	// allocate scratch memory (prelude.go's xk_alloc_failures); nil when
+	// the plan has no kernels.
+	allocFailures *uint64
 	consts []unsafe.Pointer // C copies of constant buffers, nil for others
 
 	// threads bounds the parts a parallel kernel runs in at once.
@@ -98,6 +103,14 @@ func newExecutable(plan *Plan, so []byte, threads int) (*Executable, error) {
 			return nil, fmt.Errorf("cpu: %s: %w", plan.Module, err)
 		}
 		e.fns = append(e.fns, fn)
+		if e.allocFailures == nil {
+			p, err := lib.Sym("xk_alloc_failures")
+			if err != nil {
+				lib.Close()
+				return nil, fmt.Errorf("cpu: %s: kernels without an allocation-failure counter: %w", plan.Module, err)
+			}
+			e.allocFailures = (*uint64)(p)
+		}
 	}
 	e.consts = make([]unsafe.Pointer, len(plan.Buffers))
 	for i, b := range plan.Buffers {
@@ -267,6 +280,10 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 			at++
 		}
 	}
+	var failures uint64
+	if e.allocFailures != nil {
+		failures = atomic.LoadUint64(e.allocFailures)
+	}
 	for i := 0; i < len(e.plan.Steps); {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -277,6 +294,12 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 		}
 		e.fns[i].run(unsafe.Pointer(&slots[e.bases[i]]), e.threads)
 		i++
+	}
+	// A kernel that could not allocate its scratch memory left its outputs
+	// unwritten. The counter is per library, so a failure in a concurrent
+	// Run fails this one too: an error, never a wrong result.
+	if e.allocFailures != nil && atomic.LoadUint64(e.allocFailures) != failures {
+		return nil, fmt.Errorf("cpu: %s: a kernel could not allocate its scratch memory (out of memory)", e.plan.Module)
 	}
 	for _, c := range e.plan.Checks {
 		got := &stablehlo.Tensor{Type: e.types[c.Actual], Data: append([]byte(nil), bytesOf(c.Actual)...)}

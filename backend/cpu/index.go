@@ -347,7 +347,7 @@ func genSort(g *gen, op *stablehlo.Op) {
 		return
 	}
 	g.line("int64_t* perm = (int64_t*)malloc(sizeof(int64_t) * %d);", 2*n)
-	g.line("if (!perm) return;")
+	g.line("if (!perm) { XK_ALLOC_FAILED(); return; }")
 	g.line("int64_t* tmp = perm + %d;", n)
 	outer := slices.Clone(t0.Shape)
 	outer[dim] = 1
@@ -574,7 +574,7 @@ func genTriSolve(g *gen, op *stablehlo.Op) {
 	trans := t.TransposeA != "NO_TRANSPOSE"
 	lowerEff := t.Lower != trans
 	g.line("%s* X = (%s*)malloc(sizeof(%s) * %d + 8);", ct, ct, ct, rows*cols)
-	g.line("if (!X) return;")
+	g.line("if (!X) { XK_ALLOC_FAILED(); return; }")
 	g.line("for (int64_t bt = 0; bt < %d; bt++) {", batches)
 	g.ind++
 	g.push()
@@ -662,7 +662,7 @@ func genCholesky(g *gen, op *stablehlo.Op) {
 		sqrt = "sqrtf"
 	}
 	g.line("%s* L = (%s*)malloc(sizeof(%s) * %d + 8);", ct, ct, ct, n*n)
-	g.line("if (!L) return;")
+	g.line("if (!L) { XK_ALLOC_FAILED(); return; }")
 	g.line("for (int64_t bt = 0; bt < %d; bt++) {", batches)
 	g.ind++
 	g.push()

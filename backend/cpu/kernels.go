@@ -547,7 +547,7 @@ func genTopK(g *gen, op *stablehlo.Op) {
 		gt = "((a != a && b == b) || a > b)"
 	}
 	g.line("unsigned char* used = (unsigned char*)malloc(%d > 0 ? %d : 1);", n, n)
-	g.line("if (!used) return;")
+	g.line("if (!used) { XK_ALLOC_FAILED(); return; }")
 	g.line("for (int64_t row = 0; row < %d; row++) {", rows)
 	g.line("\tconst %s* xr = %s + row*%d;", st, in, n)
 	g.line("\tmemset(used, 0, %d > 0 ? %d : 1);", n, n)

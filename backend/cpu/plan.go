@@ -13,8 +13,10 @@ import (
 
 // formatVersion changes whenever the plan encoding, the kernel ABI or the
 // code generator changes in a way that makes old executables wrong.
-// Version 2 added control steps (copy, jump, branch) for while, if and case.
-const formatVersion = 2
+// Version 2 added control steps (copy, jump, branch) for while, if and case;
+// version 3 the libraries' allocation-failure counter (xk_alloc_failures),
+// which the runtime requires.
+const formatVersion = 3
 
 var exeMagic = []byte("XLCPUEXE")
 

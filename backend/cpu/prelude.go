@@ -38,6 +38,12 @@ void free(void*);
 void* aligned_alloc(size_t, size_t);
 void* memset(void*, int, size_t);
 void* memcpy(void*, const void*, size_t);
+/* A kernel whose scratch allocation fails leaves its outputs unwritten:
+   it counts the failure here, and the runtime turns the run into an error
+   rather than hand back garbage. Weak, so the kernels of one library share
+   one counter whichever translation unit defines it. */
+__attribute__((weak, visibility("default"))) unsigned long long xk_alloc_failures;
+#define XK_ALLOC_FAILED() __atomic_fetch_add(&xk_alloc_failures, 1ULL, __ATOMIC_RELAXED)
 #define XK_MATH1(n) double n(double); float n##f(float);
 #define XK_MATH2(n) double n(double, double); float n##f(float, float);
 XK_MATH1(exp) XK_MATH1(expm1) XK_MATH1(log) XK_MATH1(log1p) XK_MATH1(tanh)
