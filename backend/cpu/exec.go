@@ -16,16 +16,16 @@ import (
 // Executable is a compiled program: a plan and the shared object holding
 // its kernels, loaded and ready to run. It is safe for concurrent Runs.
 type Executable struct {
-	plan   *Plan
-	so     []byte
-	types  []stablehlo.TensorType
-	lib    *cc.Library
-	fns    []kernelFn
+	plan  *Plan
+	so    []byte
+	types []stablehlo.TensorType
+	lib   *cc.Library
+	fns   []kernelFn
 	// allocFailures is the library's count of kernels that could not
 	// allocate scratch memory (prelude.go's xk_alloc_failures); nil when
 	// the plan has no kernels.
 	allocFailures *uint64
-	consts []unsafe.Pointer // C copies of constant buffers, nil for others
+	consts        []unsafe.Pointer // C copies of constant buffers, nil for others
 
 	// threads bounds the parts a parallel kernel runs in at once.
 	threads int
