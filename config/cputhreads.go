@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // MaxCPUThreads bounds XLACACHE_CPU_THREADS: far more threads than any
@@ -26,11 +24,8 @@ var (
 func DefaultCPUThreads() int {
 	affinityOnce.Do(func() {
 		affinityCount = runtime.NumCPU()
-		var set unix.CPUSet
-		if err := unix.SchedGetaffinity(0, &set); err == nil {
-			if n := set.Count(); n > 0 {
-				affinityCount = n
-			}
+		if n := affinityCPUs(); n > 0 {
+			affinityCount = n
 		}
 		if affinityCount < 1 {
 			affinityCount = 1

@@ -13,11 +13,13 @@ import (
 
 // Exclusion lists of JAX's XLA_FLAGS hashing (jax-ml/jax
 // jax/_src/cache_key.py, _hash_xla_flags / xla_flags_to_exclude_from_cache_key):
-// older releases hash both autotune flags, newer ones exclude
-// --xla_gpu_experimental_autotune_cache_mode and
-// --xla_gpu_per_fusion_autotune_cache_dir. Keys must agree under both.
+// older releases hash both autotune flags, later ones exclude
+// --xla_gpu_experimental_autotune_cache_mode (with --xla_gpu_cuda_data_dir),
+// the newest also --xla_gpu_per_fusion_autotune_cache_dir (three stored
+// versions of the file read for this). Keys must agree under each.
 var xlaFlagsExcluded = map[string][]string{
-	"old": {"--xla_dump_to", "--xla_force_host_platform_device_count"},
+	"old":  {"--xla_dump_to", "--xla_force_host_platform_device_count"},
+	"mode": {"--xla_dump_to", "--xla_force_host_platform_device_count", "--xla_gpu_cuda_data_dir", "--xla_gpu_experimental_autotune_cache_mode"},
 	"new": {"--xla_dump_to", "--xla_force_host_platform_device_count",
 		"--xla_gpu_experimental_autotune_cache_mode", "--xla_gpu_per_fusion_autotune_cache_dir"},
 }

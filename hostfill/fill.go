@@ -69,8 +69,10 @@ func (o Options) parallel() int {
 	return 8
 }
 
-// writeParallel bounds the files a fill installs at once.
-func writeParallel(o Options) int { return 4 * o.parallel() }
+// writeParallel bounds the files a fill writes at once. Creating files in
+// one directory serializes on its lock in the kernel and on the
+// filesystem's journal: beyond a few writers, more only spin.
+func writeParallel(o Options) int { return min(4, o.parallel()) }
 
 func (o Options) logger() *slog.Logger {
 	if o.Logger != nil {
@@ -303,8 +305,7 @@ func fetchPacks(ctx context.Context, store blob.Store, o Options, want map[strin
 	var errs []error
 	var loggedBad, loggedWrite bool
 	fail := func(names ...string) { failed = append(failed, names...) } // mu held
-	// Installing is mostly file creation and fsyncs, which the filesystem
-	// commits in groups: more of them at once than requests, but bounded.
+	// Writers are bounded across the packs being installed at once.
 	writers := make(chan struct{}, writeParallel(o))
 	each(ctx, o.parallel(), len(ids), func(i int) {
 		id := ids[i]
@@ -348,51 +349,89 @@ func fetchPacks(ctx context.Context, store blob.Store, o Options, want map[strin
 		for _, m := range members {
 			byName[m.Name] = m
 		}
-		recs := want[id]
-		each(ctx, writeParallel(o), len(recs), func(k int) {
-			writers <- struct{}{}
-			defer func() { <-writers }()
-			rec := recs[k]
-			m, ok := byName[rec.Name]
-			if !ok || m.Digest != rec.Digest {
-				mu.Lock()
-				st.Refused++
-				fail(rec.Name)
-				mu.Unlock()
-				return
-			}
-			data, _, err := unseal(m, o.SigningKey)
-			if err != nil {
-				mu.Lock()
-				st.Refused++
-				fail(rec.Name)
-				if !loggedBad {
-					loggedBad = true
-					o.logger().Warn("xlacache: a shared file failed verification and was not installed", "file", rec.Name, "err", err)
-				}
-				mu.Unlock()
-				return
-			}
-			// First writer wins: a file that appeared locally meanwhile
-			// (JAX wrote it) is kept.
-			created, err := atomicfile.Publish(rec.Name, data, o.writeOpts())
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				if !loggedWrite {
-					loggedWrite = true
-					o.logger().Warn("xlacache: writing a fetched file into the cache directory failed", "file", rec.Name, "err", err)
-				}
-			case created:
-				st.Files++
-				st.Bytes += int64(len(data))
-			default:
-				st.Present++
-			}
-		})
+		installPack(ctx, o, want[id], byName, writers, st, &mu, fail, &loggedBad, &loggedWrite)
 	})
 	return failed, errors.Join(errs...)
+}
+
+// installPack verifies a fetched pack's wanted files and installs them in
+// one atomicfile.Batch: every file's bytes go to a temporary file, one
+// flush makes them all durable, and only then do they get their names, so
+// a crash mid-fill leaves no name pointing at unflushed bytes, at the cost
+// of one flush per pack rather than one per file.
+func installPack(ctx context.Context, o Options, recs []Record, byName map[string]Member, writers chan struct{}, st *FillStats,
+	mu *sync.Mutex, fail func(...string), loggedBad, loggedWrite *bool) {
+	writeFailed := func(name string, err error) { // mu held
+		if !*loggedWrite {
+			*loggedWrite = true
+			o.logger().Warn("xlacache: writing a fetched file into the cache directory failed", "file", name, "err", err)
+		}
+	}
+	batch, err := atomicfile.NewBatch(o.writeOpts())
+	if err != nil {
+		mu.Lock()
+		writeFailed("", err)
+		mu.Unlock()
+		return
+	}
+	each(ctx, writeParallel(o), len(recs), func(k int) {
+		writers <- struct{}{}
+		defer func() { <-writers }()
+		rec := recs[k]
+		m, ok := byName[rec.Name]
+		if !ok || m.Digest != rec.Digest {
+			mu.Lock()
+			st.Refused++
+			fail(rec.Name)
+			mu.Unlock()
+			return
+		}
+		data, _, err := unseal(m, o.SigningKey)
+		if err != nil {
+			mu.Lock()
+			st.Refused++
+			fail(rec.Name)
+			if !*loggedBad {
+				*loggedBad = true
+				o.logger().Warn("xlacache: a shared file failed verification and was not installed", "file", rec.Name, "err", err)
+			}
+			mu.Unlock()
+			return
+		}
+		// First writer wins: a file that appeared locally meanwhile (JAX
+		// wrote it) is kept, here and again when the batch links.
+		added, err := batch.Add(rec.Name, data)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil:
+			writeFailed(rec.Name, err)
+		case !added:
+			st.Present++
+		}
+	})
+	if ctx.Err() != nil {
+		batch.Abort()
+		return
+	}
+	res, err := batch.Commit(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range res {
+		switch {
+		case r.Err != nil && ctx.Err() != nil:
+		case r.Err != nil:
+			writeFailed(r.Path, r.Err)
+		case r.Created:
+			st.Files++
+			st.Bytes += int64(r.Size)
+		default:
+			st.Present++
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		writeFailed("", err)
+	}
 }
 
 // getBounded reads an object, refusing one larger than limit from its size.

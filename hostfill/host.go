@@ -23,9 +23,16 @@ const (
 )
 
 // LocalRankVars are the launchers' variables for a process's rank on its
-// host (Slurm, Open MPI, torchrun and other PyTorch launchers, MPICH /
-// Intel MPI), read in this order.
-var LocalRankVars = []string{"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK", "MPI_LOCALRANKID"}
+// host, read in this order: the innermost launcher first, because an
+// outer one's variables are inherited by everything it starts. torchrun
+// (LOCAL_RANK) starts its workers itself and is always innermost;
+// mpirun or mpiexec inside a Slurm allocation starts its daemons with
+// srun, one task per host, so every MPI process there inherits
+// SLURM_LOCALID=0 and only the MPI variables tell them apart (Open MPI:
+// OMPI_COMM_WORLD_LOCAL_RANK; MPICH Hydra and Intel MPI:
+// MPI_LOCALRANKID; Cray PALS: PALS_LOCAL_RANKID). SLURM_LOCALID is
+// right only for processes srun starts directly, so it comes last.
+var LocalRankVars = []string{"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PALS_LOCAL_RANKID", "SLURM_LOCALID"}
 
 // LocalRank returns the process's rank on its host from the launcher's
 // variables, and which variable gave it; ok is false when none is set (a
@@ -64,23 +71,46 @@ func (l *Leader) Release() {
 	}
 }
 
-// ElectLeader decides whether this process leads its host: by its local
-// rank when the launcher gives one (rank 0 leads), else by holding an
-// exclusive lock in the directory's state for as long as it runs, so that
-// of several independent processes on one host (each JAX's process 0)
-// exactly one leads at any time.
+// ElectLeader decides whether this process leads its host. A process
+// whose launcher gives it a local rank other than 0 never leads. Every
+// other one (local rank 0, or no local rank: a process started by hand,
+// or several independent processes, each JAX's process 0) leads only
+// while it holds an exclusive lock in the directory's state, so that
+// exactly one process leads a directory at any time, even when two jobs
+// (two srun steps, two sweeps) share a host and each has a local rank 0.
+// The lock is released by the kernel when its holder dies, so a crashed
+// leader leaves no stale claim. A local rank 0 that cannot take the lock
+// for any reason but another holder (no state directory, say) still
+// leads, as its launcher says.
 func ElectLeader(o Options, getenv func(string) (string, bool)) *Leader {
-	if r, v, ok := LocalRank(getenv); ok {
-		return &Leader{Is: r == 0, Why: fmt.Sprintf("%s=%d", v, r)}
+	r, v, ranked := LocalRank(getenv)
+	if ranked && r != 0 {
+		return &Leader{Why: fmt.Sprintf("%s=%d", v, r)}
+	}
+	why := "holds the host lock"
+	if ranked {
+		why = fmt.Sprintf("%s=%d, holds the host lock", v, r)
 	}
 	if err := ensureState(o); err != nil {
+		if ranked {
+			return &Leader{Is: true, Why: fmt.Sprintf("%s=%d (no host lock: %v)", v, r, err)}
+		}
 		return &Leader{Why: "no state directory: " + err.Error()}
 	}
 	lk, err := lockedfile.TryLock(leaderLockRel, lockedfile.Options{Root: o.Root, Perm: fileMode(o.FileMode)})
-	if err != nil {
+	switch {
+	case err == nil:
+		return &Leader{Is: true, Why: why, lock: lk}
+	case errors.Is(err, lockedfile.ErrLocked):
+		if ranked {
+			return &Leader{Why: fmt.Sprintf("%s=%d, but another job's process holds the host lock", v, r)}
+		}
 		return &Leader{Why: "another process holds the host lock"}
+	case ranked:
+		return &Leader{Is: true, Why: fmt.Sprintf("%s=%d (no host lock: %v)", v, r, err)}
+	default:
+		return &Leader{Why: "host lock unusable: " + err.Error()}
 	}
-	return &Leader{Is: true, Why: "holds the host lock", lock: lk}
 }
 
 func fileMode(m os.FileMode) os.FileMode {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -22,8 +23,12 @@ import (
 	"github.com/xlacache/xlacache/internal/logonce"
 )
 
-// ForwardedSignals are the signals exec passes on to the command.
-var ForwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+// ForwardedSignals are the signals exec passes on to the command. Besides
+// the ones that end a job, SIGQUIT, SIGUSR1 and SIGUSR2: by default they
+// would end exec itself (Slurm's --signal=USR1@120 preemption warning is
+// meant for the command's checkpoint handler), leaving the command
+// without its parent and the launcher reporting the step failed.
+var ForwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
 // Job is one command run under exec.
 type Job struct {
@@ -58,6 +63,8 @@ type Job struct {
 	// Started is when the process began (for the fill marker); zero means
 	// now.
 	Started time.Time
+
+	live liveReport
 }
 
 // Report says what a run did.
@@ -72,14 +79,20 @@ type Report struct {
 	// ExitCode is the command's exit status; 128+n when a signal n ended
 	// it.
 	ExitCode int
+	// Requests counts the requests made to the shared tier.
+	Requests int64
+	// Errors counts the cache failures by step (the Err* kinds), each
+	// logged once and degraded to running the command without that step.
+	Errors map[string]int
 }
 
 // Run prepares the directory, runs the command and finishes up. Every
 // failure of the cache is logged (once per kind) and leaves the command
 // running normally; the error is returned only when the command itself
 // could not be started (then ExitCode is 127, as a shell reports it).
-func (j *Job) Run(ctx context.Context) (Report, error) {
-	var rep Report
+func (j *Job) Run(ctx context.Context) (rep Report, runErr error) {
+	store := j.live.start(j.Store)
+	defer func() { j.live.finish(&rep) }()
 	started := j.Started
 	if started.IsZero() {
 		started = time.Now()
@@ -89,7 +102,8 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 		log = slog.Default()
 	}
 	logs := logonce.New(log)
-	warn := func(what string, err error) {
+	warn := func(kind, what string, err error) {
+		j.live.addError(kind)
 		if errors.Is(err, blob.ErrUnavailable) {
 			return // the store's Guard logged it, once per outage
 		}
@@ -120,9 +134,9 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 	var root *os.Root
 	var leader *Leader
 	if err := os.MkdirAll(opts.Dir, opts.EffectiveDirMode()); err != nil {
-		warn("cache directory unusable", err)
+		warn(ErrDir, "cache directory unusable", err)
 	} else if root, err = os.OpenRoot(opts.Dir); err != nil {
-		warn("cache directory unusable", err)
+		warn(ErrDir, "cache directory unusable", err)
 	}
 	if root != nil {
 		defer root.Close()
@@ -133,16 +147,17 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 		rep.Leader, rep.LeaderWhy = leader.Is, leader.Why
 	}
 	rep.AutotuneWriter = rep.Leader && opts.Writer()
-	rep.Publisher = rep.AutotuneWriter && j.Store != nil
+	rep.Publisher = rep.AutotuneWriter && store != nil
+	j.live.set(rep)
 	if rep.AutotuneWriter && opts.HasSubcache(config.SubcacheAutotune) {
 		// XLA would create tmp/ 0755 itself; the configured modes keep a
 		// shared directory usable by its other users.
 		if err := xla.CreateAutotuneDir(opts.Dir, opts.EffectiveDirMode()); err != nil {
-			warn("creating the autotune directory failed", err)
+			warn(ErrAutotuneDir, "creating the autotune directory failed", err)
 		}
 	}
 	var early os.Signal
-	if root != nil && j.Store != nil {
+	if root != nil && store != nil {
 		fillCtx, cancelFill := context.WithCancel(ctx)
 		fillDone := make(chan struct{})
 		caught := make(chan os.Signal, 1)
@@ -155,13 +170,14 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 				caught <- nil
 			}
 		}()
-		fr, err := CoordinatedFill(fillCtx, j.Store, o, started, opts.WaitTimeout)
+		fr, err := CoordinatedFill(fillCtx, store, o, started, opts.WaitTimeout)
 		close(fillDone)
 		early = <-caught
 		cancelFill()
 		rep.Fill = fr
+		j.live.set(rep)
 		if err != nil {
-			warn("filling the local directory from the shared tier failed", err)
+			warn(ErrFill, "filling the local directory from the shared tier failed", err)
 		}
 		if fr.Filled {
 			log.Info("xlacache exec: filled the local directory", "files", fr.Stats.Files, "bytes", fr.Stats.Bytes,
@@ -185,14 +201,14 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 	if j.Target == xla.TargetGo {
 		// XLA_FLAGS may name a file of flags: merge with its content.
 		if inl, err := xla.InlineFlags(existing); err != nil {
-			warn("reading the XLA_FLAGS file failed", err)
+			warn(ErrXLAFlags, "reading the XLA_FLAGS file failed", err)
 		} else {
 			existing = inl
 		}
 	}
 	cmdEnv := env
 	if l, err := LaunchFor(opts, j.Target, j.Support, existing, rep.AutotuneWriter); err != nil {
-		warn("working out the cache environment failed", err)
+		warn(ErrEnv, "working out the cache environment failed", err)
 	} else {
 		cmdEnv = Environ(env, l)
 	}
@@ -202,9 +218,19 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 	}
 	cmd := exec.Command(j.Args[0], j.Args[1:]...)
 	cmd.Env = cmdEnv
+	// Once the command has exited, exec waits at most this long for the
+	// copying of its standard streams (when they are not files) to end: a
+	// background process the command left behind may hold them open for
+	// ever.
+	cmd.WaitDelay = 2 * time.Second
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = orStd(j.Stdin, os.Stdin), orStdW(j.Stdout, os.Stdout), orStdW(j.Stderr, os.Stderr)
 	if err := cmd.Start(); err != nil {
+		// As a shell reports it: 126 for a command found but not
+		// executable, 127 otherwise.
 		rep.ExitCode = 127
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC) {
+			rep.ExitCode = 126
+		}
 		return rep, fmt.Errorf("starting %s: %w", j.Args[0], err)
 	}
 	done := make(chan struct{})
@@ -216,7 +242,7 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 		for {
 			select {
 			case s := <-sigs:
-				if s == syscall.SIGINT && fg {
+				if (s == syscall.SIGINT || s == syscall.SIGQUIT) && fg {
 					continue // the terminal sent it to the command too
 				}
 				_ = cmd.Process.Signal(s)
@@ -235,17 +261,18 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 			// to publish the filled files again.
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fillBound(opts.WaitTimeout))
 			var err error
-			remote, err = RemoteNames(lctx, j.Store, o)
+			remote, err = RemoteNames(lctx, store, o)
 			cancel()
 			if err != nil {
-				warn("listing the shared tier failed", err)
+				warn(ErrList, "listing the shared tier failed", err)
 			}
 		}
-		pub = NewPublisher(j.Store, o, remote)
+		pub = NewPublisher(store, o, remote)
+		j.live.setPublisher(pub)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			Watch(wctx, pub, WatchOptions{Dir: opts.Dir, Poll: j.Poll, OnError: func(err error) { warn("publishing to the shared tier failed", err) }})
+			Watch(wctx, pub, WatchOptions{Dir: opts.Dir, Poll: j.Poll, OnError: func(err error) { warn(ErrPublish, "publishing to the shared tier failed", err) }})
 		}()
 	}
 	werr := cmd.Wait()
@@ -258,11 +285,25 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 	if final <= 0 {
 		final = 60 * time.Second
 	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), final)
-	defer cancel()
+	// A signal now (the user or the launcher giving up on a slow final
+	// publish) cuts the final steps short; the command's status stands.
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-sigs:
+			stop()
+		case <-finished:
+		}
+	}()
 	if pub != nil {
-		if err := pub.Publish(fctx, true); err != nil {
-			warn("publishing to the shared tier failed", err)
+		fctx, cancel := context.WithTimeout(sctx, final)
+		err := pub.Publish(fctx, true)
+		cancel()
+		if err != nil {
+			warn(ErrPublish, "publishing to the shared tier failed", err)
 		}
 		rep.Publish = pub.Stats()
 		if rep.Publish.Incomplete > 0 {
@@ -270,8 +311,12 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 		}
 	}
 	if rep.Leader && opts.MaxSize > 0 && j.Prune != nil {
-		if err := j.Prune(fctx, opts.Dir, opts.MaxSize); err != nil {
-			warn("pruning the local directory failed", err)
+		// A budget of its own: a slow store that used up the publish's
+		// must not leave the local directory unbounded.
+		pctx, cancel := context.WithTimeout(sctx, final)
+		defer cancel()
+		if err := j.Prune(pctx, opts.Dir, opts.MaxSize); err != nil {
+			warn(ErrPrune, "pruning the local directory failed", err)
 		}
 	}
 	return rep, nil

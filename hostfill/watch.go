@@ -52,13 +52,17 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 	var werrs <-chan error
 	if err == nil {
 		defer w.Close()
-		addWatches(w, wo.Dir, wo.Dir)
-		events, werrs = w.Events, w.Errors
-		if poll <= 0 {
-			poll = 10 * time.Second
+		if err = addWatches(w, wo.Dir, wo.Dir); err == nil {
+			events, werrs = w.Events, w.Errors
 		}
-	} else if poll <= 0 {
-		poll = 2 * time.Second
+		// else: no watch on the directory itself (inotify's watch limit
+		// reached, say): scans alone, at the fallback's pace.
+	}
+	if poll <= 0 {
+		poll = 10 * time.Second
+		if err != nil {
+			poll = 2 * time.Second
+		}
 	}
 	report := func(err error) {
 		if err != nil && wo.OnError != nil && ctx.Err() == nil {
@@ -72,6 +76,16 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 	defer ticker.Stop()
 	var settleC <-chan time.Time
 	var settleT *time.Timer
+	// arm schedules a publish once the directory has been quiet for
+	// settle.
+	arm := func() {
+		if settleT == nil {
+			settleT = time.NewTimer(settle)
+		} else {
+			settleT.Reset(settle)
+		}
+		settleC = settleT.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -87,16 +101,19 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 			if ev.Has(fsnotify.Create) && w != nil {
 				// A new directory (the autotune directory, a tier's
 				// shard) is watched too.
-				addWatches(w, wo.Dir, ev.Name)
+				_ = addWatches(w, wo.Dir, ev.Name)
 			}
-			if settleT == nil {
-				settleT = time.NewTimer(settle)
-			} else {
-				settleT.Reset(settle)
+			arm()
+		case err, ok := <-werrs:
+			if !ok {
+				werrs = nil
+				continue
 			}
-			settleC = settleT.C
-		case <-werrs:
-			// An overflowed queue loses events; the next scan finds them.
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// The kernel dropped events: scan once the burst settles
+				// rather than at the next poll.
+				arm()
+			}
 		case <-settleC:
 			settleC = nil
 			report(p.Publish(ctx, false))
@@ -109,7 +126,9 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 // addWatches watches p if it is a directory that can hold packed files,
 // and its subdirectories: the cache directory, the autotune directory and
 // xlacache's tiers, never the state, locks, quarantine or XLA's tmp.
-func addWatches(w *fsnotify.Watcher, root, p string) {
+// It returns the error of the watch on p itself.
+func addWatches(w *fsnotify.Watcher, root, p string) error {
+	var first error
 	_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
@@ -120,7 +139,10 @@ func addWatches(w *fsnotify.Watcher, root, p string) {
 				return fs.SkipDir
 			}
 		}
-		_ = w.Add(q)
+		if err := w.Add(q); err != nil && q == p {
+			first = err
+		}
 		return nil
 	})
+	return first
 }

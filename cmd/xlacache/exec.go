@@ -127,7 +127,16 @@ func runExec(cmd *cobra.Command, args []string) error {
 			return err
 		},
 	}
+	stopMetrics := func() {}
+	if opts.MetricsFile != "" {
+		// exec's file is the job step's; the command's own xlacache, if
+		// it has one, writes beside it rather than over it.
+		job.Env = withCommandMetricsFile(os.Environ(), opts.MetricsFile)
+		stopMetrics = execMetricsWriter(job, opts, 0, logger)
+	}
 	rep, err := job.Run(cmd.Context())
+	// Before exitProcess, which runs no deferred calls.
+	stopMetrics()
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "xlacache exec: %v\n", err)
 	}

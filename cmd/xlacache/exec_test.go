@@ -309,7 +309,10 @@ func TestExecTwoHosts(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(hostA, filepath.Base(f)), b, 0o600)
 	}
-	code, out := runXC(t, execEnv(srv, hostA, key, "XLACACHE_PROCESS_INDEX=0", testProgEnv+"=write", testWaitPublishedEnv+"=1"))
+	promDir := t.TempDir()
+	promA, promB := filepath.Join(promDir, "a.prom"), filepath.Join(promDir, "b.prom")
+	code, out := runXC(t, execEnv(srv, hostA, key, "XLACACHE_PROCESS_INDEX=0", testProgEnv+"=write", testWaitPublishedEnv+"=1",
+		"XLACACHE_METRICS_FILE="+promA))
 	if code != 0 {
 		t.Fatalf("host A: exit %d\n%s", code, out)
 	}
@@ -340,9 +343,23 @@ func TestExecTwoHosts(t *testing.T) {
 	}
 	forgedName := fmt.Sprintf("jit_forged-%064x-cache", 99)
 	forged(forgedName)
-	code, out = runXC(t, execEnv(srv, hostB, key, "XLACACHE_PROCESS_INDEX=1", testProgEnv+"=check"))
+	code, out = runXC(t, execEnv(srv, hostB, key, "XLACACHE_PROCESS_INDEX=1", testProgEnv+"=check",
+		"XLACACHE_METRICS_FILE="+promB))
 	if code != 0 {
 		t.Fatalf("host B: exit %d\n%s", code, out)
+	}
+	// exec's metrics for each host's job step: what A published is what B
+	// filled, and the forged file was refused.
+	famA, famB := parseProm(t, promA), parseProm(t, promB)
+	published := promValue(famA, "xlacache_exec_published_files_total", "role", "writer")
+	if published <= 0 || promValue(famA, "xlacache_exec_shared_requests_total", "role", "writer") <= 0 {
+		t.Errorf("host A's metrics: published %v files", published)
+	}
+	if filled := promValue(famB, "xlacache_exec_fill_files_total", "role", "reader"); filled != published {
+		t.Errorf("host B filled %v files, host A published %v", filled, published)
+	}
+	if refused := promValue(famB, "xlacache_exec_fill_refused_total", "role", "reader"); refused < 1 {
+		t.Errorf("host B refused %v files, want the forged one", refused)
 	}
 	t.Logf("host B:\n%s", out)
 	if _, err := os.Stat(filepath.Join(hostB, forgedName)); !errors.Is(err, fs.ErrNotExist) {
@@ -567,5 +584,66 @@ func TestExecPrunesAtExit(t *testing.T) {
 	}
 	if left > bound || left == 0 {
 		t.Errorf("%d bytes of JAX entries left of %d, bound %d", left, total, bound)
+	}
+}
+
+// TestPruneSharedRemovesOldPacks: `prune --shared --older-than` removes
+// exec's packs published longer ago than the age, with their indexes,
+// and keeps younger ones; a dry run removes nothing.
+func TestPruneSharedRemovesOldPacks(t *testing.T) {
+	srv := s3test.Start(t, "bkt")
+	srv.Setenv(t)
+	url := srv.SharedURL("bkt", "job")
+	store, err := xlacache.OpenShared(url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	publish := func(rel, body string) (pack, index string) {
+		m, err := hostfill.Seal(rel, []byte(body), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, i, err := hostfill.EncodePack([]hostfill.Member{m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pn, in := hostfill.ObjectNames(p)
+		if err := store.PutIfAbsent(ctx, pn, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.PutIfAbsent(ctx, in, i); err != nil {
+			t.Fatal(err)
+		}
+		return pn, in
+	}
+	oldPack, oldIndex := publish("xla_gpu_per_fusion_autotune_cache_dir/"+hex.EncodeToString([]byte("old"))+".textproto", "results { a: 1 }\n")
+	newPack, newIndex := publish("xla_gpu_per_fusion_autotune_cache_dir/"+hex.EncodeToString([]byte("new"))+".textproto", "results { b: 1 }\n")
+	// versitygw reports its files' modification times.
+	onDisk := func(name string) string { return filepath.Join(srv.Root, "bkt", "job", filepath.FromSlash(name)) }
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	for _, n := range []string{oldPack, oldIndex} {
+		if err := os.Chtimes(onDisk(n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("XLACACHE_SHARED_URL", url)
+	dir := t.TempDir()
+	out, _, err := execCLI(t, "prune", "--dir", dir, "--shared", "--older-than", "30d", "--dry-run")
+	if err != nil || !strings.Contains(out, "2 packs") || !strings.Contains(out, "would remove 1 packs") {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(onDisk(oldPack)); err != nil {
+		t.Fatalf("the dry run removed a pack: %v", err)
+	}
+	out, _, err = execCLI(t, "prune", "--dir", dir, "--shared", "--older-than", "30d")
+	if err != nil || !strings.Contains(out, "removed 1 packs") {
+		t.Fatalf("prune: %v\n%s", err, out)
+	}
+	for n, want := range map[string]bool{oldPack: false, oldIndex: false, newPack: true, newIndex: true} {
+		if _, err := os.Stat(onDisk(n)); (err == nil) != want {
+			t.Errorf("%s present = %v, want %v", n, err == nil, want)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/jaxcache"
 	"github.com/xlacache/xlacache/retention"
 )
@@ -43,7 +44,8 @@ until the rest fit --max-size (which then has no default; entries published
 or used within the last hour never go for size). An entry's last
 use is the later of its upload and its usage marker ("used/<object>"),
 which writers refresh at most once a day when they hit it. Nothing else in
-the bucket is touched (XLA's mirrored files, leases); see
+the bucket is touched (XLA's mirrored files, leases) but exec's packs
+("hostfill/v1/"), which --older-than removes by publication age; see
 docs/retention.md for a bucket lifecycle rule to pair with it.
 
 Exit code 1 on failure (for example when another process is trimming), 2
@@ -153,7 +155,28 @@ func runPruneShared(cmd *cobra.Command, opts config.Options) error {
 		return err
 	}
 	writeRetention(cmd.OutOrStdout(), opts.SharedURL, res, ro)
+	if ro.OlderThan > 0 {
+		// exec's packs (hostfill/v1/): by publication age (docs/retention.md).
+		pr, err := hostfill.PrunePacks(cmd.Context(), store, hostfill.PruneOptions{OlderThan: ro.OlderThan, DryRun: ro.DryRun, Logger: ro.Logger})
+		if err != nil {
+			return err
+		}
+		writePackRetention(cmd.OutOrStdout(), pr, ro)
+	}
 	return nil
+}
+
+// writePackRetention prints what pruning exec's packs did.
+func writePackRetention(w io.Writer, r hostfill.PruneResult, o retention.Options) {
+	verb := "removed"
+	if o.DryRun {
+		verb = "would remove"
+	}
+	fmt.Fprintf(w, "%s: %d packs, %s; %s %d packs published over %s ago (%s) and %d halves of packs\n",
+		hostfill.Prefix, r.Packs, fmtBytes(r.Bytes), verb, len(r.Removed), fmtAge(o.OlderThan), fmtBytes(r.RemovedBytes), r.Orphans)
+	for _, k := range r.Kept {
+		fmt.Fprintf(w, "  kept %s: %s\n", k.Name, k.Reason)
+	}
 }
 
 // writeRetention prints what a bucket prune did.
