@@ -92,12 +92,16 @@ func ElectLeader(o Options, getenv func(string) (string, bool)) *Leader {
 		why = fmt.Sprintf("%s=%d, holds the host lock", v, r)
 	}
 	if err := ensureState(o); err != nil {
+		o.logger().Warn("xlacache exec: no state directory for the host lock; leadership falls back to the launcher's local rank", "err", err)
 		if ranked {
 			return &Leader{Is: true, Why: fmt.Sprintf("%s=%d (no host lock: %v)", v, r, err)}
 		}
 		return &Leader{Why: "no state directory: " + err.Error()}
 	}
 	lk, err := lockedfile.TryLock(leaderLockRel, lockedfile.Options{Root: o.Root, Perm: fileMode(o.FileMode)})
+	if err != nil && !errors.Is(err, lockedfile.ErrLocked) {
+		o.logger().Warn("xlacache exec: the host lock is unusable; leadership falls back to the launcher's local rank", "err", err)
+	}
 	switch {
 	case err == nil:
 		return &Leader{Is: true, Why: why, lock: lk}

@@ -63,6 +63,11 @@ type Job struct {
 	// Started is when the process began (for the fill marker); zero means
 	// now.
 	Started time.Time
+	// Plain runs the command with no cache work at all and its
+	// environment unchanged, still forwarding signals and passing its exit
+	// status through: what exec does when its own configuration is
+	// unusable, since a cache problem must never stop the job.
+	Plain bool
 
 	live liveReport
 }
@@ -133,7 +138,9 @@ func (j *Job) Run(ctx context.Context) (rep Report, runErr error) {
 	var o Options
 	var root *os.Root
 	var leader *Leader
-	if err := os.MkdirAll(opts.Dir, opts.EffectiveDirMode()); err != nil {
+	if j.Plain {
+		// No directory, so no leader, fill, publish or prune.
+	} else if err := os.MkdirAll(opts.Dir, opts.EffectiveDirMode()); err != nil {
 		warn(ErrDir, "cache directory unusable", err)
 	} else if root, err = os.OpenRoot(opts.Dir); err != nil {
 		warn(ErrDir, "cache directory unusable", err)
@@ -148,6 +155,7 @@ func (j *Job) Run(ctx context.Context) (rep Report, runErr error) {
 	}
 	rep.AutotuneWriter = rep.Leader && opts.Writer()
 	rep.Publisher = rep.AutotuneWriter && store != nil
+	log.Debug("xlacache exec: roles", "leader", rep.Leader, "why", rep.LeaderWhy, "autotune_writer", rep.AutotuneWriter, "publisher", rep.Publisher)
 	j.live.set(rep)
 	if rep.AutotuneWriter && opts.HasSubcache(config.SubcacheAutotune) {
 		// XLA would create tmp/ 0755 itself; the configured modes keep a
@@ -207,7 +215,9 @@ func (j *Job) Run(ctx context.Context) (rep Report, runErr error) {
 		}
 	}
 	cmdEnv := env
-	if l, err := LaunchFor(opts, j.Target, j.Support, existing, rep.AutotuneWriter); err != nil {
+	if j.Plain {
+		// The environment stays the caller's.
+	} else if l, err := LaunchFor(opts, j.Target, j.Support, existing, rep.AutotuneWriter); err != nil {
 		warn(ErrEnv, "working out the cache environment failed", err)
 	} else {
 		cmdEnv = Environ(env, l)
@@ -242,7 +252,7 @@ func (j *Job) Run(ctx context.Context) (rep Report, runErr error) {
 		for {
 			select {
 			case s := <-sigs:
-				if (s == syscall.SIGINT || s == syscall.SIGQUIT) && fg {
+				if (s == syscall.SIGINT || s == syscall.SIGQUIT) && fg && inOurGroup(cmd.Process.Pid) {
 					continue // the terminal sent it to the command too
 				}
 				_ = cmd.Process.Signal(s)
@@ -342,6 +352,14 @@ func orStdW(w io.Writer, d *os.File) io.Writer {
 // SIGINT on as well (the command would see it twice).
 func inForeground() bool {
 	pg, err := unix.IoctlGetInt(int(os.Stdin.Fd()), unix.TIOCGPGRP)
+	return err == nil && pg == unix.Getpgrp()
+}
+
+// inOurGroup reports whether process pid is in exec's process group, so
+// that a terminal's Ctrl-C reaches it without exec. A command that moved
+// itself to a group of its own (setsid, setpgid) gets it from exec only.
+func inOurGroup(pid int) bool {
+	pg, err := unix.Getpgid(pid)
 	return err == nil && pg == unix.Getpgrp()
 }
 

@@ -306,3 +306,25 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestInOurGroup: a command in exec's process group gets a terminal's
+// Ctrl-C itself; one that has a group of its own does not, so exec must
+// pass it on.
+func TestInOurGroup(t *testing.T) {
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Skip("no sleep(1)")
+	}
+	for _, own := range []bool{false, true} {
+		c := exec.Command("sleep", "60")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: own}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		got := inOurGroup(c.Process.Pid)
+		_ = c.Process.Kill()
+		_ = c.Wait()
+		if got == own {
+			t.Errorf("own group %v: inOurGroup %v", own, got)
+		}
+	}
+}

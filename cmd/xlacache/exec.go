@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -42,15 +43,18 @@ new complete files to the shared tier in packs, first writer wins.
 
 At exit: a final publish, a prune of the local directory to
 XLACACHE_MAX_SIZE (on the host's leader), and COMMAND's exit status as
-exec's own (128+n when signal n ended it). SIGINT, SIGTERM and SIGHUP are
-passed on to COMMAND.
+exec's own (128+n when signal n ended it; 127 when COMMAND is not found,
+126 when it is not executable). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1
+and SIGUSR2 are passed on to COMMAND.
 
 Only one process per host runs XLA's autotune cache in UPDATE mode, so
 several independent JAX processes on one host no longer race on it; JAX's
 keys stay identical across them (docs/xla.md, "JAX on a cluster").
 
-A failure of the cache (shared tier down or slow, disk full, bad objects)
-never stops COMMAND: one log line per kind of failure.`,
+A failure of the cache (shared tier down or slow, disk full, bad objects,
+a bad XLACACHE_* value or plugin path) never stops COMMAND: one log line per
+kind of failure, and with a configuration it cannot use, exec runs COMMAND
+unchanged.`,
 	Args: usageArgs(cobra.MinimumNArgs(1)),
 	RunE: runExec,
 }
@@ -74,11 +78,13 @@ func init() {
 
 func runExec(cmd *cobra.Command, args []string) error {
 	started := time.Now()
+	f := cmd.Flags()
 	opts, err := loadOptions(cmd)
 	if err != nil {
-		return err
+		// A bad XLACACHE_* value is the cache's problem, not the job's:
+		// say which, then run the command as if exec were not there.
+		return runPlain(cmd, args, started, err)
 	}
-	f := cmd.Flags()
 	if f.Changed("process-index") {
 		idx, _ := f.GetInt("process-index")
 		if idx < 0 {
@@ -94,15 +100,13 @@ func runExec(cmd *cobra.Command, args []string) error {
 	version, _ := f.GetString("jaxlib-version")
 	plugin, _ := f.GetString("xla-plugin")
 	pluginName, _ := f.GetString("plugin-name")
+	if code, ok := lookCommand(cmd, args[0]); !ok {
+		exitProcess(code)
+		return nil
+	}
 	sup, err := xla.ResolveSupport(cmd.Context(), plugin, pluginName, version, os.LookupEnv)
 	if err != nil {
-		return usageError{err}
-	}
-	if _, err := exec.LookPath(args[0]); err != nil {
-		// As a shell does: 127, before any cache work.
-		fmt.Fprintf(cmd.ErrOrStderr(), "xlacache exec: %v\n", err)
-		exitProcess(127)
-		return nil
+		return runPlain(cmd, args, started, err)
 	}
 	logger := slog.Default()
 	var store blob.Store
@@ -137,6 +141,43 @@ func runExec(cmd *cobra.Command, args []string) error {
 	rep, err := job.Run(cmd.Context())
 	// Before exitProcess, which runs no deferred calls.
 	stopMetrics()
+	return finishExec(cmd, rep, err)
+}
+
+// lookCommand finds the command before any cache work, as a shell would:
+// when it is missing it reports 127, when it is not executable 126.
+func lookCommand(cmd *cobra.Command, name string) (code int, ok bool) {
+	_, err := exec.LookPath(name)
+	if err == nil {
+		return 0, true
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "xlacache exec: %v\n", err)
+	if errors.Is(err, fs.ErrPermission) {
+		return 126, false
+	}
+	return 127, false
+}
+
+// runPlain runs the command without any cache work, its environment
+// unchanged, after one log line naming the configuration problem: exec
+// must never be the reason a job does not run.
+func runPlain(cmd *cobra.Command, args []string, started time.Time, cause error) error {
+	slog.Error("xlacache exec: unusable cache configuration; running the command without the cache", "err", cause)
+	if code, ok := lookCommand(cmd, args[0]); !ok {
+		exitProcess(code)
+		return nil
+	}
+	job := &hostfill.Job{
+		Plain: true, Args: args, Started: started, Logger: slog.Default(),
+		Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+	}
+	rep, err := job.Run(cmd.Context())
+	return finishExec(cmd, rep, err)
+}
+
+// finishExec reports a run's error and ends the process with the
+// command's exit status.
+func finishExec(cmd *cobra.Command, rep hostfill.Report, err error) error {
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "xlacache exec: %v\n", err)
 	}

@@ -495,6 +495,43 @@ func TestExecStatusAndSignals(t *testing.T) {
 	if code := c.ProcessState.ExitCode(); code != 127 {
 		t.Errorf("missing command: exit %d, want 127", code)
 	}
+	// A file that is not executable: 126, as from a shell.
+	notExe := filepath.Join(t.TempDir(), "script")
+	if err := os.WriteFile(notExe, []byte("#!/bin/sh\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c = exec.Command(os.Args[0], "exec", "--", notExe)
+	c.Env = execEnv(nil, host)
+	c.Run()
+	if code := c.ProcessState.ExitCode(); code != 126 {
+		t.Errorf("command not executable: exit %d, want 126", code)
+	}
+}
+
+// TestExecBadConfigRunsCommand: a configuration exec cannot use (a bad
+// XLACACHE_* value, a plugin file that is not there) is logged, naming
+// it, and the command still runs, with its environment unchanged and its
+// exit status passed through.
+func TestExecBadConfigRunsCommand(t *testing.T) {
+	for name, extra := range map[string][]string{
+		"bad value":      {"XLACACHE_MAX_SIZE=banana"},
+		"missing plugin": {"XLACACHE_XLA_PLUGIN=/nonexistent/pjrt_plugin.so"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			host := t.TempDir()
+			env := append(execEnv(nil, host, testProgEnv+"=check-nothing", testExitEnv+"=5"), extra...)
+			code, out := runXC(t, env)
+			if code != 5 {
+				t.Errorf("exit %d, want the command's 5\n%s", code, out)
+			}
+			if !strings.Contains(out, "running the command without the cache") || !strings.Contains(out, strings.SplitN(extra[0], "=", 2)[1]) {
+				t.Errorf("want one line naming the bad input:\n%s", out)
+			}
+			if entries, _ := os.ReadDir(host); len(entries) > 0 {
+				t.Errorf("the cache directory was used: %v", entries)
+			}
+		})
+	}
 }
 
 // BenchmarkExecOverhead: the time `xlacache exec -- true` adds to
