@@ -16,23 +16,9 @@ func evalNextAfter(a, b *Tensor) *Tensor {
 	out := NewTensor(a.Type)
 	switch a.Type.DType {
 	case F32:
-		as, bs, os := a.Float32s(), b.Float32s(), out.Float32s()
-		for i := range os {
-			if as[i] == bs[i] {
-				os[i] = bs[i]
-			} else {
-				os[i] = math.Nextafter32(as[i], bs[i])
-			}
-		}
+		nextAfterFloats(a.Float32s(), b.Float32s(), out.Float32s(), math.Nextafter32)
 	case F64:
-		as, bs, os := a.Float64s(), b.Float64s(), out.Float64s()
-		for i := range os {
-			if as[i] == bs[i] {
-				os[i] = bs[i]
-			} else {
-				os[i] = math.Nextafter(as[i], bs[i])
-			}
-		}
+		nextAfterFloats(a.Float64s(), b.Float64s(), out.Float64s(), math.Nextafter)
 	case F16, BF16:
 		exp, nan := uint16(0x7C00), uint16(0x7E00)
 		if a.Type.DType == BF16 {
@@ -45,6 +31,18 @@ func evalNextAfter(a, b *Tensor) *Tensor {
 		}
 	}
 	return out
+}
+
+// nextAfterFloats sets os[i] to next_after(as[i], bs[i]) with step, Go's
+// Nextafter for the type, which returns x rather than y when x == y.
+func nextAfterFloats[T float32 | float64](as, bs, os []T, step func(x, y T) T) {
+	for i := range os {
+		if as[i] == bs[i] {
+			os[i] = bs[i]
+		} else {
+			os[i] = step(as[i], bs[i])
+		}
+	}
 }
 
 // nextAfter16 steps the 16-bit float x (bits) toward y; exp is the

@@ -45,7 +45,8 @@ type Backend struct {
 	Progress func(stage string, done, total int)
 	// Threads bounds how many threads a kernel runs on (New sets it from
 	// XLACACHE_CPU_THREADS, default: the CPUs in the process's affinity
-	// mask; 0 or less means 1). The autotuner times kernels on this many
+	// mask; 0 or less means 1, more than config.MaxCPUThreads means that
+	// many: the worker pool never shrinks). The autotuner times kernels on this many
 	// threads, so it is part of the autotune and executable keys.
 	Threads int
 
@@ -65,7 +66,7 @@ func New() *Backend {
 
 // threads is the effective thread bound.
 func (b *Backend) threads() int {
-	return max(b.Threads, 1)
+	return min(max(b.Threads, 1), config.MaxCPUThreads)
 }
 
 // Name implements cache.Backend.

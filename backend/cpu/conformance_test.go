@@ -43,7 +43,7 @@ func sharedConformanceDir(t testing.TB, env, name string) string {
 func testCache(t testing.TB, dir string) *cache.Cache {
 	opts := config.Defaults()
 	opts.Dir = dir
-	c := openCache(t, opts, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	c := openCache(t, opts, slog.New(disagreeWatch{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}))
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -98,9 +98,12 @@ func tally(t *testing.T, res []stablehlo.ConformanceResult) (passed, failed, ski
 	return passed, failed, skipped
 }
 
+// TestConformance and TestConformanceExt share one cache (sharedCache):
+// kernels the sets have in common compile once, and each program still
+// goes through the whole pipeline (the executables tier is per program).
 func TestConformance(t *testing.T) {
 	dir := conformanceDir(t)
-	c := testCache(t, t.TempDir())
+	c := sharedCache(t)
 	passed, failed, skipped := tally(t, runConformanceParallel(t, dir, c))
 	t.Logf("%d passed, %d failed, %d skipped", passed, failed, skipped)
 	if failed > 0 || skipped > 0 || passed != 128 {
@@ -122,8 +125,7 @@ func TestConformanceExt(t *testing.T) {
 		t.Skip("compiles every program of stablehlo-ext")
 	}
 	dir := extConformanceDir(t)
-	c := testCache(t, t.TempDir())
-	res := runConformanceParallel(t, dir, c)
+	res := runConformanceParallel(t, dir, sharedCache(t))
 	passed, failed, skipped := tally(t, res)
 	for _, r := range res {
 		if r.Status == "pass" {

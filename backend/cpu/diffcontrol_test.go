@@ -188,6 +188,45 @@ func TestControlFlowPlanRoundTrip(t *testing.T) {
 	bad("copy into an argument", func(p *Plan) { first(p, stepCopy).Bufs[1] = 0 })
 	bad("unknown op", func(p *Plan) { first(p, stepCopy).Op = "call" })
 	bad("kernel step without a kernel", func(p *Plan) { p.Steps = append(p.Steps, Step{Bufs: []int{0}}) })
+	bad("copy into a constant", func(p *Plan) {
+		p.Buffers = append(p.Buffers, Buffer{DType: "i32", Arg: -1, Const: make([]byte, 4)})
+		first(p, stepCopy).Bufs[1] = len(p.Buffers) - 1
+	})
+	bad("copy of a different size", func(p *Plan) {
+		s := first(p, stepCopy)
+		b := p.Buffers[s.Bufs[1]]
+		b.Shape = append(append([]int64(nil), b.Shape...), 2)
+		p.Buffers = append(p.Buffers, b)
+		s.Bufs[1] = len(p.Buffers) - 1
+	})
+	bad("branch on a 16-bit selector", func(p *Plan) { p.Buffers[first(p, stepBranch).Bufs[0]].DType = "i16" })
+	bad("branch without targets", func(p *Plan) { first(p, stepBranch).Targets = nil })
+	bad("buffer out of range", func(p *Plan) { first(p, stepCopy).Bufs[0] = len(p.Buffers) })
+	bad("argument index past the buffers", func(p *Plan) { p.Buffers[0].Arg = 1 << 40 })
+	bad("argument with two buffers", func(p *Plan) { p.Buffers[1].Arg = p.Buffers[0].Arg })
+	bad("argument without a buffer", func(p *Plan) {
+		n := 0
+		for _, b := range p.Buffers {
+			if b.Arg >= 0 {
+				n++
+			}
+		}
+		p.Buffers = append(p.Buffers, Buffer{DType: "f32", Arg: n + 1}) // argument n has none
+	})
+	bad("argument that is a constant", func(p *Plan) {
+		tt, err := p.Buffers[0].tensorType()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Buffers[0].Const = make([]byte, tt.ByteSize())
+	})
+	bad("buffers whose sizes overflow", func(p *Plan) {
+		// Each is below the per-buffer bound; the sum would wrap int64
+		// without the plan-wide bound.
+		for range 1 << 11 {
+			p.Buffers = append(p.Buffers, Buffer{DType: "f64", Shape: []int64{1 << 40}, Arg: -1})
+		}
+	})
 }
 
 // TestDifferentialNestedControl runs seeded random programs of nested

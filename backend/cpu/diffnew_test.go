@@ -84,7 +84,20 @@ func randomHalfProgram(rng *rand.Rand, dt string) string {
 		switch rng.IntN(7) {
 		case 0, 1:
 			op := []string{"add", "subtract", "multiply", "divide", "maximum", "minimum", "remainder"}[rng.IntN(7)]
-			fmt.Fprintf(&b, "  %s = stablehlo.%s %s, %s : %s\n", v, op, pick(), pick(), T)
+			if op != "remainder" {
+				fmt.Fprintf(&b, "  %s = stablehlo.%s %s, %s : %s\n", v, op, pick(), pick(), T)
+				break
+			}
+			// IEEE 754 (§6.3) leaves the sign of a NaN result open, and
+			// C's fmod and Go's math.Mod pick different ones (0 rem 0 is
+			// -NaN in C, +NaN in Go). The bitcasts and TOTALORDER
+			// compares below see the sign, so remainder's NaNs are made
+			// one quiet NaN; the other ops' NaNs come from the same
+			// hardware instructions in both.
+			fmt.Fprintf(&b, "  %s_r = stablehlo.remainder %s, %s : %s\n", v, pick(), pick(), T)
+			fmt.Fprintf(&b, "  %s_n = stablehlo.compare NE, %s_r, %s_r, FLOAT : (%s, %s) -> tensor<6x8xi1>\n", v, v, v, T, T)
+			fmt.Fprintf(&b, "  %s_q = stablehlo.constant dense<%s> : %s\n", v, map[string]string{"f16": "0x7E00", "bf16": "0x7FC0"}[dt], T)
+			fmt.Fprintf(&b, "  %s = stablehlo.select %s_n, %s_q, %s_r : tensor<6x8xi1>, %s\n", v, v, v, v, T)
 		case 2:
 			op := []string{"negate", "abs", "sign", "sqrt", "floor", "ceil", "round_nearest_even"}[rng.IntN(7)]
 			fmt.Fprintf(&b, "  %s = stablehlo.%s %s : %s\n", v, op, pick(), T)

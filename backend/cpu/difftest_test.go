@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/xlacache/xlacache"
@@ -57,15 +59,51 @@ func runBoth(t *testing.T, exe *Executable, m *stablehlo.Module, args []*stableh
 // randomDifferential compiles n generated programs, each in its own
 // subtest named by gen, and has check compare program i's results with
 // the interpreter's. A failing program's text is logged: it is only
-// reproducible from it.
+// reproducible from it. The programs are generated in order and checked
+// in order (gen and check may share a seeded generator), but compiled
+// GOMAXPROCS at a time beforehand: running the C compiler is most of the
+// time, and one program's kernels rarely keep two cores busy.
 func randomDifferential(t *testing.T, n int, gen func(i int) (name, src string), check func(t *testing.T, m *stablehlo.Module, exe *Executable, i int)) {
-	for i := 0; i < n; i++ {
-		name, src := gen(i)
-		t.Run(name, func(t *testing.T) {
-			m, exe := compileText(t, src)
-			check(t, m, exe, i)
+	type program struct {
+		name, src string
+		m         *stablehlo.Module
+		exe       *Executable
+		err       error
+	}
+	progs := make([]program, n)
+	for i := range progs {
+		progs[i].name, progs[i].src = gen(i)
+	}
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range progs {
+		p := &progs[i]
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if p.m, p.err = stablehlo.Parse([]byte(p.src), "test.mlir"); p.err != nil {
+				return
+			}
+			if p.err = stablehlo.Verify(p.m); p.err != nil {
+				return
+			}
+			p.exe, p.err = New().CompileModule(context.Background(), p.m, nil)
+		})
+	}
+	wg.Wait()
+	for i := range progs {
+		if e := progs[i].exe; e != nil {
+			t.Cleanup(func() { e.Close() })
+		}
+	}
+	for i, p := range progs {
+		t.Run(p.name, func(t *testing.T) {
+			if p.err != nil {
+				t.Fatalf("%v\n%s", p.err, p.src)
+			}
+			check(t, p.m, p.exe, i)
 			if t.Failed() {
-				t.Log(src)
+				t.Log(p.src)
 			}
 		})
 	}

@@ -694,18 +694,7 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 		}
 		g.line("const %s* bpp = bp + jp*%d + t*%d;", acc, K*int64(nr), kI*int64(nr))
 		g.line("for (int64_t ci = 0; ci < %d; ci++) {", kI)
-		g.ind++
-		for v := 0; v < nv; v++ {
-			g.line("const xv b%d = *(const xv*)(bpp + ci*%d + %d);", v, nr, v*vw)
-		}
-		for rr := 0; rr < mr; rr++ {
-			g.line("{ const %s a = ar%d[ci];", acc, rr)
-			for v := 0; v < nv; v++ {
-				g.line("c%d_%d += a * b%d;", rr, v, v)
-			}
-			g.line("}")
-		}
-		g.ind--
+		rank1Update(g, acc, mr, nv, vw, "ci", func(rr int) string { return fmt.Sprintf("ar%d[ci]", rr) })
 		g.line("}")
 		g.line("t++;")
 		g.endLoops(len(ks))
@@ -713,18 +702,9 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 		g.line("const %s* bpp = bp + jp*%d;", acc, K*int64(nr))
 		g.line("for (int64_t k = 0; k < %d; k++) {", K)
 		g.ind++
-		for v := 0; v < nv; v++ {
-			g.line("const xv b%d = *(const xv*)(bpp + k*%d + %d);", v, nr, v*vw)
-		}
 		g.line("const %s* apk = ap + k*%d;", acc, mr)
-		for rr := 0; rr < mr; rr++ {
-			g.line("{ const %s a = apk[%d];", acc, rr)
-			for v := 0; v < nv; v++ {
-				g.line("c%d_%d += a * b%d;", rr, v, v)
-			}
-			g.line("}")
-		}
 		g.ind--
+		rank1Update(g, acc, mr, nv, vw, "k", func(rr int) string { return fmt.Sprintf("apk[%d]", rr) })
 		g.line("}")
 	}
 	g.line("const int64_t j0 = jp*%d;", nr)
@@ -763,6 +743,25 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 	g.line("free(bp);")
 	g.line("free(ap);")
 	g.line("free(zr);")
+}
+
+// rank1Update emits the body of genConvGemm's loop over k (named k): the
+// nv vectors of packed B for this k, then c_rr_v += a_rr * b_v for the mr
+// rows, where aOf(rr) is row rr's value of A. The accumulators are
+// indented one level inside the loop.
+func rank1Update(g *gen, acc string, mr, nv, vw int, k string, aOf func(rr int) string) {
+	g.ind++
+	for v := 0; v < nv; v++ {
+		g.line("const xv b%d = *(const xv*)(bpp + %s*%d + %d);", v, k, nv*vw, v*vw)
+	}
+	for rr := 0; rr < mr; rr++ {
+		g.line("{ const %s a = %s;", acc, aOf(rr))
+		for v := 0; v < nv; v++ {
+			g.line("c%d_%d += a * b%d;", rr, v, v)
+		}
+		g.line("}")
+	}
+	g.ind--
 }
 
 // rowStrides returns the row-major element strides of shape.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -112,11 +113,16 @@ func (b Buffer) tensorType() (stablehlo.TensorType, error) {
 	return stablehlo.TensorType{DType: d, Shape: b.Shape}, nil
 }
 
+// maxPlanBytes bounds the bytes of a plan's non-constant buffers (all
+// live at once in one arena): 32 GiB.
+const maxPlanBytes = math.MaxInt32 * 16
+
 // validate rejects a plan that would make the runtime index out of range.
 func (p *Plan) validate(numSyms map[string]bool) error {
 	if p.Format != formatVersion {
 		return fmt.Errorf("plan format %d, want %d", p.Format, formatVersion)
 	}
+	var total int64
 	for i, b := range p.Buffers {
 		t, err := b.tensorType()
 		if err != nil {
@@ -125,8 +131,38 @@ func (p *Plan) validate(numSyms map[string]bool) error {
 		if b.Const != nil && int64(len(b.Const)) != t.ByteSize() {
 			return fmt.Errorf("buffer %d: constant has %d bytes, %s needs %d", i, len(b.Const), t, t.ByteSize())
 		}
-		if b.Arg < -1 {
+		if b.Arg < -1 || b.Arg >= len(p.Buffers) {
 			return fmt.Errorf("buffer %d: bad argument index %d", i, b.Arg)
+		}
+		if b.Arg >= 0 && b.Const != nil {
+			return fmt.Errorf("buffer %d: both argument %d and a constant", i, b.Arg)
+		}
+		// The buffers' arena (exec.go) must stay addressable: bound the
+		// sum here so that no later sum overflows.
+		if b.Const == nil {
+			total += (t.ByteSize() + 63) / 64 * 64
+		}
+		if total > maxPlanBytes {
+			return fmt.Errorf("buffers need more than %d bytes", int64(maxPlanBytes))
+		}
+	}
+	// Arguments are numbered 0..n-1, one buffer each (buildPlan): the
+	// executor sizes its argument list by the largest index.
+	seen := make([]bool, len(p.Buffers))
+	nargs := 0
+	for i, b := range p.Buffers {
+		if b.Arg < 0 {
+			continue
+		}
+		if seen[b.Arg] {
+			return fmt.Errorf("buffer %d: argument %d has two buffers", i, b.Arg)
+		}
+		seen[b.Arg] = true
+		nargs++
+	}
+	for a := range nargs {
+		if !seen[a] {
+			return fmt.Errorf("argument %d has no buffer", a)
 		}
 	}
 	ok := func(id int) bool { return id >= 0 && id < len(p.Buffers) }

@@ -162,53 +162,23 @@ func checkCandidates(t *testing.T, pl *pipeline, k *kernel, threads int) {
 // candidates are checked above): those of the loops, reductions and
 // convolutions are parallel.
 func TestThreadsEndToEnd(t *testing.T) {
-	if _, err := cc.Find(context.Background()); err != nil {
-		t.Skip(err)
-	}
-	for name, src := range parallelPrograms {
-		m, err := stablehlo.Parse([]byte(src), name+".mlir")
-		if err != nil {
-			t.Fatal(err)
-		}
-		args := randomArgs(m, 5)
-		want, err := stablehlo.Eval(m, "", args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, threads := range []int{3} {
-			t.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(t *testing.T) {
-				b := New()
-				b.Threads = threads
-				b.NoTune = true
-				exe, err := b.CompileModule(context.Background(), m, nil)
-				if err != nil {
-					t.Fatal(err)
+	const threads = 3
+	for name := range parallelPrograms {
+		t.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(t *testing.T) {
+			exe, args, want := poolProgram(t, name, threads)
+			if exe.Threads() != threads {
+				t.Errorf("Threads() = %d, want %d", exe.Threads(), threads)
+			}
+			errs := make(chan error, 3)
+			for range 3 {
+				go func() { errs <- checkRun(exe, args, want) }()
+			}
+			for range 3 {
+				if err := <-errs; err != nil {
+					t.Error(err)
 				}
-				defer exe.Close()
-				if exe.Threads() != threads {
-					t.Errorf("Threads() = %d, want %d", exe.Threads(), threads)
-				}
-				errs := make(chan error, 3)
-				for range 3 {
-					go func() {
-						got, err := exe.Run(context.Background(), args)
-						if err == nil {
-							for i := range got {
-								if !closeTensor(got[i], want[i]) {
-									err = fmt.Errorf("output %d differs from the interpreter", i)
-								}
-							}
-						}
-						errs <- err
-					}()
-				}
-				for range 3 {
-					if err := <-errs; err != nil {
-						t.Error(err)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }
 

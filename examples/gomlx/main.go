@@ -1,12 +1,18 @@
 // Command gomlx trains a small GoMLX model (a linear regression by
 // gradient descent) with xlacache configured from the environment.
 //
+// Without a PJRT plugin, or with GOMLX_BACKEND=xlacache, it trains on
+// xlacache's own GoMLX backend (backend/gomlx): GoMLX's graphs become
+// StableHLO, compiled by the cpu backend through the cache, so a second
+// run starts from the cache. It prints the time to the first step and how
+// many programs came from the cache.
+//
 // With an XLA PJRT plugin installed (go-xla's search path, or
-// PJRT_PLUGIN_LIBRARY_PATH), it calls xla.Prepare before the plugin is
-// loaded, so XLA compiles with its autotune (and, if selected, kernel)
-// cache under XLACACHE_DIR, then trains on GoMLX's XLA backend. Without a
-// plugin it trains on GoMLX's pure-Go backend and says that XLA's caches
-// are inactive. It never downloads a plugin.
+// PJRT_PLUGIN_LIBRARY_PATH) and GOMLX_BACKEND unset or xla, it calls
+// xla.Prepare before the plugin is loaded, so XLA compiles with its
+// autotune (and, if selected, kernel) cache under XLACACHE_DIR, then
+// trains on GoMLX's XLA backend. GOMLX_BACKEND=go selects GoMLX's pure-Go
+// backend. It never downloads a plugin.
 //
 //	XLACACHE_DIR=/tmp/xc go run ./examples/gomlx
 package main
@@ -19,12 +25,14 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	xlabackend "github.com/gomlx/gomlx/backends/xla"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	xgomlx "github.com/xlacache/xlacache/backend/gomlx"
 	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/config"
 )
@@ -42,6 +50,9 @@ type result struct {
 	xlaCaches    bool
 	w, b         float32
 	first, final float32
+	// firstStep is the time of the first step (graph building and
+	// compilation included); steps is the time of all the others.
+	firstStep, steps time.Duration
 }
 
 // run picks the backend, prepares XLA's caches when XLA is used, and
@@ -61,24 +72,53 @@ func run(ctx context.Context, out io.Writer, lookup func(string) (string, bool))
 		return err
 	}
 	r.xlaCaches = cachesOn
-	fmt.Fprintf(out, "trained on %s: loss %.5f -> %.5f, y = %.3f*x + %.3f (want 3x + 1)\n", r.backend, r.first, r.final, r.w, r.b)
+	fmt.Fprintf(out, "trained on %s: loss %.6g -> %.6g, y = %.3f*x + %.3f (want 3x + 1)\n", r.backend, r.first, r.final, r.w, r.b)
+	fmt.Fprintf(out, "first step %s, then %d steps in %s", r.firstStep.Round(time.Millisecond), steps-1, r.steps.Round(time.Millisecond))
+	if xb, ok := backend.(*xgomlx.Backend); ok {
+		s := xb.Stats()
+		fmt.Fprintf(out, "; %d program(s) compiled, %d from the cache (%s)", s.Compiles, s.Hits, xb.Options().Dir)
+	}
+	fmt.Fprintln(out)
 	return nil
 }
 
-// newBackend returns GoMLX's XLA backend when a PJRT plugin is installed,
-// with XLA's caches prepared first, else the pure-Go backend.
+// newBackend returns the backend GOMLX_BACKEND names: "go" for the
+// pure-Go backend; "xla" (or nothing) for GoMLX's XLA backend, with XLA's
+// caches prepared first, when a PJRT plugin is installed; otherwise
+// xlacache's GoMLX backend, configured by the environment and
+// GOMLX_BACKEND's "xlacache:..." options.
 func newBackend(ctx context.Context, out io.Writer, opts config.Options, lookup func(string) (string, bool)) (backends.Backend, bool, error) {
 	// Never download plugins from an example; use what is installed.
 	xlabackend.EnableAutoInstall(false)
-	plugin := pickPlugin(lookup)
-	if plugin == "" {
-		b, err := simplego.New("")
+	v, _ := lookup(backends.ConfigEnvVar)
+	name, cfg, _ := strings.Cut(v, ":")
+	switch name {
+	case "go", "simplego":
+		b, err := simplego.New(cfg)
 		if err != nil {
 			return nil, false, fmt.Errorf("pure-Go backend: %w", err)
 		}
-		fmt.Fprintln(out, "no XLA PJRT plugin found: running on GoMLX's pure-Go backend; XLA's caches are inactive")
 		return b, false, nil
+	case "xla", "stablehlo", "hlo", "shlo", "":
+		if plugin := pickPlugin(lookup); plugin != "" {
+			return newXLABackend(ctx, out, opts, plugin, lookup)
+		}
+		fmt.Fprintln(out, "no XLA PJRT plugin found: XLA's caches are inactive; running on xlacache's GoMLX backend")
+		cfg = ""
+	case xgomlx.Name:
+	default:
+		return nil, false, fmt.Errorf("%s=%q: want xlacache, xla or go", backends.ConfigEnvVar, v)
 	}
+	b, err := xgomlx.NewWithLookup(ctx, cfg, lookup, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	return b, false, nil
+}
+
+// newXLABackend returns GoMLX's XLA backend on plugin, with XLA's caches
+// prepared first.
+func newXLABackend(ctx context.Context, out io.Writer, opts config.Options, plugin string, lookup func(string) (string, bool)) (backends.Backend, bool, error) {
 	// Order matters: XLA reads XLA_FLAGS once, when it first needs its
 	// flags, which is after the plugin is loaded. Prepare must run first.
 	cachesOn := false
@@ -131,6 +171,9 @@ func pickPlugin(lookup func(string) (string, bool)) string {
 	return ""
 }
 
+// steps is the number of training steps.
+const steps = 200
+
 // train fits y = w*x + b to points of y = 3x + 1 by gradient descent, with
 // the gradient computed by GoMLX's automatic differentiation.
 func train(backend backends.Backend) (result, error) {
@@ -155,7 +198,11 @@ func train(backend backends.Backend) (result, error) {
 	}
 	x, y := tensors.FromValue(xs), tensors.FromValue(ys)
 	w, b := float32(0), float32(0)
-	for i := range 200 {
+	start := time.Now()
+	for i := range steps {
+		if i == 1 {
+			r.firstStep, start = time.Since(start), time.Now()
+		}
 		outs, err := step.Exec(w, b, x, y)
 		if err != nil {
 			return r, fmt.Errorf("training step %d: %w", i, err)
@@ -167,6 +214,7 @@ func train(backend backends.Backend) (result, error) {
 		}
 		r.final = loss
 	}
+	r.steps = time.Since(start)
 	r.w, r.b = w, b
 	return r, nil
 }

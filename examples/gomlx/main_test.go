@@ -3,18 +3,46 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gomlx/gomlx/backends/simplego"
 
 	"github.com/xlacache/xlacache/config"
 )
 
+// childEnv makes the test binary run the example's main instead of the
+// tests (TestExampleColdThenWarm re-executes it as a new process).
+const childEnv = "XLACACHE_GOMLX_EXAMPLE_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// noPlugin skips the test when a PJRT plugin may be installed: the
+// example would then train on XLA, not the CI case.
+func noPlugin(t *testing.T) {
+	t.Helper()
+	if v := os.Getenv("PJRT_PLUGIN_LIBRARY_PATH"); v != "" {
+		t.Skipf("PJRT_PLUGIN_LIBRARY_PATH=%s is set: a plugin may be installed, not the CI case", v)
+	}
+}
+
 // TestExampleRunsWithoutPlugin runs the example as CI does, where no PJRT
-// plugin is installed: it must train on the pure-Go backend and say that
-// XLA's caches are inactive.
+// plugin is installed: it must say that XLA's caches are inactive and
+// train on xlacache's GoMLX backend.
 func TestExampleRunsWithoutPlugin(t *testing.T) {
+	noPlugin(t)
 	empty := t.TempDir()
 	env := map[string]string{
 		"XLACACHE_DIR":             filepath.Join(t.TempDir(), "cache"),
@@ -22,16 +50,7 @@ func TestExampleRunsWithoutPlugin(t *testing.T) {
 		"HOME":                     empty,
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	if _, err := os.Stat(filepath.Join(empty, "pjrt_c_api_cpu_plugin.so")); err == nil {
-		t.Fatal("unexpected plugin")
-	}
 	var out bytes.Buffer
-	// The xla backend reads PJRT_PLUGIN_LIBRARY_PATH from the process
-	// environment at init; the test process has none set in CI, and this
-	// check makes the assumption explicit.
-	if v := os.Getenv("PJRT_PLUGIN_LIBRARY_PATH"); v != "" {
-		t.Skipf("PJRT_PLUGIN_LIBRARY_PATH=%s is set: a plugin may be installed, not the CI case", v)
-	}
 	if err := run(context.Background(), &out, lookup); err != nil {
 		t.Fatal(err)
 	}
@@ -39,22 +58,111 @@ func TestExampleRunsWithoutPlugin(t *testing.T) {
 	if strings.Contains(s, "XLA plugin") {
 		t.Skipf("a PJRT plugin is installed on this machine; ran on XLA:\n%s", s)
 	}
-	if !strings.Contains(s, "XLA's caches are inactive") || !strings.Contains(s, "trained on SimpleGo") {
+	if !strings.Contains(s, "XLA's caches are inactive") || !strings.Contains(s, "trained on xlacache") {
 		t.Errorf("output:\n%s", s)
 	}
 }
 
-func TestTrainConverges(t *testing.T) {
-	b, _, err := newBackend(context.Background(), &bytes.Buffer{}, config.Defaults(), func(string) (string, bool) { return "", false })
+// TestLossMatchesSimpleGo trains on the xlacache backend and on GoMLX's
+// pure-Go backend: the losses and weights agree to 1e-5.
+func TestLossMatchesSimpleGo(t *testing.T) {
+	noPlugin(t)
+	env := map[string]string{"XLACACHE_DIR": t.TempDir(), "GOMLX_BACKEND": "xlacache"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	opts, err := config.FromEnv(lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Finalize()
-	r, err := train(b)
+	xb, _, err := newBackend(context.Background(), &bytes.Buffer{}, opts, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.final >= r.first/100 || r.w < 2.9 || r.w > 3.1 || r.b < 0.9 || r.b > 1.1 {
-		t.Errorf("did not converge: %+v", r)
+	defer xb.Finalize()
+	got, err := train(xb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := simplego.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Finalize()
+	want, err := train(sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.backend != "xlacache" {
+		t.Fatalf("trained on %s", got.backend)
+	}
+	for _, c := range []struct {
+		what      string
+		got, want float32
+	}{{"first loss", got.first, want.first}, {"final loss", got.final, want.final}, {"w", got.w, want.w}, {"b", got.b, want.b}} {
+		if math.Abs(float64(c.got-c.want)) > 1e-5*math.Max(1, math.Abs(float64(c.want))) {
+			t.Errorf("%s: xlacache %v, pure Go %v", c.what, c.got, c.want)
+		}
+	}
+	if got.final >= got.first/100 || got.w < 2.9 || got.w > 3.1 || got.b < 0.9 || got.b > 1.1 {
+		t.Errorf("did not converge: %+v", got)
+	}
+}
+
+var statsRE = regexp.MustCompile(`first step (\S+), .*; (\d+) program\(s\) compiled, (\d+) from the cache`)
+
+// TestExampleColdThenWarm runs the example twice as new processes on one
+// cache directory: the first compiles, the second takes every program
+// from the cache.
+func TestExampleColdThenWarm(t *testing.T) {
+	noPlugin(t)
+	dir, empty := t.TempDir(), t.TempDir()
+	for i, warm := range []bool{false, true} {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), childEnv+"=1", "XLACACHE_DIR="+dir, "GOMLX_BACKEND=xlacache",
+			"PJRT_PLUGIN_LIBRARY_PATH="+empty)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, out)
+		}
+		m := statsRE.FindStringSubmatch(string(out))
+		if m == nil || !strings.Contains(string(out), "trained on xlacache") {
+			t.Fatalf("run %d output:\n%s", i, out)
+		}
+		compiled, _ := strconv.Atoi(m[2])
+		hits, _ := strconv.Atoi(m[3])
+		want := 0
+		if warm {
+			want = compiled
+		}
+		if compiled < 1 || hits != want {
+			t.Errorf("run %d (warm %v): %d compiled, %d from the cache; want %d from the cache", i, warm, compiled, hits, want)
+		}
+		t.Logf("%s run: first step %s", map[bool]string{false: "cold", true: "warm"}[warm], m[1])
+	}
+}
+
+func TestBackendChoice(t *testing.T) {
+	noPlugin(t)
+	for v, want := range map[string]string{"go": "SimpleGo", "xlacache:dir=" + t.TempDir(): "xlacache", "bogus": ""} {
+		lookup := func(k string) (string, bool) {
+			if k == "GOMLX_BACKEND" {
+				return v, true
+			}
+			return "", false
+		}
+		b, _, err := newBackend(context.Background(), &bytes.Buffer{}, config.Defaults(), lookup)
+		if want == "" {
+			if err == nil {
+				b.Finalize()
+				t.Errorf("GOMLX_BACKEND=%s: no error", v)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("GOMLX_BACKEND=%s: %v", v, err)
+		}
+		if got := b.Name(); !strings.HasPrefix(got, want) {
+			t.Errorf("GOMLX_BACKEND=%s: backend %s, want %s", v, got, want)
+		}
+		b.Finalize()
 	}
 }
