@@ -1,8 +1,8 @@
 package config
 
 import (
-	"strings"
 	"runtime"
+	"strings"
 	"testing"
 )
 

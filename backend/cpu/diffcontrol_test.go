@@ -220,6 +220,12 @@ func TestControlFlowPlanRoundTrip(t *testing.T) {
 		}
 		p.Buffers[0].Const = make([]byte, tt.ByteSize())
 	})
+	bad("one output listed past the bound", func(p *Plan) {
+		p.Buffers = append(p.Buffers, Buffer{DType: "f64", Shape: []int64{1 << 30}, Arg: -1})
+		for range 5 {
+			p.Outputs = append(p.Outputs, len(p.Buffers)-1)
+		}
+	})
 	bad("buffers whose sizes overflow", func(p *Plan) {
 		// Each is below the per-buffer bound; the sum would wrap int64
 		// without the plan-wide bound.

@@ -193,9 +193,16 @@ func (p *Plan) validate(numSyms map[string]bool) error {
 			return fmt.Errorf("check %d compares different element types", i)
 		}
 	}
+	// Run allocates every output afresh, so a buffer listed many times
+	// counts each time.
+	var outBytes int64
 	for _, id := range p.Outputs {
 		if !ok(id) {
 			return fmt.Errorf("output buffer %d out of range", id)
+		}
+		t, _ := p.Buffers[id].tensorType()
+		if outBytes += t.ByteSize(); outBytes > maxPlanBytes {
+			return fmt.Errorf("outputs need more than %d bytes", int64(maxPlanBytes))
 		}
 	}
 	return nil
