@@ -32,10 +32,15 @@ type Executable struct {
 
 	// Fixed per program, so computed once rather than on every Run:
 	// the argument types, each buffer's arena offset (-1 for constants),
-	// the arena's size with the kernel pointer slots at its end, and the
-	// number of slots.
+	// the arena's size, and the number of kernel pointer slots (at the
+	// arena's start). Buffers a Run usually uses in place (arguments and
+	// results) come last, so that when all of them are, the arena is only
+	// its first core bytes: a Run need not allocate and zero room for
+	// tensors it never touches.
 	argTypes []stablehlo.TensorType
 	offs     []int64
+	cand     []bool // Run may use the buffer in place (inPlaceCandidate)
+	core     int64
 	total    int64
 	nptr     int
 	bases    []int // first slot of each step's pointers
@@ -45,8 +50,9 @@ type Executable struct {
 
 	// idle is one arena kept between runs: allocating and faulting in
 	// fresh pages for every run costs more than a small kernel runs.
-	idleMu sync.Mutex
-	idle   unsafe.Pointer
+	idleMu   sync.Mutex
+	idle     unsafe.Pointer
+	idleSize int64
 }
 
 // newExecutable loads so and resolves every kernel of plan; parallel
@@ -68,22 +74,34 @@ func newExecutable(plan *Plan, so []byte, threads int) (*Executable, error) {
 			e.argTypes[b.Arg] = e.types[i]
 		}
 	}
-	// One arena for arguments and temporaries, 64-byte aligned slots,
-	// then the kernels' pointer arrays.
-	e.offs = make([]int64, len(plan.Buffers))
-	for i, b := range plan.Buffers {
-		if b.Const != nil {
-			e.offs[i] = -1
-			continue
-		}
-		e.offs[i] = e.total
-		e.total += (e.types[i].ByteSize() + 63) / 64 * 64
-	}
+	// One arena: the kernels' pointer arrays, then 64-byte aligned slots
+	// for temporaries, then for the buffers Run usually uses in place.
 	for _, s := range plan.Steps {
 		e.bases = append(e.bases, e.nptr)
 		e.nptr += len(s.Bufs)
 	}
-	e.total += 8 * int64(e.nptr+1)
+	e.total = (8*int64(e.nptr+1) + 63) / 64 * 64
+	e.offs = make([]int64, len(plan.Buffers))
+	e.cand = make([]bool, len(plan.Buffers))
+	for i := range plan.Buffers {
+		e.cand[i] = e.inPlaceCandidate(i)
+	}
+	for pass := 0; pass < 2; pass++ {
+		for i, b := range plan.Buffers {
+			if b.Const != nil {
+				e.offs[i] = -1
+				continue
+			}
+			if e.cand[i] != (pass == 1) {
+				continue
+			}
+			e.offs[i] = e.total
+			e.total += (e.types[i].ByteSize() + 63) / 64 * 64
+		}
+		if pass == 0 {
+			e.core = e.total
+		}
+	}
 	if e.total > math.MaxInt32*16 {
 		return nil, fmt.Errorf("cpu: %s needs %d bytes of buffers", plan.Module, e.total)
 	}
@@ -129,10 +147,29 @@ func newExecutable(plan *Plan, so []byte, threads int) (*Executable, error) {
 	return e, nil
 }
 
+// inPlaceCandidate reports whether Run may use buffer i in place: an
+// argument, or one of the first 64 results that is neither an argument
+// nor a constant (Run's in-place rules). Empty buffers need no room.
+func (e *Executable) inPlaceCandidate(i int) bool {
+	b := e.plan.Buffers[i]
+	if b.Const != nil || e.types[i].ByteSize() == 0 {
+		return false
+	}
+	if b.Arg >= 0 {
+		return true
+	}
+	for k, id := range e.plan.Outputs {
+		if k < 64 && id == i {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *Executable) free() {
 	e.idleMu.Lock()
 	cc.Free(e.idle)
-	e.idle = nil
+	e.idle, e.idleSize = nil, 0
 	e.idleMu.Unlock()
 	for i, p := range e.consts {
 		cc.Free(p)
@@ -197,24 +234,6 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 			return nil, fmt.Errorf("cpu: %s argument #%d: got %s, want %s", e.plan.Module, i, got, want[i])
 		}
 	}
-	e.idleMu.Lock()
-	arena := e.idle
-	e.idle = nil
-	e.idleMu.Unlock()
-	if arena == nil {
-		arena = cc.Alloc(int(e.total))
-		if arena == nil {
-			return nil, fmt.Errorf("cpu: %s: out of memory allocating %d bytes", e.plan.Module, e.total)
-		}
-	}
-	defer func() {
-		e.idleMu.Lock()
-		if e.idle == nil {
-			e.idle, arena = arena, nil
-		}
-		e.idleMu.Unlock()
-		cc.Free(arena)
-	}()
 	// Arguments and results are used in place where possible: kernels
 	// read argument buffers and write result buffers through pinned Go
 	// pointers instead of copying them through the arena. Kernels never
@@ -223,7 +242,6 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 	// here: the per-run work is one slot per kernel operand.
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	slots := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(arena, e.total-8*int64(e.nptr+1))), e.nptr+1)
 	direct := make([]unsafe.Pointer, len(e.plan.Buffers))
 	for i, b := range e.plan.Buffers {
 		if b.Arg < 0 {
@@ -250,6 +268,38 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 		direct[id] = p
 		written |= 1 << i
 	}
+	// The arena needs room for the in-place candidates only when one of
+	// them is not used in place (an empty or misaligned argument).
+	need := e.core
+	for i := range e.plan.Buffers {
+		if direct[i] == nil && e.cand[i] {
+			need = e.total
+			break
+		}
+	}
+	e.idleMu.Lock()
+	arena, size := e.idle, e.idleSize
+	if size < need {
+		arena, size = nil, 0 // too small for this Run: left for the next
+	} else {
+		e.idle, e.idleSize = nil, 0
+	}
+	e.idleMu.Unlock()
+	if arena == nil {
+		arena, size = cc.Alloc(int(need)), need
+		if arena == nil {
+			return nil, fmt.Errorf("cpu: %s: out of memory allocating %d bytes", e.plan.Module, need)
+		}
+	}
+	defer func() {
+		e.idleMu.Lock()
+		if e.idle == nil || e.idleSize < size {
+			e.idle, e.idleSize, arena = arena, size, e.idle
+		}
+		e.idleMu.Unlock()
+		cc.Free(arena)
+	}()
+	slots := unsafe.Slice((*unsafe.Pointer)(arena), e.nptr+1)
 	ptr := func(id int) unsafe.Pointer {
 		if direct[id] != nil {
 			return direct[id]
