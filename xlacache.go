@@ -79,7 +79,7 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache
 	if err != nil {
 		clog.Warn("single-flight compilation unavailable", "dir", opts.Dir, "err", err)
 	} else if f := hostFlight(shared, opts, clog, logs); f != nil {
-		two = &twoLevel{local: m, hosts: f, writer: opts.Writer(), done: make(chan struct{})}
+		two = newTwoLevel(m, f, opts.Writer())
 		options = append(options, cache.WithFlight(two))
 	} else {
 		options = append(options, cache.WithFlight(m))
@@ -146,6 +146,11 @@ type twoLevel struct {
 	handoffs  sync.WaitGroup
 	done      chan struct{}
 	closeOnce sync.Once
+}
+
+// newTwoLevel coordinates first through local, then through hosts.
+func newTwoLevel(local *lease.Manager, hosts *blobflight.Flight, writer bool) *twoLevel {
+	return &twoLevel{local: local, hosts: hosts, writer: writer, done: make(chan struct{})}
 }
 
 // Close implements the optional Close of a cache.Flight: it ends pending

@@ -637,22 +637,27 @@ func TestObjLeaseReadersWaitForWriter(t *testing.T) {
 // standing for two processes of a host: when another host publishes, the
 // directory's holder keeps its directory lease until the entry is in the
 // directory, so the host's other process loads it instead of compiling.
+// testTwoLevel is a writer's two-level flight over dir and st with short
+// polls and a long wait, as the hand-off tests need.
+func testTwoLevel(t *testing.T, dir string, st blob.Store) *twoLevel {
+	t.Helper()
+	m, err := lease.New(lease.Options{Dir: dir, Wait: 20 * time.Second, PollMax: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := blobflight.New(blobflight.Options{Store: st, NoProbe: true, Wait: 20 * time.Second, PollMax: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newTwoLevel(m, f, true)
+}
+
 func TestTwoLevelHandoff(t *testing.T) {
 	dir := t.TempDir()
 	st := memblob.New(memblob.Options{})
 	local := filepath.Join(dir, "entry")
 	ready := func() bool { _, err := os.Stat(local); return err == nil }
-	newTwo := func() *twoLevel {
-		m, err := lease.New(lease.Options{Dir: dir, Wait: 20 * time.Second, PollMax: 5 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := blobflight.New(blobflight.Options{Store: st, NoProbe: true, Wait: 20 * time.Second, PollMax: 5 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &twoLevel{local: m, hosts: f, writer: true, done: make(chan struct{})}
-	}
+	newTwo := func() *twoLevel { return testTwoLevel(t, dir, st) }
 	ctx := context.Background()
 	const name = "executables/k"
 	// Another host holds the bucket lease.
@@ -764,15 +769,7 @@ func TestObjLeaseDegradedWriterDoesNotClaim(t *testing.T) {
 func TestTwoLevelCloseEndsHandoff(t *testing.T) {
 	dir := t.TempDir()
 	st := memblob.New(memblob.Options{})
-	m, err := lease.New(lease.Options{Dir: dir, Wait: 20 * time.Second, PollMax: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := blobflight.New(blobflight.Options{Store: st, NoProbe: true, Wait: 20 * time.Second, PollMax: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	two := &twoLevel{local: m, hosts: f, writer: true, done: make(chan struct{})}
+	two := testTwoLevel(t, dir, st)
 	ctx := context.Background()
 	const name = "executables/k"
 	other, _ := blobflight.New(blobflight.Options{Store: st, NoProbe: true})

@@ -163,10 +163,8 @@ func lookCommand(cmd *cobra.Command, name string) (code int, ok bool) {
 // must never be the reason a job does not run.
 func runPlain(cmd *cobra.Command, args []string, started time.Time, cause error) error {
 	slog.Error("xlacache exec: unusable cache configuration; running the command without the cache", "err", cause)
-	if code, ok := lookCommand(cmd, args[0]); !ok {
-		exitProcess(code)
-		return nil
-	}
+	// Job.Run reports a missing (127) or non-executable (126) command
+	// itself, so there is no need to look it up first here.
 	job := &hostfill.Job{
 		Plain: true, Args: args, Started: started, Logger: slog.Default(),
 		Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
