@@ -518,6 +518,8 @@ func openWithEntries(t *testing.T, dir, tier string, n int) (*Cache, *Tier) {
 			t.Fatal(err)
 		}
 	}
+	// Callers plant files next; Open's background trim must not race them.
+	c.waitBackground()
 	return c, tr
 }
 
@@ -558,6 +560,9 @@ func TestScanFollowsLayout(t *testing.T) {
 	if err := tier.Put(context.Background(), k, bytes.Repeat([]byte{1}, 1000), time.Second); err != nil {
 		t.Fatal(err)
 	}
+	// Open may start a background trim; planted only after it finishes, the
+	// stale files are this Prune's to remove (not a race with that trim).
+	c.waitBackground()
 	d := layout.Dir(dir)
 	old := time.Now().Add(-2 * staleTemp)
 	write := func(p string) string {
