@@ -96,7 +96,7 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 		// was evicted) is as worth storing as it was the first time.
 		sstart := time.Now()
 		if data, err := exe.Serialize(); err != nil {
-			c.countError("serialize")
+			c.countError(ExecutablesTier, "serialize")
 			c.logOnce("serialize:"+b.Name(), "backend could not serialize the executable; not caching it", "key", key.String(), "err", err)
 		} else if err := tier.Put(ctx, key, data, compileTime+env.savedTime()); err != nil {
 			// Put logged local failures (once per kind, under this key
@@ -165,7 +165,7 @@ func tryLoad(ctx context.Context, c *Cache, b Backend, tier *Tier, key Key, env 
 		} else {
 			// A shared hit a reader (or a host without a usable local
 			// directory) could not keep: nothing local to quarantine.
-			c.countError("load")
+			c.countError(tier.name, "load")
 			c.logOnce("load:"+src+":"+key.String(), "backend could not load a cached entry; compiling normally", "key", key.String(), "source", src, "err", cause)
 		}
 		return nil, false

@@ -35,12 +35,12 @@ func (c *Cache) openDir(dir string) error {
 	if writer {
 		if err := c.checkCreateParent(dir); err != nil {
 			c.logger.Warn("refusing cache directory; compiling without a cache", "dir", dir, "err", err)
-			c.countError("permission")
+			c.countError("", "permission")
 			return err
 		}
 		if err := os.MkdirAll(dir, c.opts.EffectiveDirMode()); err != nil {
 			c.logger.Warn("cache directory unusable; compiling without a cache", "dir", dir, "err", fmt.Errorf("creating cache directory: %w", err))
-			c.countError(kindOf(err))
+			c.countError("", kindOf(err))
 			return err
 		}
 	}
@@ -53,7 +53,7 @@ func (c *Cache) openDir(dir string) error {
 			return nil
 		}
 		c.logger.Warn("cache directory unusable; compiling without a cache", "dir", dir, "err", err)
-		c.countError(kindOf(err))
+		c.countError("", kindOf(err))
 		return err
 	}
 	root, err := os.OpenRoot(resolved)
@@ -68,13 +68,13 @@ func (c *Cache) openDir(dir string) error {
 	}
 	if err != nil {
 		c.logger.Warn("cache directory unusable; compiling without a cache", "dir", resolved, "err", err)
-		c.countError(kindOf(err))
+		c.countError("", kindOf(err))
 		return err
 	}
 	if err := c.checkTrusted(resolved, st); err != nil {
 		root.Close()
 		c.logger.Warn("refusing cache directory; compiling without a cache", "dir", resolved, "err", err)
-		c.countError("permission")
+		c.countError("", "permission")
 		return err
 	}
 	c.dir, c.root, c.opts.Dir = resolved, root, resolved
@@ -83,7 +83,7 @@ func (c *Cache) openDir(dir string) error {
 			// Keyed by the failure's kind: the leases meeting the same
 			// read-only mount later add no line.
 			c.logOnce(logonce.FailureKey(err), "cache directory not writable; reading only", "dir", resolved, "err", err)
-			c.countError(kindOf(err))
+			c.countError("", kindOf(err))
 		}
 	}
 	return nil

@@ -62,8 +62,8 @@ func TestUnloadableEntryIsAMiss(t *testing.T) {
 	if st.Tiers[ExecutablesTier].Hits != 0 {
 		t.Errorf("tier stats %+v", st.Tiers)
 	}
-	if st.Errors["load"] != 1 {
-		t.Errorf("errors %v, want load=1", st.Errors)
+	if st.Errors["load"] != 1 || st.TierErrors[ExecutablesTier]["load"] != 1 {
+		t.Errorf("errors %v by tier %v, want load=1 in %s", st.Errors, st.TierErrors, ExecutablesTier)
 	}
 	if q, _ := os.ReadDir(filepath.Join(dir, QuarantineDir)); len(q) != 1 {
 		t.Errorf("%d quarantined files, want 1", len(q))
@@ -84,7 +84,7 @@ func TestUnloadableEntryIsAMiss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if persisted.Hits != 0 || persisted.CompileTimeSaved != 0 || persisted.Errors["load"] != 1 {
+	if persisted.Hits != 0 || persisted.CompileTimeSaved != 0 || persisted.Errors["load"] != 1 || persisted.TierErrors[ExecutablesTier]["load"] != 1 {
 		t.Errorf("persisted stats %+v: want no hit, nothing saved, load=1", persisted)
 	}
 

@@ -103,7 +103,7 @@ func (e *Session) SubcacheDir(sub config.Subcache) (path string, update bool, ok
 	// stays off rather than be read or written through it.
 	if c.root != nil {
 		if st, err := c.root.Lstat(rel); err == nil && (wantDir && !st.IsDir() || !wantDir && !st.Mode().IsRegular()) {
-			c.countError("foreign")
+			c.countError(e.TierName(sub), "foreign")
 			c.logOnce("subcache-odd:"+rel, "XLA subcache path is not a plain directory or file; subcache off", "path", path, "type", st.Mode().Type().String())
 			return "", false, false
 		}

@@ -15,8 +15,8 @@ import (
 
 // sharedTooLarge counts and logs (once per process: one planted object or a
 // thousand are one problem) a shared object refused for its size.
-func (c *Cache) sharedTooLarge(name string, limit int64, err error) {
-	c.countError("toolarge")
+func (c *Cache) sharedTooLarge(tier, name string, limit int64, err error) {
+	c.countError(tier, "toolarge")
 	c.logOnce("shared-toolarge", "skipping shared entries larger than the object size bound; compiling normally",
 		"object", name, "err", err, "bound", limit, "option", config.EnvSharedMaxObjectSize)
 }
@@ -52,7 +52,7 @@ func (t *Tier) publishShared(ctx context.Context, key Key, data []byte) error {
 		}
 		_, err = c.shared.ReplaceIfMatch(ctx, name, etag.(string), data)
 		if err == nil {
-			c.countError("replaced")
+			c.countError(t.name, "replaced")
 			// A repair, not a failure: the refusal was the warning.
 			c.logs.Info("shared-replaced", "replaced damaged shared entries with fresh compiles", "object", name)
 		}
@@ -63,10 +63,10 @@ func (t *Tier) publishShared(ctx context.Context, key Key, data []byte) error {
 		// wins, and a repair someone else made first stays.
 		return nil
 	case errors.Is(err, blob.ErrUnavailable):
-		c.countError("shared") // the store's guard logged it once already
+		c.countError(t.name, "shared") // the store's guard logged it once already
 		return nil
 	default:
-		c.countError("shared")
+		c.countError(t.name, "shared")
 		return fmt.Errorf("tier %s: publishing %s to the shared tier: %w", t.name, key, err)
 	}
 }
@@ -212,10 +212,10 @@ func (c *Cache) refreshMarker(ctx context.Context, name string, now time.Time) b
 	case ctx.Err() != nil:
 		return false
 	case errors.Is(err, blob.ErrUnavailable):
-		c.countError("shared") // the store's guard logged it once already
+		c.countError("", "shared") // the store's guard logged it once already
 		return false
 	}
-	c.countError("shared")
+	c.countError("", "shared")
 	c.logOnce("shared-used-marker", "could not record the use of a shared entry; bucket retention may take it for unused (no effect on results)", "object", marker, "err", err)
 	return false
 }

@@ -39,6 +39,11 @@ type Stats struct {
 	// object over the size bound) and replaced (a damaged shared object
 	// this writer replaced).
 	Errors map[string]int64 `json:"errors"`
+	// TierErrors breaks Errors down by tier name, then kind. Failures that
+	// serve no one tier (opening the directory, the size ledger, trims,
+	// usage markers in the shared store) are in Errors only, as are all
+	// failures in stats files written before this field existed.
+	TierErrors map[string]map[string]int64 `json:"tier_errors,omitempty"`
 	// Tiers breaks the counters down by tier name (every backend
 	// together).
 	Tiers map[string]TierStats `json:"tiers"`
@@ -100,10 +105,11 @@ func (t *Tier) backendName() string {
 
 // counters are the live, concurrency-safe form of Stats.
 type counters struct {
-	mu       sync.Mutex
-	errors   map[string]int64
-	series   map[series]TierStats
-	compiles map[string]BackendStats // Tiers unused: those are in series
+	mu         sync.Mutex
+	errors     map[string]int64
+	tierErrors map[string]map[string]int64
+	series     map[series]TierStats
+	compiles   map[string]BackendStats // Tiers unused: those are in series
 
 	flushMu sync.Mutex
 	flushed Stats // what has been persisted already (writers); under flushMu
@@ -111,6 +117,7 @@ type counters struct {
 
 func (s *counters) init() {
 	s.errors = map[string]int64{}
+	s.tierErrors = map[string]map[string]int64{}
 	s.series = map[series]TierStats{}
 	s.compiles = map[string]BackendStats{}
 }
@@ -183,6 +190,7 @@ func (s *counters) snapshot() Stats {
 	for k, v := range s.errors {
 		st.Errors[k] = v
 	}
+	st.TierErrors = addTierErrors(nil, s.tierErrors, 1)
 	for b, v := range s.compiles {
 		st.addBackend(b, BackendStats{Compiles: v.Compiles, CompileTime: v.CompileTime})
 	}
@@ -249,13 +257,51 @@ func subTier(a, b TierStats) (TierStats, bool) {
 	return d, d == TierStats{}
 }
 
-func (c *Cache) countError(kind string) {
+// countError counts a failure of the given kind in tier ("" for one that
+// serves no one tier).
+func (c *Cache) countError(tier, kind string) {
 	if c == nil || kind == "" {
 		return
 	}
 	c.stats.mu.Lock()
+	defer c.stats.mu.Unlock()
 	c.stats.errors[kind]++
-	c.stats.mu.Unlock()
+	if tier != "" {
+		m := c.stats.tierErrors[tier]
+		if m == nil {
+			m = map[string]int64{}
+			c.stats.tierErrors[tier] = m
+		}
+		m[kind]++
+	}
+}
+
+// addTierErrors adds sign times the counts of b to a (allocated when nil)
+// and returns it, dropping counts that become zero; nil when nothing is
+// left.
+func addTierErrors(a, b map[string]map[string]int64, sign int64) map[string]map[string]int64 {
+	for tier, kinds := range b {
+		for kind, n := range kinds {
+			if a == nil {
+				a = map[string]map[string]int64{}
+			}
+			m := a[tier]
+			if m == nil {
+				m = map[string]int64{}
+				a[tier] = m
+			}
+			if m[kind] += sign * n; m[kind] == 0 {
+				delete(m, kind)
+			}
+			if len(m) == 0 {
+				delete(a, tier)
+			}
+		}
+	}
+	if len(a) == 0 {
+		return nil
+	}
+	return a
 }
 
 // Stats returns this process's counters.
@@ -396,6 +442,7 @@ func addStats(a, b Stats) Stats {
 			out.Errors[k] += v
 		}
 	}
+	out.TierErrors = addTierErrors(addTierErrors(nil, a.TierErrors, 1), b.TierErrors, 1)
 	for _, m := range []map[string]TierStats{a.Tiers, b.Tiers} {
 		for k, v := range m {
 			v.Entries, v.Bytes = 0, 0
@@ -436,6 +483,7 @@ func subStats(a, b Stats) Stats {
 			out.Errors[k] = d
 		}
 	}
+	out.TierErrors = addTierErrors(addTierErrors(nil, a.TierErrors, 1), b.TierErrors, -1)
 	for k, v := range a.Tiers {
 		if d, zero := subTier(v, b.Tiers[k]); !zero {
 			out.Tiers[k] = d

@@ -242,18 +242,18 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 		switch {
 		case errors.Is(err, blob.ErrNotExist) || ctx.Err() != nil:
 		case errors.Is(err, blob.ErrTooLarge):
-			c.sharedTooLarge(name, limit, err)
+			c.sharedTooLarge(t.name, name, limit, err)
 		case errors.Is(err, blob.ErrUnavailable):
-			c.countError("shared") // the store's guard logged it once already
+			c.countError(t.name, "shared") // the store's guard logged it once already
 		default:
 			c.failure(t.name, "reading shared entry", name, err)
-			c.countError("shared")
+			c.countError(t.name, "shared")
 		}
 		return nil, 0, false
 	}
 	defer rc.Close()
 	if info.Size > limit {
-		c.sharedTooLarge(name, limit, fmt.Errorf("%w: %d bytes, more than %d", blob.ErrTooLarge, info.Size, limit))
+		c.sharedTooLarge(t.name, name, limit, fmt.Errorf("%w: %d bytes, more than %d", blob.ErrTooLarge, info.Size, limit))
 		return nil, 0, false
 	}
 	body := &errReader{r: rc}
@@ -264,7 +264,7 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 			if !errors.Is(body.err, blob.ErrUnavailable) {
 				c.failure(t.name, "reading shared entry", name, body.err)
 			}
-			c.countError("shared")
+			c.countError(t.name, "shared")
 		}
 		return nil, 0, false
 	}
@@ -273,7 +273,7 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 		e, err = c.decode(data, key)
 	}
 	if err != nil {
-		c.countError(decodeKind(err))
+		c.countError(t.name, decodeKind(err))
 		if c.writer && info.ETag != "" {
 			c.badShared.Store(name, info.ETag)
 		}
@@ -319,14 +319,14 @@ func (t *Tier) Put(ctx context.Context, key Key, payload []byte, compileTime tim
 	}
 	data, err := entry.Encode(entry.Header{Key: key.String(), Parts: key.Parts, CompileTime: compileTime}, payload, c.signingKey)
 	if err != nil {
-		c.countError("encode")
+		c.countError(t.name, "encode")
 		return fmt.Errorf("tier %s: %w", t.name, err)
 	}
 	var errs []error
 	if t.local() {
 		if _, err := t.writeLocal(key, data); err != nil {
 			kind := kindOf(err)
-			c.countError(kind)
+			c.countError(t.name, kind)
 			err = fmt.Errorf("tier %s: storing %s: %w", t.name, key, err)
 			// One line per kind of failure for the whole process,
 			// whichever tier (or the stats, or the leases) hits it first:
@@ -373,7 +373,7 @@ func (c *Cache) writeFileAtomic(rel string, data []byte) (bool, error) {
 // good entry can take its place. p is the entry's path under c.dir.
 func (c *Cache) damaged(t *Tier, p string, st os.FileInfo, cause error) {
 	kind := decodeKind(cause)
-	c.countError(kind)
+	c.countError(t.name, kind)
 	if !c.writer {
 		c.logOnce("bad:"+p, "skipping damaged cache entry (read-only process)", "tier", t.name, "path", p, "err", cause)
 		return
@@ -442,8 +442,13 @@ var errLoad = errors.New("backend could not load the entry")
 // failure counts and logs an I/O failure, once per kind of failure for
 // the whole process (logonce.FailureKey: an unreadable tier is one
 // problem, whatever reads or writes meet it). The caller degrades to a
-// miss or a skipped write.
+// miss or a skipped write. tier is "" for work that serves no one tier
+// (the size ledger, trims).
 func (c *Cache) failure(tier, what, path string, err error) {
-	c.countError(kindOf(err))
+	c.countError(tier, kindOf(err))
+	if tier == "" {
+		c.logOnce(logonce.FailureKey(err), "cache "+what+" failed; compiling normally", "path", path, "err", err)
+		return
+	}
 	c.logOnce(logonce.FailureKey(err), "cache "+what+" failed; compiling normally", "tier", tier, "path", path, "err", err)
 }

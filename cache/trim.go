@@ -35,7 +35,7 @@ func (c *Cache) addSizeAt(rel string, delta int64) {
 	c.trimPuts.note(rel, delta)
 	total, err := c.ledger.add(delta)
 	if err != nil {
-		c.failure("ledger", "updating the size ledger", c.ledger.path, err)
+		c.failure("", "updating the size ledger", c.ledger.path, err)
 		return
 	}
 	if c.opts.MaxSize > 0 && total > c.opts.MaxSize {
@@ -69,7 +69,7 @@ func (c *Cache) startTrim() {
 				// (trimcursor.go).
 				again, err := c.trimPass(c.bgCtx, c.opts.MaxSize, target)
 				if err != nil && !errors.Is(err, errTrimBusy) && !errors.Is(err, errTrimPaused) && c.bgCtx.Err() == nil {
-					c.failure("trim", "trimming the cache", c.dir, err)
+					c.failure("", "trimming the cache", c.dir, err)
 				}
 				if again {
 					c.trimWanted.Store(true)

@@ -455,7 +455,7 @@ func (c *Cache) walkChunks(ctx context.Context, done string, fn func(rel string)
 			}
 			// An unreadable directory is skipped, not retried by every
 			// pass forever: the pass goes on with the others.
-			c.failure("trim", "listing a directory", layout.Dir(c.dir).Join(rel), err)
+			c.failure("", "listing a directory", layout.Dir(c.dir).Join(rel), err)
 			return nil
 		}
 		for _, d := range ents {

@@ -34,6 +34,11 @@ const (
 // UnknownBackend is the backend label of counts no backend is known for.
 const UnknownBackend = "unknown"
 
+// NoTier is the tier label of failures that serve no one tier (opening
+// the directory, the size ledger, trims, usage markers in the shared
+// store), and of failures counted by releases that did not record tiers.
+const NoTier = "none"
+
 // Source is what NewCollector reads; *cache.Cache implements it.
 type Source interface {
 	// Stats returns the current counters.
@@ -63,8 +68,8 @@ var (
 	compilesDesc = prometheus.NewDesc("xlacache_compiles_total",
 		"Backend compiles through the cache (misses), failed ones included.", backendLabels, nil)
 	errorsDesc = prometheus.NewDesc("xlacache_errors_total",
-		"Cache failures by kind (corrupt, foreign, version, signature, load, io, permission, nospace, shared, encode, toolarge, replaced, ...); each degraded to compiling normally.",
-		[]string{"kind", "role"}, nil)
+		"Cache failures by kind (corrupt, foreign, version, signature, load, io, permission, nospace, shared, encode, toolarge, replaced, ...) and tier (\"none\" for failures that serve no one tier: the directory, the size ledger, trims, usage markers); each degraded to compiling normally.",
+		[]string{"kind", "tier", "role"}, nil)
 
 	allDescs = []*prometheus.Desc{hitsDesc, missesDesc, sharedHitsDesc, readBytesDesc, writtenBytesDesc,
 		savedDesc, compileSecondsDesc, compilesDesc, errorsDesc}
@@ -123,8 +128,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		emit(ch, compilesDesc, prometheus.CounterValue, float64(v.Compiles), b, role)
 		emit(ch, compileSecondsDesc, prometheus.CounterValue, v.CompileTime.Seconds(), b, role)
 	}
-	for kind, n := range st.Errors {
-		emit(ch, errorsDesc, prometheus.CounterValue, float64(n), kind, role)
+	for k, n := range errorSeries(st) {
+		emit(ch, errorsDesc, prometheus.CounterValue, float64(n), k.kind, k.tier, role)
 	}
 }
 
@@ -176,6 +181,32 @@ func tierSeries(st cache.Stats) map[labels]cache.TierStats {
 		if rest.Hits > 0 || rest.Misses > 0 || rest.BytesWritten > 0 {
 			k := labelsOf(tier, "")
 			out[k] = out[k].Plus(rest)
+		}
+	}
+	return out
+}
+
+// errorKey is the labels of one xlacache_errors_total series.
+type errorKey struct{ kind, tier string }
+
+// errorSeries breaks st.Errors down by kind and tier label: a backend's
+// subcache tier "cpu/autotune" counts under "autotune" (as the other
+// per-tier metrics name it), and what no tier claims under NoTier.
+func errorSeries(st cache.Stats) map[errorKey]int64 {
+	out := map[errorKey]int64{}
+	claimed := map[string]int64{}
+	for tier, kinds := range st.TierErrors {
+		for kind, n := range kinds {
+			if n <= 0 {
+				continue
+			}
+			out[errorKey{kind, labelsOf(tier, "").tier}] += n
+			claimed[kind] += n
+		}
+	}
+	for kind, n := range st.Errors {
+		if rest := n - claimed[kind]; rest > 0 {
+			out[errorKey{kind, NoTier}] += rest
 		}
 	}
 	return out

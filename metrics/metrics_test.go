@@ -233,7 +233,18 @@ func checkMatches(t *testing.T, file string, fams map[string]*dto.MetricFamily, 
 	var errs int64
 	for kind, n := range st.Errors {
 		errs += n
-		near("errors "+kind, value(t, fams, "xlacache_errors_total", map[string]string{"kind": kind, "role": role}), float64(n))
+		byLabel := map[string]int64{metrics.NoTier: n}
+		for tier, kinds := range st.TierErrors {
+			label := tier
+			if i := strings.LastIndex(tier, "/"); i >= 0 {
+				label = tier[i+1:]
+			}
+			byLabel[label] += kinds[kind]
+			byLabel[metrics.NoTier] -= kinds[kind]
+		}
+		for label, want := range byLabel {
+			near("errors "+label+" "+kind, value(t, fams, "xlacache_errors_total", map[string]string{"kind": kind, "tier": label, "role": role}), float64(want))
+		}
 	}
 	near("errors", sum(t, fams, "xlacache_errors_total", role), float64(errs))
 	for b, bs := range st.Backends {
@@ -437,7 +448,49 @@ func TestWriteFileAtomic(t *testing.T) {
 	if v := value(t, fams, "xlacache_hits_total", map[string]string{"tier": "executables", "backend": metrics.UnknownBackend, "role": "writer"}); v != 1 {
 		t.Errorf("legacy executables hits %v, want 1:\n%s", v, after)
 	}
-	if v := value(t, fams, "xlacache_errors_total", map[string]string{"kind": "io", "role": "writer"}); v != 2 {
+	if v := value(t, fams, "xlacache_errors_total", map[string]string{"kind": "io", "tier": metrics.NoTier, "role": "writer"}); v != 2 {
 		t.Errorf("errors %v, want 2", v)
+	}
+}
+
+// Errors are reported per tier, under the tier label the other per-tier
+// metrics use; what no tier claims (and counts from stats files written
+// before tiers were recorded) is reported under tier="none".
+func TestErrorsByTier(t *testing.T) {
+	st := cache.Stats{
+		Errors: map[string]int64{"corrupt": 3, "io": 2, "nospace": 1},
+		TierErrors: map[string]map[string]int64{
+			"executables":  {"corrupt": 2},
+			"cpu/autotune": {"io": 1},
+			"xla/autotune": {"io": 1},
+		},
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.StatsCollector(st, metrics.RoleWriter))
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		byName[f.GetName()] = f
+	}
+	for _, tc := range []struct {
+		kind, tier string
+		want       float64
+	}{
+		{"corrupt", "executables", 2},
+		{"corrupt", metrics.NoTier, 1},
+		{"io", "autotune", 2},
+		{"io", metrics.NoTier, 0},
+		{"nospace", metrics.NoTier, 1},
+	} {
+		l := map[string]string{"kind": tc.kind, "tier": tc.tier, "role": metrics.RoleWriter}
+		if got := value(t, byName, "xlacache_errors_total", l); got != tc.want {
+			t.Errorf("errors %v = %v, want %v", l, got, tc.want)
+		}
+	}
+	if got := sum(t, byName, "xlacache_errors_total", metrics.RoleWriter); got != 6 {
+		t.Errorf("errors sum to %v, want 6 (every failure once)", got)
 	}
 }
