@@ -45,6 +45,9 @@ func (t *Tier) publishShared(ctx context.Context, key Key, data []byte) error {
 	c := t.c
 	name := t.objectName(key)
 	err := c.shared.PutIfAbsent(ctx, name, data)
+	if err == nil {
+		c.stats.uploadedTier(t, int64(len(data)))
+	}
 	if errors.Is(err, blob.ErrExist) {
 		etag, ok := c.badShared.LoadAndDelete(name)
 		if !ok {
@@ -52,6 +55,7 @@ func (t *Tier) publishShared(ctx context.Context, key Key, data []byte) error {
 		}
 		_, err = c.shared.ReplaceIfMatch(ctx, name, etag.(string), data)
 		if err == nil {
+			c.stats.uploadedTier(t, int64(len(data)))
 			c.countError(t.name, "replaced")
 			// A repair, not a failure: the refusal was the warning.
 			c.logs.Info("shared-replaced", "replaced damaged shared entries with fresh compiles", "object", name)

@@ -25,9 +25,12 @@ type Stats struct {
 	Hits       int64 `json:"hits"`
 	Misses     int64 `json:"misses"`
 	SharedHits int64 `json:"shared_hits"`
-	// BytesRead and BytesWritten count entry bytes (as stored).
-	BytesRead    int64 `json:"bytes_read"`
-	BytesWritten int64 `json:"bytes_written"`
+	// BytesRead and BytesWritten count entry bytes (as stored) read by
+	// hits and written to the local directory; SharedBytesWritten counts
+	// those uploaded to the shared tier (objects this process published).
+	BytesRead          int64 `json:"bytes_read"`
+	BytesWritten       int64 `json:"bytes_written"`
+	SharedBytesWritten int64 `json:"shared_bytes_written,omitempty"`
 	// CompileTimeSaved sums the recorded compile time of every hit.
 	CompileTimeSaved time.Duration `json:"compile_time_saved_ns"`
 	// Compiles counts the backend compiles run through Compile (hits
@@ -63,12 +66,14 @@ type TierStats struct {
 	Misses  int64 `json:"misses"`
 	Entries int64 `json:"entries,omitempty"`
 	Bytes   int64 `json:"bytes,omitempty"`
-	// SharedHits, BytesRead, BytesWritten and CompileTimeSaved are the
-	// tier's share of the Stats fields of the same names.
-	SharedHits       int64         `json:"shared_hits,omitempty"`
-	BytesRead        int64         `json:"bytes_read,omitempty"`
-	BytesWritten     int64         `json:"bytes_written,omitempty"`
-	CompileTimeSaved time.Duration `json:"compile_time_saved_ns,omitempty"`
+	// SharedHits, BytesRead, BytesWritten, SharedBytesWritten and
+	// CompileTimeSaved are the tier's share of the Stats fields of the same
+	// names.
+	SharedHits         int64         `json:"shared_hits,omitempty"`
+	BytesRead          int64         `json:"bytes_read,omitempty"`
+	BytesWritten       int64         `json:"bytes_written,omitempty"`
+	SharedBytesWritten int64         `json:"shared_bytes_written,omitempty"`
+	CompileTimeSaved   time.Duration `json:"compile_time_saved_ns,omitempty"`
 }
 
 // BackendStats are one backend's counters.
@@ -164,6 +169,11 @@ func (s *counters) writtenTier(t *Tier, n int64) {
 	s.add(seriesOf(t.name, t.backendName()), func(ts *TierStats) { ts.BytesWritten += n })
 }
 
+// uploadedTier counts n bytes t published to the shared tier.
+func (s *counters) uploadedTier(t *Tier, n int64) {
+	s.add(seriesOf(t.name, t.backendName()), func(ts *TierStats) { ts.SharedBytesWritten += n })
+}
+
 // compiled counts one backend compile that took d.
 func (s *counters) compiled(backend string, d time.Duration) {
 	s.mu.Lock()
@@ -220,6 +230,7 @@ func (st *Stats) addBackend(name string, b BackendStats) {
 		st.SharedHits += v.SharedHits
 		st.BytesRead += v.BytesRead
 		st.BytesWritten += v.BytesWritten
+		st.SharedBytesWritten += v.SharedBytesWritten
 		st.CompileTimeSaved += v.CompileTimeSaved
 		st.Tiers[tier] = st.Tiers[tier].Plus(v)
 		cur.Tiers[tier] = cur.Tiers[tier].Plus(v)
@@ -235,6 +246,7 @@ func (t TierStats) Plus(o TierStats) TierStats {
 	t.SharedHits += o.SharedHits
 	t.BytesRead += o.BytesRead
 	t.BytesWritten += o.BytesWritten
+	t.SharedBytesWritten += o.SharedBytesWritten
 	t.CompileTimeSaved += o.CompileTimeSaved
 	return t
 }
@@ -246,6 +258,7 @@ func (t TierStats) Minus(o TierStats) TierStats {
 	t.SharedHits -= o.SharedHits
 	t.BytesRead -= o.BytesRead
 	t.BytesWritten -= o.BytesWritten
+	t.SharedBytesWritten -= o.SharedBytesWritten
 	t.CompileTimeSaved -= o.CompileTimeSaved
 	return t
 }
@@ -336,7 +349,7 @@ func (c *Cache) flushStats() {
 	defer c.stats.flushMu.Unlock()
 	cur := c.stats.snapshot()
 	delta := subStats(cur, c.stats.flushed)
-	if delta.Hits == 0 && delta.Misses == 0 && delta.BytesWritten == 0 && delta.Compiles == 0 && len(delta.Errors) == 0 {
+	if delta.Hits == 0 && delta.Misses == 0 && delta.BytesWritten == 0 && delta.SharedBytesWritten == 0 && delta.Compiles == 0 && len(delta.Errors) == 0 {
 		return
 	}
 	// The stats file (layout's StatsFile) holds the cumulative counters of
@@ -433,8 +446,9 @@ func addStats(a, b Stats) Stats {
 	out := Stats{
 		Hits: a.Hits + b.Hits, Misses: a.Misses + b.Misses, SharedHits: a.SharedHits + b.SharedHits,
 		BytesRead: a.BytesRead + b.BytesRead, BytesWritten: a.BytesWritten + b.BytesWritten,
-		CompileTimeSaved: a.CompileTimeSaved + b.CompileTimeSaved,
-		Compiles:         a.Compiles + b.Compiles, CompileTime: a.CompileTime + b.CompileTime,
+		SharedBytesWritten: a.SharedBytesWritten + b.SharedBytesWritten,
+		CompileTimeSaved:   a.CompileTimeSaved + b.CompileTimeSaved,
+		Compiles:           a.Compiles + b.Compiles, CompileTime: a.CompileTime + b.CompileTime,
 		Errors: map[string]int64{}, Tiers: map[string]TierStats{},
 	}
 	for _, m := range []map[string]int64{a.Errors, b.Errors} {
@@ -474,8 +488,9 @@ func subStats(a, b Stats) Stats {
 	out := Stats{
 		Hits: a.Hits - b.Hits, Misses: a.Misses - b.Misses, SharedHits: a.SharedHits - b.SharedHits,
 		BytesRead: a.BytesRead - b.BytesRead, BytesWritten: a.BytesWritten - b.BytesWritten,
-		CompileTimeSaved: a.CompileTimeSaved - b.CompileTimeSaved,
-		Compiles:         a.Compiles - b.Compiles, CompileTime: a.CompileTime - b.CompileTime,
+		SharedBytesWritten: a.SharedBytesWritten - b.SharedBytesWritten,
+		CompileTimeSaved:   a.CompileTimeSaved - b.CompileTimeSaved,
+		Compiles:           a.Compiles - b.Compiles, CompileTime: a.CompileTime - b.CompileTime,
 		Errors: map[string]int64{}, Tiers: map[string]TierStats{},
 	}
 	for k, v := range a.Errors {

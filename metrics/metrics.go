@@ -61,6 +61,8 @@ var (
 		"Entry bytes (as stored) of the hits.", tierLabels, nil)
 	writtenBytesDesc = prometheus.NewDesc("xlacache_written_bytes_total",
 		"Entry bytes (as stored) written to the local directory.", tierLabels, nil)
+	sharedWrittenBytesDesc = prometheus.NewDesc("xlacache_shared_written_bytes_total",
+		"Entry bytes (as stored) uploaded to the shared object store: objects this process published (first-writer-wins losers and failed uploads excluded).", tierLabels, nil)
 	savedDesc = prometheus.NewDesc("xlacache_saved_seconds_total",
 		"Compile time the hits saved: the compile time their writers recorded.", tierLabels, nil)
 	compileSecondsDesc = prometheus.NewDesc("xlacache_compile_seconds_total",
@@ -71,7 +73,7 @@ var (
 		"Cache failures by kind (corrupt, foreign, version, signature, load, io, permission, nospace, shared, encode, toolarge, replaced, ...) and tier (\"none\" for failures that serve no one tier: the directory, the size ledger, trims, usage markers); each degraded to compiling normally.",
 		[]string{"kind", "tier", "role"}, nil)
 
-	allDescs = []*prometheus.Desc{hitsDesc, missesDesc, sharedHitsDesc, readBytesDesc, writtenBytesDesc,
+	allDescs = []*prometheus.Desc{hitsDesc, missesDesc, sharedHitsDesc, readBytesDesc, writtenBytesDesc, sharedWrittenBytesDesc,
 		savedDesc, compileSecondsDesc, compilesDesc, errorsDesc}
 )
 
@@ -119,6 +121,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			{sharedHitsDesc, float64(v.SharedHits)},
 			{readBytesDesc, float64(v.BytesRead)},
 			{writtenBytesDesc, float64(v.BytesWritten)},
+			{sharedWrittenBytesDesc, float64(v.SharedBytesWritten)},
 			{savedDesc, v.CompileTimeSaved.Seconds()},
 		} {
 			emit(ch, m.d, prometheus.CounterValue, m.v, k.tier, k.backend, role)
@@ -178,7 +181,7 @@ func tierSeries(st cache.Stats) map[labels]cache.TierStats {
 	}
 	for tier, v := range st.Tiers {
 		rest := v.Minus(accounted[tier])
-		if rest.Hits > 0 || rest.Misses > 0 || rest.BytesWritten > 0 {
+		if rest.Hits > 0 || rest.Misses > 0 || rest.BytesWritten > 0 || rest.SharedBytesWritten > 0 {
 			k := labelsOf(tier, "")
 			out[k] = out[k].Plus(rest)
 		}

@@ -145,8 +145,11 @@ func TestMetricsFileMatchesStats(t *testing.T) {
 			t.Errorf("%s: want 2 compiles", tc.file)
 		}
 	}
-	if st := w.Stats(); st.BytesWritten == 0 {
-		t.Errorf("writer wrote no bytes: %+v", st)
+	if st := w.Stats(); st.BytesWritten == 0 || st.SharedBytesWritten == 0 {
+		t.Errorf("writer wrote or uploaded no bytes: %+v", st)
+	}
+	if st := r.Stats(); st.BytesWritten != 0 || st.SharedBytesWritten != 0 {
+		t.Errorf("reader wrote or uploaded bytes: %+v", st)
 	}
 }
 
@@ -227,6 +230,7 @@ func checkMatches(t *testing.T, file string, fams map[string]*dto.MetricFamily, 
 	near("shared hits", sum(t, fams, "xlacache_shared_hits_total", role), float64(st.SharedHits))
 	near("bytes read", sum(t, fams, "xlacache_read_bytes_total", role), float64(st.BytesRead))
 	near("bytes written", sum(t, fams, "xlacache_written_bytes_total", role), float64(st.BytesWritten))
+	near("bytes uploaded", sum(t, fams, "xlacache_shared_written_bytes_total", role), float64(st.SharedBytesWritten))
 	near("saved", sum(t, fams, "xlacache_saved_seconds_total", role), st.CompileTimeSaved.Seconds())
 	near("compiles", sum(t, fams, "xlacache_compiles_total", role), float64(st.Compiles))
 	near("compile seconds", sum(t, fams, "xlacache_compile_seconds_total", role), st.CompileTime.Seconds())
@@ -256,6 +260,7 @@ func checkMatches(t *testing.T, file string, fams map[string]*dto.MetricFamily, 
 			near(name+" shared hits", value(t, fams, "xlacache_shared_hits_total", l), float64(v.SharedHits))
 			near(name+" read", value(t, fams, "xlacache_read_bytes_total", l), float64(v.BytesRead))
 			near(name+" written", value(t, fams, "xlacache_written_bytes_total", l), float64(v.BytesWritten))
+			near(name+" uploaded", value(t, fams, "xlacache_shared_written_bytes_total", l), float64(v.SharedBytesWritten))
 			near(name+" saved", value(t, fams, "xlacache_saved_seconds_total", l), v.CompileTimeSaved.Seconds())
 		}
 		if b != "" {

@@ -177,8 +177,8 @@ func writeStatsText(w io.Writer, r statsReport) error {
 		return err
 	}
 	c := r.Counters
-	fmt.Fprintf(w, "\nhits %d (shared %d), misses %d, read %s, written %s, compile time saved %s, spent %s in %d compiles\n",
-		c.Hits, c.SharedHits, c.Misses, fmtBytes(c.BytesRead), fmtBytes(c.BytesWritten), c.CompileTimeSaved.Round(time.Millisecond),
+	fmt.Fprintf(w, "\nhits %d (shared %d), misses %d, read %s, written %s (uploaded %s), compile time saved %s, spent %s in %d compiles\n",
+		c.Hits, c.SharedHits, c.Misses, fmtBytes(c.BytesRead), fmtBytes(c.BytesWritten), fmtBytes(c.SharedBytesWritten), c.CompileTimeSaved.Round(time.Millisecond),
 		c.CompileTime.Round(time.Millisecond), c.Compiles)
 	if len(c.Errors) > 0 {
 		fmt.Fprint(w, "errors:")
