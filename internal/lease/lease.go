@@ -378,14 +378,11 @@ func (l *Lease) heartbeat() {
 	}
 }
 
-// touch is the heartbeat: it sets the lease's mtime to "now" as the
-// filesystem sees it, without following a symlink that may have replaced
-// the lease. Observers only look for a change of mtime, so whose clock
-// stamps it does not matter; UTIME_NOW lets a network filesystem use its
-// server's.
+// touch is the heartbeat: it sets the lease's mtime to "now", without
+// following a symlink that may have replaced the lease. Observers only
+// look for a change of mtime, so whose clock stamps it does not matter.
 func touch(path string) error {
-	now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, path, now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := unix.UtimesNanoAt(unix.AT_FDCWD, path, heartbeatTimes(), unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return fmt.Errorf("lease: refreshing %s: %w", path, err)
 	}
 	return nil

@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -174,7 +173,7 @@ func (s *Server) start() error {
 	s.logs = &logtest.Buffer{Limit: 1 << 20}
 	cmd.Stdout = s.logs
 	cmd.Stderr = s.logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithParent()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("s3test: starting %s: %w", s.bin, err)
 	}
