@@ -44,6 +44,13 @@ const (
 	// FlagLLVMModuleParallelism must be true for the kernel cache to be used;
 	// JAX sets it together with the kernel cache for the same reason.
 	FlagLLVMModuleParallelism = "xla_gpu_enable_llvm_module_compilation_parallelism"
+	// FlagAutotunerCacheDir is the cache directory of XLA's newer
+	// autotuner pass (DebugOptions field 407). Some XLA builds read only
+	// this flag there, later ones read FlagAutotuneCacheDir first and fall
+	// back to it; xlacache gives it the same directory as
+	// FlagAutotuneCacheDir, and only to an XLA probed to register it (see
+	// ProbeOnlyFlags).
+	FlagAutotunerCacheDir = "xla_gpu_experimental_autotuner_cache_dir"
 )
 
 // Autotune cache modes, spelled as XLA's flag parser takes them: the
@@ -265,10 +272,10 @@ func MergeFlags(existing string, want []Flag) (MergeResult, error) {
 // cache is used; they never change the compiled code, so they are left out
 // of keys (as JAX leaves its dump flags and cache options out).
 var excludedFromKey = map[string]bool{
-	FlagAutotuneCacheDir:                       true,
-	FlagAutotuneCacheMode:                      true,
-	FlagKernelCacheFile:                        true,
-	"xla_gpu_experimental_autotuner_cache_dir": true,
+	FlagAutotuneCacheDir:  true,
+	FlagAutotuneCacheMode: true,
+	FlagKernelCacheFile:   true,
+	FlagAutotunerCacheDir: true,
 }
 
 // excludedFromKeyName reports whether an XLA flag or DebugOptions field

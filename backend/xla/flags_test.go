@@ -144,7 +144,10 @@ func TestCacheFlags(t *testing.T) {
 		{"forced reader at index 0", opts(d, 0, config.RoleReader, A), cur, "xla_gpu_per_fusion_autotune_cache_dir=/cache dir/xla_gpu_per_fusion_autotune_cache_dir xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_READ", 0},
 		{"forced writer at index 2", opts(d, 2, config.RoleWriter, A), cur, "xla_gpu_per_fusion_autotune_cache_dir=/cache dir/xla_gpu_per_fusion_autotune_cache_dir xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_UPDATE", 0},
 		{"writer all", opts(d, 0, config.RoleAuto, A, K), cur, "xla_gpu_per_fusion_autotune_cache_dir=/cache dir/xla_gpu_per_fusion_autotune_cache_dir xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_UPDATE xla_gpu_kernel_cache_file=/cache dir/xla_gpu_kernel_cache_file xla_gpu_enable_llvm_module_compilation_parallelism=true", 0},
-		{"reader all: no kernel cache", opts(d, 1, config.RoleAuto, A, K), cur, "xla_gpu_per_fusion_autotune_cache_dir=/cache dir/xla_gpu_per_fusion_autotune_cache_dir xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_READ", 1},
+		// No kernel cache, but the same compile option as the writer, or
+		// the keys of writer and reader would differ.
+		{"reader all: no kernel cache", opts(d, 1, config.RoleAuto, A, K), cur, "xla_gpu_per_fusion_autotune_cache_dir=/cache dir/xla_gpu_per_fusion_autotune_cache_dir xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_READ xla_gpu_enable_llvm_module_compilation_parallelism=true", 1},
+		{"reader kernels only", opts(d, 1, config.RoleAuto, K), cur, "xla_gpu_enable_llvm_module_compilation_parallelism=true", 1},
 		{"kernels only writer", opts(d, 0, config.RoleAuto, K), cur, "xla_gpu_kernel_cache_file=/cache dir/xla_gpu_kernel_cache_file xla_gpu_enable_llvm_module_compilation_parallelism=true", 0},
 		{"none", opts(d, 0, config.RoleAuto), cur, "", 0},
 		{"old XLA gets nothing", opts(d, 0, config.RoleAuto, A, K), old, "", 2},

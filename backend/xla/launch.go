@@ -171,7 +171,7 @@ func LaunchEnv(opts config.Options, target Target, sup Support, existingFlags st
 		l.Support = sup.String()
 		flags, skips := CacheFlags(opts, sup)
 		l.Skipped = append(l.Skipped, skips...)
-		merged, err := MergeFlags(existingFlags, flags)
+		merged, err := MergeFlags(existingFlags, FollowUserAutotuneDir(existingFlags, flags))
 		if err != nil {
 			return l, fmt.Errorf("merge with %s: %w", EnvXLAFlags, err)
 		}

@@ -69,7 +69,11 @@ func KernelFile(dir string) string { return layout.Dir(dir).XLAKernel() }
 // process in READ mode. The kernel cache is given to the writer only: XLA
 // has no read-only mode for it and appends to the file whenever it
 // compiles a kernel the file lacks, so a reader would write to the shared
-// cache.
+// cache. Wherever the autotune directory is given, so is
+// FlagAutotunerCacheDir, with the same value, when the target XLA is known
+// to register it (a probed plugin only; see ProbeOnlyFlags): the XLA
+// builds whose newer autotuner pass reads only that flag then persist
+// those results too, in the same files, under the same mode.
 func CacheFlags(opts config.Options, sup Support) ([]Flag, []Skip) {
 	if !opts.Enabled() {
 		return nil, nil
@@ -95,6 +99,13 @@ func CacheFlags(opts config.Options, sup Support) ([]Flag, []Skip) {
 				}
 				flags = append(flags, Flag{Name: FlagAutotuneCacheMode, Value: mode, HasValue: true})
 			}
+			// Same directory as above: the pass's LegacyCache stores through
+			// the same AutotunerUtil files as the per-fusion cache, and
+			// later XLA reads the per-fusion flag first anyway. The mode
+			// flag governs it too, so a reader stays read-only.
+			if sup.Knows(FlagAutotunerCacheDir) {
+				flags = append(flags, Flag{Name: FlagAutotunerCacheDir, Value: AutotuneDir(opts.Dir), HasValue: true})
+			}
 		}
 	}
 	if opts.HasSubcache(config.SubcacheKernels) {
@@ -105,16 +116,20 @@ func CacheFlags(opts config.Options, sup Support) ([]Flag, []Skip) {
 			skips = append(skips, unknown(FlagKernelCacheFile))
 		default:
 			flags = append(flags, Flag{Name: FlagKernelCacheFile, Value: KernelFile(opts.Dir), HasValue: true})
-			// The kernel cache needs module-compilation parallelism on the
-			// releases inside that flag's gate (Flags); outside it the flag
-			// is a no-op or gone, and setting a flag XLA does not know
-			// aborts the process. A probed plugin that still registers the
-			// flag accepts it either way.
-			if sup.Knows(FlagLLVMModuleParallelism) {
-				flags = append(flags, Flag{Name: FlagLLVMModuleParallelism, Value: "true", HasValue: true})
-			} else {
-				skips = append(skips, Skip{FlagLLVMModuleParallelism, fmt.Sprintf("not needed by, or unknown to, the target XLA (%s %s)", sup.Source, sup.Detail)})
-			}
+		}
+		// The kernel cache needs module-compilation parallelism on the
+		// releases inside that flag's gate (Flags); outside it the flag is
+		// a no-op or gone, and setting a flag XLA does not know aborts the
+		// process. A probed plugin that still registers the flag accepts
+		// it either way. Readers get it too, although they get no kernel
+		// cache: it is part of the key (it is a compile option, not a
+		// cache location), so every process of a job must carry the same
+		// value or readers would never hit the writer's executables — as
+		// JAX gives it to every process (compiler.py get_compile_options).
+		if sup.Knows(FlagKernelCacheFile) && sup.Knows(FlagLLVMModuleParallelism) {
+			flags = append(flags, Flag{Name: FlagLLVMModuleParallelism, Value: "true", HasValue: true})
+		} else if sup.Knows(FlagKernelCacheFile) {
+			skips = append(skips, Skip{FlagLLVMModuleParallelism, fmt.Sprintf("not needed by, or unknown to, the target XLA (%s %s)", sup.Source, sup.Detail)})
 		}
 	}
 	return flags, skips
@@ -195,7 +210,7 @@ func Prepare(ctx context.Context, opts config.Options, po PrepareOptions) (*Prep
 	if err != nil {
 		return p, fmt.Errorf("xla: %w", err)
 	}
-	merged, err := MergeFlags(base, p.Flags)
+	merged, err := MergeFlags(base, FollowUserAutotuneDir(base, p.Flags))
 	if err != nil {
 		return p, fmt.Errorf("xla: merge with %s: %w", EnvXLAFlags, err)
 	}
@@ -223,6 +238,40 @@ func Prepare(ctx context.Context, opts config.Options, po PrepareOptions) (*Prep
 	}
 	p.Merge, p.XLAFlags = merged, merged.Value
 	return p, nil
+}
+
+// FollowUserAutotuneDir returns want with FlagAutotunerCacheDir set to
+// the autotune directory the user's XLA_FLAGS (existing) already names, if
+// it names one: the user's FlagAutotuneCacheDir wins in MergeFlags, and
+// the newer autotuner pass must then use that directory too, not a second
+// cache beside it; an empty user value drops the flag. want is returned
+// unchanged otherwise (also when existing does not parse; MergeFlags
+// reports that).
+func FollowUserAutotuneDir(existing string, want []Flag) []Flag {
+	i := -1
+	for j, f := range want {
+		if f.Name == FlagAutotunerCacheDir {
+			i = j
+		}
+	}
+	if i < 0 || strings.TrimLeft(existing, whitespace) == "" {
+		return want
+	}
+	parsed, err := ParseFlags(existing)
+	if err != nil {
+		return want
+	}
+	user, ok := parsed.Lookup(FlagAutotuneCacheDir)
+	if !ok {
+		return want
+	}
+	if user.Value == "" {
+		// The user switched the per-fusion cache off: so is the pass's.
+		return append(append([]Flag(nil), want[:i]...), want[i+1:]...)
+	}
+	out := append([]Flag(nil), want...)
+	out[i].Value, out[i].HasValue = user.Value, true
+	return out
 }
 
 // ResolveSupport establishes which flags the target XLA knows, from the

@@ -132,6 +132,7 @@ func TestLaunchEnvBash(t *testing.T) {
 	}
 	dir := "/tmp/xla cache/it's \"here\""
 	sup := SupportForVersion(Version{0, 6, 0}, SourceVersion)
+	var goKey string
 	for _, tc := range []struct {
 		index  int
 		target Target
@@ -142,7 +143,7 @@ func TestLaunchEnvBash(t *testing.T) {
 		// included): JAX hashes the kernel cache file into its key.
 		{2, TargetAll, map[string]string{"XLACACHE_PROCESS_INDEX": "2", EnvJAXCacheDir: dir, EnvJAXXLACaches: "all", "XLA_FLAGS": "--user"}},
 		{0, TargetGo, map[string]string{"XLA_FLAGS": `--xla_gpu_per_fusion_autotune_cache_dir="/tmp/xla cache/it's \"here\"/xla_gpu_per_fusion_autotune_cache_dir" --xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_UPDATE --xla_gpu_kernel_cache_file="/tmp/xla cache/it's \"here\"/xla_gpu_kernel_cache_file" --xla_gpu_enable_llvm_module_compilation_parallelism=true --user`}},
-		{1, TargetGo, map[string]string{"XLA_FLAGS": `--xla_gpu_per_fusion_autotune_cache_dir="/tmp/xla cache/it's \"here\"/xla_gpu_per_fusion_autotune_cache_dir" --xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_READ --user`, EnvJAXCacheDir: ""}},
+		{1, TargetGo, map[string]string{"XLA_FLAGS": `--xla_gpu_per_fusion_autotune_cache_dir="/tmp/xla cache/it's \"here\"/xla_gpu_per_fusion_autotune_cache_dir" --xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_READ --xla_gpu_enable_llvm_module_compilation_parallelism=true --user`, EnvJAXCacheDir: ""}},
 	} {
 		o := opts(dir, tc.index, config.RoleAuto, config.SubcacheAutotune, config.SubcacheKernels)
 		l, err := LaunchEnv(o, tc.target, sup, "--user")
@@ -174,6 +175,16 @@ func TestLaunchEnvBash(t *testing.T) {
 			}
 			if f, _ := pf.Lookup(FlagAutotuneCacheDir); f.Value != AutotuneDir(dir) {
 				t.Errorf("XLA would read dir %q", f.Value)
+			}
+			// Writer and readers of one job key their executables alike.
+			key, err := NormalizeFlagsForKey(got["XLA_FLAGS"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if goKey == "" {
+				goKey = key
+			} else if key != goKey {
+				t.Errorf("index %d keys XLA_FLAGS as %q, another process as %q", tc.index, key, goKey)
 			}
 		}
 	}

@@ -130,19 +130,82 @@ var llvmParallelismEnd = Version{0, 11, 0}
 // No upper bound is set for the three cache flags: no source read shows
 // them removed. openxla/xla xla/debug_options_flags.cc
 // @00ccad5d1736ed6fc9234ae7460407891be5fbe2 still parses
-// xla_gpu_experimental_autotune_cache_mode (AutotuneCacheMode_Parse), and
-// the stored copies of XLA's newer autotuner pass (autotuner_pass.cc; the
-// index gave no commit for them) either read
-// xla_gpu_experimental_autotuner_cache_dir (field 407) only, or read
-// xla_gpu_per_fusion_autotune_cache_dir first and fall back to 407 when it
-// is empty. Which jaxlib releases carry the 407-only pass could not be
-// established from the sources, so 407 is not in this table (docs/xla.md,
-// "Version gating").
+// xla_gpu_experimental_autotune_cache_mode (AutotuneCacheMode_Parse).
+// xla_gpu_experimental_autotuner_cache_dir (field 407) is not in this table
+// but in ProbeOnlyFlags: no release number is known to carry it.
 var Flags = []FlagInfo{
 	{FlagKernelCacheFile, 306, jaxGate, Version{}, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options); field 306 in xla.proto @00987f6"},
 	{FlagAutotuneCacheDir, 310, jaxGate, Version{}, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options); field 310 in xla.proto @00987f6"},
 	{FlagAutotuneCacheMode, 324, jaxGate, Version{}, "JAX sets it only for jaxlib > 0.4.35; JAX's cache_key_test sets it only for jaxlib > 0.4.35; field 324 in xla.proto @00987f6"},
 	{FlagLLVMModuleParallelism, 268, jaxGate, llvmParallelismEnd, "set with the kernel cache for jaxlib > 0.4.35 (compiler.py get_compile_options: \"This option is required to use the kernel cache\"); JAX 0.11.0 stopped setting it (compiler.py @cec06d1: no-op, to be removed from XLA)"},
+}
+
+// ProbeOnlyFlags are flags xlacache sets only when a probed plugin
+// registers them (SourcePlugin): no jaxlib release could be tied to them
+// from the sources, so SupportForVersion never knows them, whatever the
+// version stated or assumed. A wrong guess would abort the process (XLA
+// dies on an unknown flag in XLA_FLAGS), while a probe cannot be wrong in
+// that direction: a build whose flag table lacks the name cannot contain
+// it as a NUL-terminated literal.
+//
+// xla_gpu_experimental_autotuner_cache_dir (field 407), what the sources
+// show (openxla/xla; "stored copy" = the index gave the file without its
+// commit):
+//
+//   - Registration. Neither stored xla/debug_options_flags.cc registers it
+//     (@00ccad5d1736ed6fc9234ae7460407891be5fbe2 and
+//     @1ff3f7d797d12ef8f386fc529768f2bc841c2fdb: their flag lists go from
+//     xla_gpu_experimental_autotune_cache_mode straight to
+//     xla_enable_command_buffers_during_profiling), so XLA builds exist
+//     that abort on it; a later stored copy sets its default ("") in
+//     DefaultDebugOptionsIgnoringFlags. xla/xla.proto
+//     @17c5b170eb226cdbec49fcafa5e15be61e5fd86e declares it ("Specifies the
+//     directory to store per kernel autotuning cache"), fields up to 456.
+//   - Readers. Only xla/service/gpu/autotuning/autotuner_pass.cc
+//     (AutotunerPass::Create) reads it, in five stored versions: (a) 407
+//     only, with FileBasedAutotunerCache (its own AutotunerCacheEntry
+//     files, xla/backends/autotuner/file_based_autotuner_cache.cc
+//     @bf97528881950b589f3b9aa9d74fc116ffd0e9fd); (b, c) 407 only, with
+//     LegacyCache, which stores through AutotunerUtil exactly like the
+//     xla_gpu_per_fusion_autotune_cache_dir autotuners (same file names
+//     and format, same in-process map; legacy_cache.cc
+//     @009374b0a96cc76c1595647ea0d0e4581f624ecd); (d) @cff9fb970b18271a073bc0326591d59cb20b7c3d
+//     and (e): xla_gpu_per_fusion_autotune_cache_dir first, 407 only when
+//     that is empty. In a stored xla/service/gpu/nvptx_compiler.cc the
+//     pass of (c)/(d)'s signature runs by default for fusions (the
+//     native vs block-level emitter choice) unless
+//     xla_gpu_experimental_enable_fusion_autotuner (field 409) is false,
+//     and the stored debug_options_flags.cc copy that has 407's default
+//     sets 409 true; in (b)/(c) those results are persisted only through
+//     407.
+//   - The mode. Every version honours
+//     xla_gpu_experimental_autotune_cache_mode: (a) maps READ to a
+//     FileBasedCacheConfig READ whose Insert writes nothing; (b)-(e) pass
+//     it to AutotunerUtil::AddResultToCaches, whose
+//     AddResultToFileBasedCacheIfEnabled returns before writing in READ
+//     (stored copies of autotuner_util.cc;
+//     xla/service/gpu/autotuning/autotuner_cache.cc
+//     @09cc5606d4694d51712e708b46d3dbd35d6cf3ae, its later home, likewise).
+//     So a reader given 407 with mode READ does not write.
+//   - JAX's key. jax-ml/jax jax/_src/cache_key.py never clears 407: not at
+//     @32c99f627ea52dc7e23a819226b081f3653a55fe, not at
+//     @032afca925404261df9953633a83a8e1840a754c (which clears the mode),
+//     not in the newest stored copy (which also clears
+//     xla_gpu_per_fusion_autotune_cache_dir), neither from the XLA_FLAGS
+//     text nor from the compile options. Hence 407 is set only for Go
+//     programs (Prepare, `xlacache env --target go`), whose keys are
+//     xlacache's own and leave 407 out (NormalizeFlagsForKey,
+//     NormalizeCompileOptions); putting it in a JAX process's XLA_FLAGS
+//     would bring the cache path back into the key of JAX >= 0.11.0, which
+//     took it out. Its value is the autotune directory, a function of the
+//     cache directory alone: every process of a job gets the same bytes,
+//     and the role shows only in the mode flag.
+//   - Releases. Which jaxlib releases carry which version could not be
+//     established: jax-ml/jax third_party/xla/revision.bzl and
+//     workspace.bzl are stored at commits for which jax/version.py is not,
+//     and the XLA commits they pin are not stored.
+var ProbeOnlyFlags = []FlagInfo{
+	{Name: FlagAutotunerCacheDir, Field: 407, Evidence: "set only when a probed plugin registers it (no release known); read by autotuner_pass.cc alone, honours the autotune mode; JAX hashes it, so it goes to Go programs only"},
 }
 
 // DefaultVersion is assumed when nothing else is known about the XLA a
@@ -241,6 +304,9 @@ func ProbePlugin(ctx context.Context, path string) (Support, error) {
 	for _, fl := range Flags {
 		names = append(names, fl.Name)
 	}
+	for _, fl := range ProbeOnlyFlags {
+		names = append(names, fl.Name)
+	}
 	found, err := scanLiterals(ctx, f, names)
 	if err != nil {
 		return Support{}, fmt.Errorf("probe XLA plugin %s: %w", path, err)
@@ -250,6 +316,9 @@ func ProbePlugin(ctx context.Context, path string) (Support, error) {
 	}
 	s := Support{Source: SourcePlugin, Detail: path, known: map[string]bool{}}
 	for _, fl := range Flags {
+		s.known[fl.Name] = found[fl.Name]
+	}
+	for _, fl := range ProbeOnlyFlags {
 		s.known[fl.Name] = found[fl.Name]
 	}
 	return s, nil
