@@ -67,7 +67,7 @@ func (a attrVal) asInts() ([]int64, bool) {
 		}
 		return out, true
 	case aDense:
-		if a.tensor.Type.DType.IsFloat() || a.tensor.Type.Rank() > 1 {
+		if a.tensor.Type.DType.IsFloat() || a.tensor.Type.DType.IsComplex() || a.tensor.Type.Rank() > 1 {
 			return nil, false
 		}
 		n := a.tensor.Type.NumElements()
@@ -499,6 +499,38 @@ type denseLit struct {
 	elems []token // flattened nested list
 	shape []int64 // shape of the nested list
 	pos   Pos
+	// complex marks (re, im) elements: splat and elems hold the real
+	// parts, splatImag and imags the imaginary ones.
+	complex   bool
+	splatImag *token
+	imags     []token
+}
+
+// parseComplexLit parses one "(re, im)" element of a dense literal, as
+// MLIR prints complex values (StableHLO spec, "Constants": complex
+// constants are (real, imaginary) pairs).
+func (p *parser) parseComplexLit() (re, im token, err error) {
+	if err = p.expect("("); err != nil {
+		return
+	}
+	for i, dst := range []*token{&re, &im} {
+		if i == 1 {
+			if err = p.expect(","); err != nil {
+				return
+			}
+		}
+		t := p.tok
+		if !isScalarLit(t) || t.text == "true" || t.text == "false" {
+			err = p.errorf(t.pos, "expected a number in a complex literal, found %s", t.describe())
+			return
+		}
+		*dst = t
+		if err = p.advance(); err != nil {
+			return
+		}
+	}
+	err = p.expect(")")
+	return
 }
 
 // parseDenseAttr parses dense<...> : tensor<...> with the current token at
@@ -597,7 +629,11 @@ func (p *parser) parseDenseLit() (*denseLit, error) {
 		}
 		lit.shape = shape
 	case p.tok.is("("):
-		return nil, p.unsupportedf(p.tok.pos, "complex literals are not supported")
+		re, im, err := p.parseComplexLit()
+		if err != nil {
+			return nil, err
+		}
+		lit.complex, lit.splat, lit.splatImag = true, &re, &im
 	default:
 		t := p.tok
 		if !isScalarLit(t) {
@@ -654,7 +690,21 @@ func (p *parser) parseNestedList(lit *denseLit, depth int) ([]int64, error) {
 			}
 			t := p.tok
 			if t.is("(") {
-				return nil, p.unsupportedf(t.pos, "complex literals are not supported")
+				if len(lit.elems) > len(lit.imags) {
+					return nil, p.errorf(t.pos, "dense literal mixes complex and real elements")
+				}
+				re, im, err := p.parseComplexLit()
+				if err != nil {
+					return nil, err
+				}
+				lit.complex = true
+				lit.elems = append(lit.elems, re)
+				lit.imags = append(lit.imags, im)
+				n++
+				continue
+			}
+			if lit.complex {
+				return nil, p.errorf(t.pos, "dense literal mixes complex and real elements")
 			}
 			if !isScalarLit(t) {
 				return nil, p.errorf(t.pos, "expected dense literal element, found %s", t.describe())
@@ -723,7 +773,7 @@ func (lit *denseLit) materialize(ty TensorType) (*Tensor, error) {
 		if n == 0 {
 			return t, nil
 		}
-		if err := setLit(t, 0, *lit.splat); err != nil {
+		if err := lit.set(t, 0, *lit.splat, lit.splatImag); err != nil {
 			return nil, err
 		}
 		es := int64(ty.DType.Size())
@@ -738,11 +788,55 @@ func (lit *denseLit) materialize(ty TensorType) (*Tensor, error) {
 		}
 	}
 	for i, e := range lit.elems {
-		if err := setLit(t, int64(i), e); err != nil {
+		var im *token
+		if lit.complex {
+			im = &lit.imags[i]
+		}
+		if err := lit.set(t, int64(i), e, im); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
+}
+
+// set stores element i of t from its literal: a scalar token, or for
+// complex types the (re, im) pair, each part parsed as the part's type.
+func (lit *denseLit) set(t *Tensor, i int64, re token, im *token) error {
+	dt := t.Type.DType
+	if !dt.IsComplex() {
+		if im != nil {
+			return fmt.Errorf("%s: complex literal for %s", re.pos, dt)
+		}
+		return setLit(t, i, re)
+	}
+	if im == nil {
+		return fmt.Errorf("%s: %s needs (real, imaginary) literals, found %s", re.pos, dt, re.describe())
+	}
+	parts := t.parts()
+	for k, tok := range []token{re, *im} {
+		if dt == C64 && isWideHex(tok) {
+			// go-xla v0.1.4 (stablehlo/statement.go podToStableHLO)
+			// widens complex64 to complex128 before printing, so a
+			// non-finite f32 part arrives as f64 bits; NaN and ±Inf
+			// narrow exactly.
+			v, err := strconv.ParseUint(tok.text[2:], 16, 64)
+			if err != nil {
+				return fmt.Errorf("%s: bad hex literal %q", tok.pos, tok.text)
+			}
+			parts.Float32s()[2*i+int64(k)] = float32(math.Float64frombits(v))
+			continue
+		}
+		if err := setLit(parts, 2*i+int64(k), tok); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isWideHex reports whether tok is a hex literal of 64 bits (more than 8
+// hex digits).
+func isWideHex(tok token) bool {
+	return tok.kind == tInt && len(tok.text) > 10 && (strings.HasPrefix(tok.text, "0x") || strings.HasPrefix(tok.text, "0X"))
 }
 
 // setLit stores a literal token into element i of t.
@@ -884,6 +978,10 @@ func formatDense(t *Tensor) string {
 // finite values, so only NaN and Inf use hex).
 func formatScalar(t *Tensor, i int64) string {
 	switch dt := t.Type.DType; {
+	case dt.IsComplex():
+		// MLIR's spelling, each part exactly as its float type prints.
+		parts := t.parts()
+		return "(" + formatScalar(parts, 2*i) + ", " + formatScalar(parts, 2*i+1) + ")"
 	case dt == I1:
 		if t.Data[i] != 0 {
 			return "true"

@@ -404,9 +404,12 @@ func inferConv(op *Op) ([]TensorType, error) {
 		shape[d.OutputSpatial[i]] = out
 	}
 	dt := lhs.DType
+	if lhs.DType.IsComplex() || rhs.DType.IsComplex() {
+		return nil, fmt.Errorf("convolution of %s and %s: complex numbers: %w", lhs, rhs, ErrUnsupported)
+	}
 	if len(op.Results) == 1 {
 		dt = op.Results[0].Type.DType
-		if dt.IsFloat() != lhs.DType.IsFloat() || dt == I1 {
+		if dt.IsFloat() != lhs.DType.IsFloat() || dt.IsComplex() || dt == I1 {
 			return nil, fmt.Errorf("result element type %s incompatible with operands %s", dt, lhs.DType)
 		}
 	}

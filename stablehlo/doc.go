@@ -61,6 +61,8 @@
 //	reduce_precision  ExponentBits, MantissaBits
 //	rng_bit_generator RngAlgorithm
 //	cholesky          Lower
+//	fft               FftType ("FFT", "IFFT", "RFFT", "IRFFT"), FftLength
+//	                  (lengths of the innermost dimensions transformed)
 //
 // Other attributes are kept as canonical text in Attrs.Other: they count
 // for the canonical form but are otherwise ignored.
@@ -68,9 +70,11 @@
 // # Tensors
 //
 // A *Tensor is a host buffer: Data is the raw little-endian row-major
-// contents (i1 = one byte 0/1, f16 and bf16 as their 16-bit patterns),
+// contents (i1 = one byte 0/1, f16 and bf16 as their 16-bit patterns,
+// complex<f32> and complex<f64> as (real, imaginary) pairs like Go's
+// complex64 and complex128),
 // exactly what generated C kernels read and write. NewTensor allocates 8-byte-aligned buffers so the typed views
-// (Float32s, Int32s, Bools, ...) reinterpret without copying.
+// (Float32s, Int32s, Bools, Complex64s, ...) reinterpret without copying.
 //
 // # Backends
 //

@@ -72,7 +72,7 @@ func evalDot(l, r *Tensor, rt TensorType, d DotDims) (*Tensor, error) {
 // matmul computes o[b] = a[b] (M x K) · b[b] (K x N) for each batch. Each
 // output element accumulates over k in order (so results do not depend on
 // the blocking); four output rows share each loaded rhs row.
-func matmul[T numberT](a, b, o []T, B, M, K, N int64) {
+func matmul[T arithT](a, b, o []T, B, M, K, N int64) {
 	for bi := int64(0); bi < B; bi++ {
 		ab := a[bi*M*K : (bi+1)*M*K]
 		bb := b[bi*K*N : (bi+1)*K*N]
@@ -216,6 +216,9 @@ func Check(spec CheckSpec, got, want *Tensor) *CheckError {
 	if !got.Type.Equal(want.Type) {
 		return &CheckError{Target: spec.Target, Detail: fmt.Sprintf("compares %s with %s", got.Type, want.Type)}
 	}
+	if got.Type.DType.IsComplex() {
+		return checkComplex(spec, got, want)
+	}
 	a := spec
 	n := got.Type.NumElements()
 	fail := func(i int64, detail string) *CheckError {
@@ -300,4 +303,24 @@ func unravel(i int64, shape []int64) []int64 {
 		}
 	}
 	return idx
+}
+
+// checkComplex checks complex tensors part by part (the reference
+// interpreter compares real and imaginary parts with the float rule) and
+// reports a mismatch at the element, with both complex values.
+func checkComplex(spec CheckSpec, got, want *Tensor) *CheckError {
+	err := Check(spec, got.parts(), want.parts())
+	if err == nil || len(err.Index) != got.Type.Rank()+1 {
+		return err
+	}
+	part := [2]string{"real", "imaginary"}[err.Index[len(err.Index)-1]]
+	idx := err.Index[:got.Type.Rank()]
+	flat := int64(0)
+	for d, x := range idx {
+		flat = flat*got.Type.Shape[d] + x
+	}
+	err.Index = idx
+	err.Got, err.Want = formatScalar(got, flat), formatScalar(want, flat)
+	err.Detail = part + " part: " + err.Detail
+	return err
 }

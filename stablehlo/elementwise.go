@@ -38,6 +38,7 @@ var kernels = map[DType]typedKernels{
 	F32: floatKernels[float32, int32]{}, F64: floatKernels[float64, int64]{}, I1: boolKernels{},
 	I8: intKernels[int8]{}, I16: intKernels[int16]{}, I32: intKernels[int32]{}, I64: intKernels[int64]{},
 	UI8: intKernels[uint8]{}, UI16: intKernels[uint16]{}, UI32: intKernels[uint32]{}, UI64: intKernels[uint64]{},
+	C64: complexKernels[complex64]{}, C128: complexKernels[complex128]{},
 }
 
 // kernelsFor is dt's kernels, or an error for a type that has none.
@@ -153,6 +154,12 @@ func floatFn[T floatT](f func(float64) float64, x, o []T) {
 
 // evalUnary evaluates elementwise unary ops (stablehlo and chlo).
 func evalUnary(name string, x *Tensor) (*Tensor, error) {
+	if x.Type.DType.IsComplex() {
+		if name == "abs" {
+			return evalComplexAbs(x), nil
+		}
+		return evalUnaryComplex(name, x)
+	}
 	if isHalf(x.Type.DType) {
 		return one(viaF32(func(w []*Tensor) ([]*Tensor, error) { return many(evalUnary(name, w[0])) }, x))
 	}
@@ -645,6 +652,9 @@ func evalSelect(p, t, f *Tensor) *Tensor {
 }
 
 func evalClamp(lo, x, hi *Tensor) (*Tensor, error) {
+	if x.Type.DType.IsComplex() {
+		return nil, fmt.Errorf("clamp does not support %s", x.Type.DType)
+	}
 	if isHalf(x.Type.DType) {
 		return one(viaF32(func(w []*Tensor) ([]*Tensor, error) { return many(evalClamp(w[0], w[1], w[2])) }, lo, x, hi))
 	}
@@ -683,9 +693,12 @@ func bound[T numberT](b []T, i int) T {
 // zero and saturates, NaN becomes 0 (XLA's CPU behaviour); anything to i1
 // is x != 0.
 func evalConvert(x *Tensor, to DType) *Tensor {
+	from := x.Type.DType
+	if from != to && (from.IsComplex() || to.IsComplex()) {
+		return convertComplex(x, to)
+	}
 	out := NewTensor(TensorType{DType: to, Shape: x.Type.Shape})
 	n := x.Type.NumElements()
-	from := x.Type.DType
 	switch {
 	case from == to:
 		copy(out.Data, x.Data)
@@ -849,14 +862,14 @@ func intFold[T intT](name string) func(T, []T) T {
 	return nil
 }
 
-func sumRow[T numberT](acc T, row []T) T {
+func sumRow[T arithT](acc T, row []T) T {
 	for _, v := range row {
 		acc += v
 	}
 	return acc
 }
 
-func productRow[T numberT](acc T, row []T) T {
+func productRow[T arithT](acc T, row []T) T {
 	for _, v := range row {
 		acc *= v
 	}

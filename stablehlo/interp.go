@@ -310,8 +310,16 @@ func (in *interp) op(op *Op, x []*Tensor, depth int) ([]*Tensor, error) {
 		return one(evalTriSolve(x[0], x[1], a.TriSolve), nil)
 	case "cholesky":
 		return one(evalCholesky(x[0], a.Lower), nil)
+	case "complex":
+		return one(evalMakeComplex(x[0], x[1]), nil)
+	case "real":
+		return one(evalRealImag(x[0], 0), nil)
+	case "imag":
+		return one(evalRealImag(x[0], 1), nil)
+	case "fft":
+		return one(evalFFT(x[0], rt, a.FftType, a.FftLength), nil)
 	case "rng_bit_generator":
-		return evalRngBitGenerator(x[0], op.Results[1].Type), nil
+		return evalRngBitGenerator(a.RngAlgorithm, x[0], op.Results[1].Type), nil
 	case "scatter":
 		return in.wrap(op)(in.evalScatter(op, x, depth))
 	case "sort":
@@ -325,6 +333,10 @@ func (in *interp) op(op *Op, x []*Tensor, depth int) ([]*Tensor, error) {
 }
 
 func evalIota(t TensorType, dim int64) *Tensor {
+	if t.DType.IsComplex() {
+		// §iota: complex results count in the real part.
+		return convertComplex(evalIota(realTypeOf(t), dim), t.DType)
+	}
 	out := NewTensor(t)
 	n := t.NumElements()
 	if n == 0 {

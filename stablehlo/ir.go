@@ -29,6 +29,10 @@ const (
 	UI64
 	F16
 	BF16
+	// C64 and C128 are complex numbers: two f32 or two f64, real part
+	// first (StableHLO spec, "Types": complex<f32>, complex<f64>).
+	C64
+	C128
 )
 
 var dtypeNames = [...]string{
@@ -46,6 +50,8 @@ var dtypeNames = [...]string{
 	UI64:         "ui64",
 	F16:          "f16",
 	BF16:         "bf16",
+	C64:          "complex<f32>",
+	C128:         "complex<f64>",
 }
 
 // String returns the MLIR spelling ("f32", "i1", "ui8", ...).
@@ -66,14 +72,31 @@ func (d DType) Size() int {
 		return 2
 	case F32, I32, UI32:
 		return 4
-	case F64, I64, UI64:
+	case F64, I64, UI64, C64:
 		return 8
+	case C128:
+		return 16
 	}
 	return 0
 }
 
 // IsFloat reports whether d is a floating-point type.
 func (d DType) IsFloat() bool { return d == F32 || d == F64 || d == F16 || d == BF16 }
+
+// IsComplex reports whether d is a complex type.
+func (d DType) IsComplex() bool { return d == C64 || d == C128 }
+
+// ComplexElem is the type of a complex type's parts (f32 for
+// complex<f32>), or InvalidDType for any other type.
+func (d DType) ComplexElem() DType {
+	switch d {
+	case C64:
+		return F32
+	case C128:
+		return F64
+	}
+	return InvalidDType
+}
 
 // IsInt reports whether d is an integer type other than i1.
 func (d DType) IsInt() bool { return d.IsSigned() || d.IsUnsigned() }
@@ -346,6 +369,10 @@ type Attrs struct {
 	// RngAlgorithm: rng_bit_generator's algorithm (DEFAULT, THREE_FRY,
 	// PHILOX).
 	RngAlgorithm string
+	// FftType, FftLength: fft's kind (FFT, IFFT, RFFT, IRFFT) and the
+	// lengths of the transformed innermost dimensions.
+	FftType   string
+	FftLength []int64
 	// HasSideEffect: custom_call has_side_effect.
 	HasSideEffect bool
 	// Check tolerances for check.expect_close (ULP bounds) and

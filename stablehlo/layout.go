@@ -1,13 +1,19 @@
 package stablehlo
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // This file holds the data-movement kernels shared by broadcast_in_dim,
 // transpose, slice, pad, concatenate, reshape and dot_general/reduce
-// operand relayout. They work on element bit patterns (1, 2, 4 or 8
+// operand relayout. They work on element bit patterns (1, 2, 4, 8 or 16
 // bytes), so one kernel serves every element type.
 
-func asWords[T uint8 | uint16 | uint32 | uint64](b []byte) []T {
+// word128 is a complex<f64> element's bit pattern.
+type word128 [2]uint64
+
+func asWords[T uint8 | uint16 | uint32 | uint64 | word128](b []byte) []T {
 	var z T
 	n := len(b) / int(unsafe.Sizeof(z))
 	if n == 0 {
@@ -81,6 +87,14 @@ func copyStrided(dst *Tensor, dstOff int64, dstStrides []int64, src *Tensor, src
 		dst.aligned(8)
 		src.aligned(8)
 		stridedCopy(asWords[uint64](dst.Data), dstOff, dstStrides, asWords[uint64](src.Data), srcOff, srcStrides, shape)
+	case 16:
+		dst.aligned(8)
+		src.aligned(8)
+		stridedCopy(asWords[word128](dst.Data), dstOff, dstStrides, asWords[word128](src.Data), srcOff, srcStrides, shape)
+	default:
+		// A new element size must get its case: copying nothing would be
+		// a silently wrong result.
+		panic(fmt.Sprintf("stablehlo: no strided copy for %s", dst.Type.DType))
 	}
 }
 

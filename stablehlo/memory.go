@@ -220,8 +220,20 @@ func memScratchBytes(op *Op) (int64, error) {
 	switch op.Name {
 	case "dot_general":
 		// Operands converted to the result type, then relaid; at most 8
-		// bytes an element each time.
-		s = memAdd(s, memMul(inElems, 16))
+		// bytes an element each time (16 for complex<f64>).
+		per := int64(16)
+		for _, v := range op.Operands {
+			if v.Type.DType == C128 {
+				per = 32
+			}
+		}
+		s = memAdd(s, memMul(inElems, per))
+	case "fft":
+		// complex128 working copies of the larger of operand and result
+		// (two while RFFT and IRFFT resize the last dimension), plus a
+		// Bluestein plan's buffers for one line (work and kernel of at
+		// most 4n each, twiddles and chirp: under 8 elements per element).
+		s = memAdd(s, memMul(max(inElems, outElems), 2*16+8*16))
 	case "reduce":
 		s = memAdd(s, inBytes) // inputs relaid with reduced dimensions innermost
 	case "sort", "chlo.top_k":
@@ -234,7 +246,8 @@ func memScratchBytes(op *Op) (int64, error) {
 		s = memAdd(s, p)
 	case "constant", "iota", "reshape", "broadcast_in_dim", "transpose", "slice", "concatenate", "pad",
 		"convert", "bitcast_convert", "reverse", "dynamic_slice", "dynamic_update_slice", "gather", "scatter",
-		"select", "clamp", "compare", "is_finite", "reduce_precision", "custom_call", "call", "while", "if", "case", "return":
+		"select", "clamp", "compare", "is_finite", "reduce_precision", "custom_call", "call", "while", "if", "case", "return",
+		"real", "imag", "complex":
 		// Results only (counted by the caller).
 	default:
 		if info, ok := opTable[op.Name]; ok && (info.class == classUnary || info.class == classBinary || info.class == classLogical) {

@@ -17,7 +17,19 @@ type opInfo struct {
 	floatOnly bool
 	intOnly   bool // integer or i1 only
 	noBool    bool // with intOnly: integer only, i1 rejected
+	// complex says whether complex operands are accepted; by default
+	// they are for ops that are neither floatOnly nor intOnly.
+	complex complexRule
 }
+
+// complexRule is how an elementwise op treats complex operands.
+type complexRule int
+
+const (
+	complexDefault     complexRule = iota // accepted unless floatOnly or intOnly
+	complexYes                            // accepted (a floatOnly op defined on complex too)
+	complexUnsupported                    // the spec defines it; this implementation does not
+)
 
 // opTable is the supported op set; anything else is rejected by the parser
 // with "unknown op".
@@ -30,31 +42,31 @@ var opTable = map[string]opInfo{
 	"ceil":                  {class: classUnary, floatOnly: true},
 	"round_nearest_even":    {class: classUnary, floatOnly: true},
 	"round_nearest_afz":     {class: classUnary, floatOnly: true},
-	"exponential":           {class: classUnary, floatOnly: true},
-	"exponential_minus_one": {class: classUnary, floatOnly: true},
-	"log":                   {class: classUnary, floatOnly: true},
-	"log_plus_one":          {class: classUnary, floatOnly: true},
-	"logistic":              {class: classUnary, floatOnly: true},
-	"tanh":                  {class: classUnary, floatOnly: true},
-	"sqrt":                  {class: classUnary, floatOnly: true},
-	"rsqrt":                 {class: classUnary, floatOnly: true},
-	"cbrt":                  {class: classUnary, floatOnly: true},
-	"cosine":                {class: classUnary, floatOnly: true},
-	"sine":                  {class: classUnary, floatOnly: true},
-	"tan":                   {class: classUnary, floatOnly: true},
+	"exponential":           {class: classUnary, floatOnly: true, complex: complexYes},
+	"exponential_minus_one": {class: classUnary, floatOnly: true, complex: complexYes},
+	"log":                   {class: classUnary, floatOnly: true, complex: complexYes},
+	"log_plus_one":          {class: classUnary, floatOnly: true, complex: complexYes},
+	"logistic":              {class: classUnary, floatOnly: true, complex: complexYes},
+	"tanh":                  {class: classUnary, floatOnly: true, complex: complexYes},
+	"sqrt":                  {class: classUnary, floatOnly: true, complex: complexYes},
+	"rsqrt":                 {class: classUnary, floatOnly: true, complex: complexYes},
+	"cbrt":                  {class: classUnary, floatOnly: true, complex: complexUnsupported},
+	"cosine":                {class: classUnary, floatOnly: true, complex: complexYes},
+	"sine":                  {class: classUnary, floatOnly: true, complex: complexYes},
+	"tan":                   {class: classUnary, floatOnly: true, complex: complexYes},
 	"not":                   {class: classLogical, intOnly: true},
 	"popcnt":                {class: classUnary, intOnly: true, noBool: true},
 	"count_leading_zeros":   {class: classUnary, intOnly: true, noBool: true},
 	// chlo unary (float only).
-	"chlo.acos":       {class: classUnary, floatOnly: true},
-	"chlo.acosh":      {class: classUnary, floatOnly: true},
-	"chlo.asin":       {class: classUnary, floatOnly: true},
-	"chlo.asinh":      {class: classUnary, floatOnly: true},
-	"chlo.atan":       {class: classUnary, floatOnly: true},
-	"chlo.atanh":      {class: classUnary, floatOnly: true},
-	"chlo.cosh":       {class: classUnary, floatOnly: true},
-	"chlo.sinh":       {class: classUnary, floatOnly: true},
-	"chlo.tan":        {class: classUnary, floatOnly: true},
+	"chlo.acos":       {class: classUnary, floatOnly: true, complex: complexUnsupported},
+	"chlo.acosh":      {class: classUnary, floatOnly: true, complex: complexUnsupported},
+	"chlo.asin":       {class: classUnary, floatOnly: true, complex: complexUnsupported},
+	"chlo.asinh":      {class: classUnary, floatOnly: true, complex: complexUnsupported},
+	"chlo.atan":       {class: classUnary, floatOnly: true, complex: complexUnsupported},
+	"chlo.atanh":      {class: classUnary, floatOnly: true, complex: complexUnsupported},
+	"chlo.cosh":       {class: classUnary, floatOnly: true, complex: complexUnsupported},
+	"chlo.sinh":       {class: classUnary, floatOnly: true, complex: complexUnsupported},
+	"chlo.tan":        {class: classUnary, floatOnly: true, complex: complexUnsupported},
 	"chlo.digamma":    {class: classUnary, floatOnly: true},
 	"chlo.erf":        {class: classUnary, floatOnly: true},
 	"chlo.erf_inv":    {class: classUnary, floatOnly: true},
@@ -67,11 +79,11 @@ var opTable = map[string]opInfo{
 	"subtract":        {class: classBinary},
 	"multiply":        {class: classBinary},
 	"divide":          {class: classBinary},
-	"remainder":       {class: classBinary},
+	"remainder":       {class: classBinary, complex: complexUnsupported},
 	"power":           {class: classBinary},
-	"maximum":         {class: classBinary},
-	"minimum":         {class: classBinary},
-	"atan2":           {class: classBinary, floatOnly: true},
+	"maximum":         {class: classBinary, complex: complexUnsupported},
+	"minimum":         {class: classBinary, complex: complexUnsupported},
+	"atan2":           {class: classBinary, floatOnly: true, complex: complexUnsupported},
 	"and":             {class: classLogical, intOnly: true},
 	"or":              {class: classLogical, intOnly: true},
 	"xor":             {class: classLogical, intOnly: true},
@@ -114,6 +126,10 @@ var opTable = map[string]opInfo{
 	"sort":                 {class: classOther},
 	"reduce_window":        {class: classOther},
 	"select_and_scatter":   {class: classOther},
+	"complex":              {class: classOther},
+	"real":                 {class: classOther},
+	"imag":                 {class: classOther},
+	"fft":                  {class: classOther},
 	"while":                {class: classOther},
 	"if":                   {class: classOther},
 	"case":                 {class: classOther},

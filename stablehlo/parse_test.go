@@ -20,7 +20,7 @@ func TestParseErrors(t *testing.T) {
 		unsupported     bool
 	}{
 		{"unknown op", strings.Replace(addProgram, "stablehlo.add", "stablehlo.foo", 1), "f.mlir:3:10: unknown op stablehlo.foo", true},
-		{"unknown generic op", strings.Replace(addProgram, "stablehlo.add %a, %b : tensor<2xf32>", `"stablehlo.fft"(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>`, 1), "f.mlir:3:10: unknown op stablehlo.fft", true},
+		{"unknown generic op", strings.Replace(addProgram, "stablehlo.add %a, %b : tensor<2xf32>", `"stablehlo.all_to_all"(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>`, 1), "f.mlir:3:10: unknown op stablehlo.all_to_all", true},
 		{"unknown value", strings.Replace(addProgram, "%a, %b", "%a, %c", 1), "f.mlir:3:28: unknown value %c", false},
 		{"truncated", addProgram[:len(addProgram)-30], "f.mlir:", false},
 		{"unbalanced brace", strings.Replace(addProgram, "  }\n}", "  }\n", 1), "module is not closed", false},

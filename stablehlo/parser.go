@@ -491,6 +491,18 @@ func (p *parser) parseType() (TensorType, error) {
 		if dt, ok := ParseDType(t.text); ok {
 			return TensorType{DType: dt}, p.advance()
 		}
+		if t.text == "complex" {
+			// A bare complex<f32>: the lexer sits right after "complex".
+			inner, pos, err := p.lx.rawAngle()
+			if err != nil {
+				return TensorType{}, p.errorf(pos, "%v", err)
+			}
+			name := "complex<" + strings.Join(strings.Fields(inner), "") + ">"
+			if dt, ok := ParseDType(name); ok {
+				return TensorType{DType: dt}, p.advance()
+			}
+			return TensorType{}, p.unsupportedf(t.pos, "unsupported type %q", clip(name))
+		}
 		return TensorType{}, p.unsupportedf(t.pos, "unsupported type %q", t.text)
 	}
 	// The lexer sits right after "tensor"; dims are not token-regular.
@@ -554,6 +566,10 @@ func parseTensorInner(s string) (TensorType, error) {
 		ty.Shape = append(ty.Shape, n)
 	}
 	elem := strings.TrimSpace(rest)
+	if strings.HasPrefix(elem, "complex") {
+		// MLIR prints complex<f32>, but spaces inside are legal.
+		elem = strings.Join(strings.Fields(elem), "")
+	}
 	if i := strings.IndexByte(elem, ','); i >= 0 {
 		if _, ok := ParseDType(strings.TrimSpace(elem[:i])); ok {
 			return TensorType{}, unsupportedMsg("tensor encodings are not supported")

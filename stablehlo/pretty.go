@@ -198,6 +198,14 @@ func (p *parser) prettyKeyword(op *Op) error {
 		err = p.advance()
 	case "reverse/dims":
 		op.Attrs.Dims, err = p.parseIntList()
+	case "fft/type":
+		t, e := p.parseIdent("fft type")
+		if e != nil {
+			return e
+		}
+		op.Attrs.FftType = t.text
+	case "fft/length":
+		op.Attrs.FftLength, err = p.parseIntList()
 	case "dynamic_slice/sizes":
 		op.Attrs.SliceSizes, err = p.parseIntList()
 	case "rng_bit_generator/algorithm":
@@ -305,6 +313,14 @@ func (p *parser) parseSignature(op *Op) (ins, outs []TensorType, err error) {
 	}
 	n := len(op.Operands)
 	switch {
+	case len(types) == 1 && op.Name == "complex" && n == 2:
+		// MLIR's ComplexOpType form: the result type alone, the
+		// operands being its parts.
+		rt := realTypeOf(types[0])
+		return []TensorType{rt, rt}, []TensorType{types[0]}, nil
+	case len(types) == 1 && (op.Name == "real" || op.Name == "imag") && n == 1:
+		// The operand type alone; the result is its part type.
+		return []TensorType{types[0]}, []TensorType{realTypeOf(types[0])}, nil
 	case len(types) == 1:
 		ins = make([]TensorType, n)
 		for i := range ins {
@@ -702,6 +718,10 @@ func (p *parser) applyAttrs(op *Op, fields []attrField) error {
 			a.TriSolve.UnitDiagonal, err = p.boolAttr(f)
 		case "cholesky/lower":
 			a.Lower, err = p.boolAttr(f)
+		case "fft/fft_type":
+			a.FftType, err = p.textAttr(f, aEnum, "#stablehlo<fft_type X>")
+		case "fft/fft_length":
+			a.FftLength, err = ints(f)
 		case "rng_bit_generator/rng_algorithm":
 			a.RngAlgorithm, err = p.textAttr(f, aEnum, "#stablehlo<rng_algorithm X>")
 		case "triangular_solve/transpose_a":

@@ -275,7 +275,7 @@ func intList(v []int64) string {
 // when a program leaves it out.
 func defaultCompareType(d DType) string {
 	switch {
-	case d.IsFloat():
+	case d.IsFloat(), d.IsComplex(): // §compare (C3)
 		return "FLOAT"
 	case d.IsSigned():
 		return "SIGNED"
@@ -376,6 +376,9 @@ func opAttrText(op *Op, canonical bool) []string {
 		convAttrText(a.Conv, m)
 	case "cholesky":
 		m["lower"] = strconv.FormatBool(a.Lower)
+	case "fft":
+		m["fft_type"] = "#stablehlo<fft_type " + a.FftType + ">"
+		m["fft_length"] = arrayI64(a.FftLength)
 	case "rng_bit_generator":
 		m["rng_algorithm"] = "#stablehlo<rng_algorithm " + a.RngAlgorithm + ">"
 	case "triangular_solve":

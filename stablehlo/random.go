@@ -9,7 +9,7 @@ import (
 // the same seed on every platform: floats uniform in [-1, 1), multiplied by
 // 2/sqrt(rows) for matrices so that a weight matrix keeps activations in a
 // sensible range; signed integers in [-8, 8], unsigned ones in [0, 8];
-// booleans 0 or 1.
+// booleans 0 or 1; complex numbers with both parts drawn like floats.
 func RandomArgs(fn *Func, seed uint64) []*Tensor {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	out := make([]*Tensor, len(fn.Args))
@@ -28,6 +28,12 @@ func RandomArgs(fn *Func, seed uint64) []*Tensor {
 				t.Float64s()[j] = (rng.Float64()*2 - 1) * scale
 			case F16, BF16:
 				t.setFloat(j, (rng.Float64()*2-1)*scale)
+			case C64:
+				re := (rng.Float64()*2 - 1) * scale
+				t.Complex64s()[j] = complex64(complex(re, (rng.Float64()*2-1)*scale))
+			case C128:
+				re := (rng.Float64()*2 - 1) * scale
+				t.Complex128s()[j] = complex(re, (rng.Float64()*2-1)*scale)
 			case I1:
 				t.Data[j] = byte(rng.IntN(2))
 			default:

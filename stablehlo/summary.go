@@ -6,13 +6,20 @@ import (
 )
 
 // Summary returns the first few values and the sum of t, enough to eyeball
-// a result: "[0.13 0.0627 0.211 0.0609 ...] sum=64".
+// a result: "[0.13 0.0627 0.211 0.0609 ...] sum=64". Complex tensors show
+// complex values and sum.
 func (t *Tensor) Summary() string {
-	n := t.Type.NumElements()
-	var sum float64
+	if t.Type.DType.IsComplex() {
+		return summarize(t.Type.NumElements(), t.Complex128At)
+	}
+	return summarize(t.Type.NumElements(), t.Float64At)
+}
+
+func summarize[T float64 | complex128](n int64, at func(int64) T) string {
+	var sum T
 	var first []string
 	for i := int64(0); i < n; i++ {
-		v := t.Float64At(i)
+		v := at(i)
 		sum += v
 		if i < 4 {
 			first = append(first, fmt.Sprintf("%.6g", v))

@@ -21,3 +21,10 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryComplex(t *testing.T) {
+	x, _ := FromComplex64s([]int64{2}, []complex64{1 + 2i, -0.5i})
+	if got, want := x.Summary(), "[(1+2i) (0-0.5i)] sum=(1+1.5i)"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+}

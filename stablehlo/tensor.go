@@ -55,7 +55,7 @@ func view[T any](t *Tensor, want DType) []T {
 	}
 	var z T
 	sz := unsafe.Sizeof(z)
-	t.aligned(sz)
+	t.aligned(unsafe.Alignof(z)) // complex128 needs 8, not 16
 	n := len(t.Data) / int(sz)
 	if n == 0 {
 		return []T{}
@@ -96,6 +96,44 @@ func (t *Tensor) Uint64s() []uint64 { return view[uint64](t, UI64) }
 
 // Bools views an i1 tensor's buffer as bytes holding 0 or 1.
 func (t *Tensor) Bools() []uint8 { return view[uint8](t, I1) }
+
+// Complex64s views a complex<f32> tensor's buffer (real part first in
+// each element, the layout of Go's complex64).
+func (t *Tensor) Complex64s() []complex64 { return view[complex64](t, C64) }
+
+// Complex128s views a complex<f64> tensor's buffer.
+func (t *Tensor) Complex128s() []complex128 { return view[complex128](t, C128) }
+
+// FromComplex64s builds a complex<f32> tensor.
+func FromComplex64s(shape []int64, values []complex64) (*Tensor, error) {
+	return fromSlice(TensorType{DType: C64, Shape: shape}, values)
+}
+
+// FromComplex128s builds a complex<f64> tensor.
+func FromComplex128s(shape []int64, values []complex128) (*Tensor, error) {
+	return fromSlice(TensorType{DType: C128, Shape: shape}, values)
+}
+
+// Complex128At returns element i of a complex tensor widened to
+// complex128 (for messages and tests; not for hot loops). Real tensors
+// give their value with a zero imaginary part.
+func (t *Tensor) Complex128At(i int64) complex128 {
+	switch t.Type.DType {
+	case C64:
+		return complex128(t.Complex64s()[i])
+	case C128:
+		return t.Complex128s()[i]
+	}
+	return complex(t.Float64At(i), 0)
+}
+
+// parts views a complex tensor as a tensor of its part type with a
+// trailing dimension of 2 (real, imaginary), sharing the buffer: element
+// i's real part is part element 2i.
+func (t *Tensor) parts() *Tensor {
+	shape := append(append(make([]int64, 0, t.Type.Rank()+1), t.Type.Shape...), 2)
+	return &Tensor{Type: TensorType{DType: t.Type.DType.ComplexElem(), Shape: shape}, Data: t.Data}
+}
 
 // FromFloat32s builds an f32 tensor of the given shape from values.
 func FromFloat32s(shape []int64, values []float32) (*Tensor, error) {
@@ -296,14 +334,21 @@ func (t *Tensor) String() string {
 
 // Close compares got (t) with want elementwise and returns nil when every
 // element satisfies |got-want| <= atol + rtol*|want| (NaN matches NaN;
-// infinities must be equal); integer and i1 tensors must match exactly.
-// The error names the first mismatching index and both values.
+// infinities must be equal); integer and i1 tensors must match exactly;
+// complex tensors compare each part (the error's index then ends with 0
+// for the real part, 1 for the imaginary one). The error names the first
+// mismatching index and both values.
 func (t *Tensor) Close(want *Tensor, rtol, atol float64) error {
 	if t == nil || want == nil {
 		return fmt.Errorf("nil tensor")
 	}
 	if !t.Type.Equal(want.Type) {
 		return fmt.Errorf("type %s, want %s", t.Type, want.Type)
+	}
+	if t.Type.DType.IsComplex() {
+		// Each part against the same bounds; the index names the
+		// element, the last index the part (0 real, 1 imaginary).
+		return t.parts().Close(want.parts(), rtol, atol)
 	}
 	n := t.Type.NumElements()
 	for i := int64(0); i < n; i++ {

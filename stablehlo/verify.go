@@ -187,6 +187,17 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 		return nil
 	}
 	elemCheck := func(t TensorType) error {
+		if t.DType.IsComplex() {
+			switch {
+			case info.intOnly:
+				return fmt.Errorf("requires an integer or i1 operand, got %s", t)
+			case info.complex == complexUnsupported:
+				return fmt.Errorf("complex operands (%s): %w", t, ErrUnsupported)
+			case info.floatOnly && info.complex != complexYes:
+				return fmt.Errorf("requires a floating-point operand, got %s", t)
+			}
+			return nil
+		}
 		if info.floatOnly && !t.DType.IsFloat() {
 			return fmt.Errorf("requires a floating-point operand, got %s", t)
 		}
@@ -224,6 +235,10 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 		}
 		if op.Name == "sign" && ops[0].Type.DType.IsUnsigned() {
 			return nil, fmt.Errorf("does not accept unsigned operands")
+		}
+		if op.Name == "abs" && ops[0].Type.DType.IsComplex() {
+			// §abs (C1): the modulus has the complex type's part type.
+			return []TensorType{realTypeOf(ops[0].Type)}, nil
 		}
 		return []TensorType{ops[0].Type}, nil
 	}
@@ -267,7 +282,9 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 		switch a.CompareType {
 		case "":
 		case "FLOAT", "TOTALORDER":
-			if !dt.IsFloat() {
+			// §compare (C3): FLOAT for complex operands, which compare
+			// (real, imag) lexicographically; TOTALORDER is floats only.
+			if !dt.IsFloat() && !(dt.IsComplex() && a.CompareType == "FLOAT") {
 				return nil, fmt.Errorf("compare type %s needs float operands, got %s", a.CompareType, ops[0].Type)
 			}
 		case "SIGNED":
@@ -301,6 +318,10 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 			return nil, err
 		}
 		x := ops[1].Type
+		if x.DType.IsComplex() {
+			// XLA defines no order on complex numbers to clamp with.
+			return nil, fmt.Errorf("clamp of %s: %w", x, ErrUnsupported)
+		}
 		for _, o := range []*Value{ops[0], ops[2]} {
 			if o.Type.DType != x.DType || (o.Type.Rank() != 0 && !o.Type.SameShape(x)) {
 				return nil, fmt.Errorf("bound %s (%s) must be a scalar or match operand %s (%s)", o, o.Type, ops[1], x)
@@ -482,7 +503,7 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 		if !ops[0].Type.Equal(ops[1].Type) {
 			return nil, fmt.Errorf("%s compares %s (%s) with %s (%s): types differ", a.Callee, ops[0], ops[0].Type, ops[1], ops[1].Type)
 		}
-		if a.Callee != "check.expect_eq" && !ops[0].Type.DType.IsFloat() {
+		if dt := ops[0].Type.DType; a.Callee != "check.expect_eq" && !dt.IsFloat() && !dt.IsComplex() {
 			return nil, fmt.Errorf("%s needs float operands, got %s", a.Callee, ops[0].Type)
 		}
 		return []TensorType{}, nil
@@ -505,11 +526,16 @@ func (v *verifier) infer(op *Op, info opInfo) ([]TensorType, error) {
 			return nil, fmt.Errorf("return has no results")
 		}
 		return nil, nil
+	case "complex", "real", "imag", "fft":
+		return inferComplexOp(op)
 	case "chlo.top_k":
 		if err := need(1); err != nil {
 			return nil, err
 		}
 		in := ops[0].Type
+		if in.DType.IsComplex() {
+			return nil, fmt.Errorf("operand %s: complex numbers have no order", in)
+		}
 		if in.Rank() < 1 {
 			return nil, fmt.Errorf("operand must have rank >= 1")
 		}
@@ -592,7 +618,7 @@ func inferDot(l, r TensorType, d DotDims, results []*Value) ([]TensorType, error
 	dt := l.DType
 	if len(results) == 1 {
 		dt = results[0].Type.DType
-		if dt.IsFloat() != l.DType.IsFloat() || dt == I1 {
+		if dt.IsFloat() != l.DType.IsFloat() || dt.IsComplex() != l.DType.IsComplex() || dt == I1 {
 			return nil, fmt.Errorf("result element type %s incompatible with operands %s", dt, l.DType)
 		}
 	}

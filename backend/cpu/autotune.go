@@ -565,6 +565,10 @@ func fillRandom(b []byte, d stablehlo.DType, rng *rand.Rand) {
 		for i := range b {
 			b[i] = byte(rng.IntN(2))
 		}
+	case stablehlo.C64:
+		fillRandom(b, stablehlo.F32, rng) // both parts uniform in [-1, 1)
+	case stablehlo.C128:
+		fillRandom(b, stablehlo.F64, rng)
 	case stablehlo.F16, stablehlo.BF16:
 		for i := 0; i+2 <= len(b); i += 2 {
 			f := float32(rng.Float64()*2 - 1)

@@ -27,6 +27,9 @@ type gen struct {
 	scopes  []map[string]string
 	bound   map[*stablehlo.Value]string
 	err     error
+	// needComplex and needFFT ask for the C helpers of complex values
+	// and of fft (complexc.go, fft.go) ahead of the kernel.
+	needComplex, needFFT bool
 }
 
 func newGen(l *lowering, fixed []*stablehlo.Value) *gen {
@@ -221,6 +224,14 @@ func literal(t *stablehlo.Tensor, i int) string {
 		return floatLit(math.Float64frombits(binary.LittleEndian.Uint64(b)), "double")
 	case stablehlo.F16, stablehlo.BF16:
 		return floatLit(t.Float64At(int64(i)), "float") // exact in float
+	case stablehlo.C64:
+		re := float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+		im := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4:])))
+		return complexValue(floatLit(re, "float"), floatLit(im, "float"))
+	case stablehlo.C128:
+		re := math.Float64frombits(binary.LittleEndian.Uint64(b))
+		im := math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
+		return complexValue(floatLit(re, "double"), floatLit(im, "double"))
 	}
 	var u uint64
 	for j := size - 1; j >= 0; j-- {
@@ -269,6 +280,9 @@ func (g *gen) compute(op *stablehlo.Op, idx []string) string {
 }
 
 func (g *gen) computeRaw(op *stablehlo.Op, idx []string) string {
+	if x, ok := g.complexExpr(op, idx); ok {
+		return x
+	}
 	r := op.Results[0]
 	dt := computeDT(r.Type.DType)
 	ct := ctype(dt)
@@ -667,6 +681,8 @@ func convertExpr(a string, from, to stablehlo.DType) string {
 	switch {
 	case from == to:
 		return a
+	case from.IsComplex() || to.IsComplex():
+		return complexConvertExpr(a, from, to)
 	case isHalf(to) && from == stablehlo.F64:
 		// Round to odd first so that the rounding to 16 bits (by
 		// compute) is not a double rounding.

@@ -481,7 +481,9 @@ func genConv(g *gen, op *stablehlo.Op) {
 // genDotHalf computes a dot_general with 16-bit float operands or result
 // as the interpreter does: operands converted to the accumulation type
 // (f32 for a 16-bit result), each output element summed over the
-// contracting dimensions in order, a 16-bit result rounded once.
+// contracting dimensions in order, a 16-bit result rounded once. It also
+// computes complex dot_general (acc starts at 0 and adds each product,
+// Go's complex multiply, in the same order).
 func genDotHalf(g *gen, op *stablehlo.Op) {
 	l, rh := op.Operands[0], op.Operands[1]
 	r := op.Results[0]
@@ -528,7 +530,12 @@ func genDotHalf(g *gen, op *stablehlo.Op) {
 	}
 	x := convertExpr(g.val(l, li), l.Type.DType, adt)
 	y := convertExpr(g.val(rh, ri), rh.Type.DType, adt)
-	g.line("acc = acc + (%s)(%s * %s);", acc, x, y)
+	if adt.IsComplex() {
+		g.needComplex = true
+		g.line("acc = acc + %s;", complexMul(adt, x, y))
+	} else {
+		g.line("acc = acc + (%s)(%s * %s);", acc, x, y)
+	}
 	g.endLoops(len(ki))
 	res := "acc"
 	if isHalf(r.Type.DType) {

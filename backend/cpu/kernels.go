@@ -81,6 +81,13 @@ func newKernel(l *lowering, op *stablehlo.Op, threads int) (*kernel, error) {
 	switch op.Name {
 	case "dot_general":
 		k.kind = "dot"
+		if hasComplex(op) {
+			// A plain loop in the interpreter's order: the tuned
+			// kernels are real-valued gemms.
+			k.kind = "dotcomplex"
+			k.cands = []Config{{Name: "default"}}
+			break
+		}
 		if isHalf(op.Operands[0].Type.DType) || isHalf(op.Operands[1].Type.DType) || isHalf(op.Results[0].Type.DType) {
 			// The tuned kernels work in one C type from packed buffers.
 			k.kind = "dothalf"
@@ -112,6 +119,9 @@ func newKernel(l *lowering, op *stablehlo.Op, threads int) (*kernel, error) {
 			break
 		}
 		k.kind = op.Name
+		k.cands = []Config{{Name: "default"}}
+	case "fft":
+		k.kind = "fft"
 		k.cands = []Config{{Name: "default"}}
 	case "dynamic_update_slice", "scatter", "reduce_window", "select_and_scatter", "sort", "rng_bit_generator", "triangular_solve", "cholesky":
 		k.kind = op.Name
@@ -205,10 +215,12 @@ func (k *kernel) generate(cfg Config, fixed []*stablehlo.Value) (*gen, error) {
 		genConv(g, k.root)
 	case "convgemm":
 		genConvGemm(g, k.root, cfg)
-	case "dothalf":
+	case "dothalf", "dotcomplex":
 		genDotHalf(g, k.root)
+	case "fft":
+		genFFT(g, k.root)
 	case "rng_bit_generator":
-		genRng(g, k.root)
+		genRngBits(g, k.root)
 	case "triangular_solve":
 		genTriSolve(g, k.root)
 	case "cholesky":
@@ -238,6 +250,12 @@ func (k *kernel) body(cfg Config, symbol string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
+	if g.needComplex || g.needFFT {
+		b.WriteString(complexPrelude)
+	}
+	if g.needFFT {
+		b.WriteString(fftPrelude)
+	}
 	fmt.Fprintf(&b, "\n/* %s; %s */\n", k.desc, cfg)
 	if k.parallel(cfg) {
 		// The part entry point, then the serial one as its only part.
@@ -327,9 +345,11 @@ func reduceCandidates(op *stablehlo.Op, threads int, work int64) []Config {
 		par = map[string]int{"par": 1}
 	}
 	c := []Config{{Name: "scalar", Params: par}}
-	if simpleReducer(op) == "" || isHalf(op.Results[0].Type.DType) {
+	if dt := op.Results[0].Type.DType; simpleReducer(op) == "" || isHalf(dt) || dt.IsComplex() {
 		// 16-bit floats round after every step: only the in-order
-		// accumulation gives the reference's result.
+		// accumulation gives the reference's result. Complex reductions
+		// keep that order too (and their products need the helpers the
+		// reordered variants do not emit).
 		return c
 	}
 	r := op.Operands[0].Type.Rank()

@@ -80,6 +80,7 @@ var elementwiseOps = map[string]bool{
 	"shift_left": true, "shift_right_logical": true, "shift_right_arithmetic": true,
 	"popcnt": true, "count_leading_zeros": true, "is_finite": true, "reduce_precision": true,
 	"tan": true, "chlo.bessel_i0e": true, "chlo.bessel_i1e": true,
+	"complex": true, "real": true, "imag": true,
 }
 
 var indexOps = map[string]bool{
@@ -91,13 +92,14 @@ var rootOps = map[string]bool{
 	"dot_general": true, "reduce": true, "concatenate": true, "pad": true, "chlo.top_k": true,
 	"dynamic_update_slice": true, "scatter": true, "reduce_window": true, "select_and_scatter": true, "sort": true,
 	"convolution": true, "rng_bit_generator": true, "triangular_solve": true, "cholesky": true,
+	"fft": true,
 }
 
 // readsFromMemory are the roots whose operands are read many times (or at
 // data-dependent positions), so they live in buffers.
 var readsFromMemory = map[string]bool{"dot_general": true, "chlo.top_k": true, "sort": true,
 	"reduce_window": true, "select_and_scatter": true, "convolution": true, "rng_bit_generator": true,
-	"triangular_solve": true, "cholesky": true}
+	"triangular_solve": true, "cholesky": true, "fft": true}
 
 // controlOps are run by the plan's control steps (see plan.go), not by a
 // kernel: their regions are lowered to steps of their own.
@@ -109,7 +111,8 @@ func opCost(op *stablehlo.Op) int {
 	case "broadcast_in_dim", "transpose", "slice", "iota", "constant", "reverse":
 		return 0
 	case "add", "subtract", "multiply", "negate", "abs", "and", "or", "xor", "not",
-		"compare", "select", "convert", "reshape", "maximum", "minimum", "clamp", "sign":
+		"compare", "select", "convert", "reshape", "maximum", "minimum", "clamp", "sign",
+		"real", "imag", "complex":
 		return 1
 	}
 	return 8 // transcendental functions, division, power
@@ -306,6 +309,9 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 			return err
 		}
 	}
+	if err := l.checkComplex(op); err != nil {
+		return err
+	}
 	switch {
 	case op.Name == "return":
 	case op.Name == "custom_call":
@@ -355,6 +361,10 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 		if err := l.checkControl(op); err != nil {
 			return err
 		}
+	case op.Name == "fft":
+		if err := l.checkFFT(op); err != nil {
+			return err
+		}
 	case op.Name == "chlo.top_k":
 		x := op.Operands[0].Type
 		if x.Rank() == 0 || op.Attrs.K < 0 || op.Attrs.K > x.Shape[x.Rank()-1] || len(op.Results) != 2 {
@@ -380,6 +390,9 @@ func (l *lowering) checkBody(op *stablehlo.Op, r, want int) error {
 	for _, b := range body.Ops[:len(body.Ops)-1] {
 		if !elementwiseOps[b.Name] && !(b.Name == "constant" && b.Attrs.Constant != nil && b.Attrs.Constant.Type.Rank() == 0) {
 			return l.unsupportedf(b, "op %s in a %s body is not supported (only scalar elementwise ops)", b.Name, op.Name)
+		}
+		if err := l.checkComplex(b); err != nil {
+			return err
 		}
 		for _, v := range b.Results {
 			if v.Type.Rank() != 0 {
@@ -415,6 +428,10 @@ func ctype(d stablehlo.DType) string {
 		return "uint32_t"
 	case stablehlo.UI64:
 		return "uint64_t"
+	case stablehlo.C64:
+		return "float _Complex"
+	case stablehlo.C128:
+		return "double _Complex"
 	}
 	return ""
 }

@@ -16,13 +16,16 @@
 //
 // Two more keys tune the cpu backend: notune (compile every kernel in its
 // default configuration, without timing candidates) and jobs=N (C
-// compiler processes at once). Without a directory the backend uses the
-// same default as the xlacache command: $XDG_CACHE_HOME/xlacache (see
+// compiler processes at once). devices=N makes the host N devices, for
+// programs written for several (portable executables, SPMD with
+// AllReduce; see spmd.go). Without a directory the backend uses the same
+// default as the xlacache command: $XDG_CACHE_HOME/xlacache (see
 // os.UserCacheDir).
 //
-// Ops the cpu backend cannot compile (complex numbers, FFT, collectives)
-// and unsupported dtypes return errors naming the op; Capabilities lists
-// exactly what is supported.
+// Complex numbers (complex64, complex128) and FFT are supported. Ops and
+// dtypes the backend lacks (auto-sharding, 8-bit and 4-bit floats, ...)
+// return errors naming them; Capabilities lists exactly what is
+// supported.
 package gomlx
 
 import (
@@ -59,9 +62,10 @@ func init() {
 
 // Backend is the xlacache GoMLX backend. It is safe for concurrent use.
 type Backend struct {
-	opts  config.Options
-	cache *cache.Cache
-	cpu   *cpu.Backend
+	opts    config.Options
+	cache   *cache.Cache
+	cpu     *cpu.Backend
+	devices int
 
 	mu        sync.Mutex
 	finalized bool
@@ -107,7 +111,7 @@ func New(cfg string) (*Backend, error) {
 // NewWithLookup is New with the environment given by lookup and a logger
 // (nil for slog.Default).
 func NewWithLookup(ctx context.Context, cfg string, lookup func(string) (string, bool), logger *slog.Logger) (*Backend, error) {
-	over, tune, err := parseConfig(cfg)
+	over, set, err := parseConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -138,16 +142,16 @@ func NewWithLookup(ctx context.Context, cfg string, lookup func(string) (string,
 	if err != nil {
 		return nil, fmt.Errorf("xlacache backend: opening the cache: %w", err)
 	}
-	b := &Backend{opts: opts, cache: c, cpu: cpu.New()}
-	tune(b.cpu)
+	b := &Backend{opts: opts, cache: c, cpu: cpu.New(), devices: 1}
+	set(b)
 	return b, nil
 }
 
 // parseConfig splits "dir=/x,role=writer,notune" into environment
-// overrides and cpu backend settings.
-func parseConfig(cfg string) (map[string]string, func(*cpu.Backend), error) {
+// overrides and backend settings.
+func parseConfig(cfg string) (map[string]string, func(*Backend), error) {
 	over := map[string]string{}
-	var sets []func(*cpu.Backend)
+	var sets []func(*Backend)
 	known := config.Defaults().Sources
 	for _, kv := range strings.Split(cfg, ",") {
 		if kv = strings.TrimSpace(kv); kv == "" {
@@ -156,25 +160,32 @@ func parseConfig(cfg string) (map[string]string, func(*cpu.Backend), error) {
 		k, v, hasValue := strings.Cut(kv, "=")
 		switch k = strings.ToLower(strings.TrimSpace(k)); k {
 		case "notune":
-			sets = append(sets, func(c *cpu.Backend) { c.NoTune = true })
+			sets = append(sets, func(b *Backend) { b.cpu.NoTune = true })
 			continue
 		case "jobs":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
 				return nil, nil, fmt.Errorf("xlacache backend: jobs=%q: want a positive integer", v)
 			}
-			sets = append(sets, func(c *cpu.Backend) { c.Jobs = n })
+			sets = append(sets, func(b *Backend) { b.cpu.Jobs = n })
+			continue
+		case "devices":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxDevices {
+				return nil, nil, fmt.Errorf("xlacache backend: devices=%q: want an integer from 1 to %d", v, maxDevices)
+			}
+			sets = append(sets, func(b *Backend) { b.devices = n })
 			continue
 		}
 		env := "XLACACHE_" + strings.ToUpper(k)
 		if _, ok := known[env]; !ok || !hasValue {
-			return nil, nil, fmt.Errorf("xlacache backend: unknown option %q in %q (want key=value with key an XLACACHE_ variable without the prefix, notune, or jobs=N)", kv, cfg)
+			return nil, nil, fmt.Errorf("xlacache backend: unknown option %q in %q (want key=value with key an XLACACHE_ variable without the prefix, notune, jobs=N or devices=N)", kv, cfg)
 		}
 		over[env] = v
 	}
-	return over, func(c *cpu.Backend) {
+	return over, func(b *Backend) {
 		for _, s := range sets {
-			s(c)
+			s(b)
 		}
 	}, nil
 }
@@ -193,8 +204,16 @@ func (b *Backend) Description() string {
 	return fmt.Sprintf("xlacache cpu backend (StableHLO -> C, cache %s)", b.opts.Dir)
 }
 
-// NumDevices implements backends.Backend: one host device.
-func (b *Backend) NumDevices() int { return 1 }
+// maxDevices bounds devices=N: every device is the host, and an SPMD
+// program holds one copy of the program per device.
+const maxDevices = 64
+
+// NumDevices implements backends.Backend: the host, as one device, or as
+// the N devices that devices=N configures. Every device is the same host
+// memory and cores (as XLA's --xla_force_host_platform_device_count); they
+// exist so programs written for several devices (portable executables,
+// SPMD with AllReduce) run and can be tested on one machine.
+func (b *Backend) NumDevices() int { return b.devices }
 
 // DeviceDescription implements backends.Backend.
 func (b *Backend) DeviceDescription(d backends.DeviceNum) string { return fmt.Sprintf("cpu:%d", d) }
@@ -227,15 +246,16 @@ func (b *Backend) check() error {
 	return nil
 }
 
-// dtypeMap maps the GoMLX dtypes the cpu backend compiles to StableHLO
-// element types. Both sides store elements the same way (bool as one
-// byte, f16/bf16 as 16 bits), so buffers are copied byte for byte.
+// dtypeMap maps the GoMLX dtypes the backend builds to StableHLO element
+// types. Both sides store elements the same way (bool as one byte,
+// f16/bf16 as 16 bits, complex as the real part then the imaginary part,
+// as Go's complex64/complex128), so buffers are copied byte for byte.
 var dtypeMap = map[dtypes.DType]stablehlo.DType{
 	dtypes.Bool: stablehlo.I1, dtypes.Int8: stablehlo.I8, dtypes.Int16: stablehlo.I16,
 	dtypes.Int32: stablehlo.I32, dtypes.Int64: stablehlo.I64, dtypes.Uint8: stablehlo.UI8,
 	dtypes.Uint16: stablehlo.UI16, dtypes.Uint32: stablehlo.UI32, dtypes.Uint64: stablehlo.UI64,
 	dtypes.Float16: stablehlo.F16, dtypes.BFloat16: stablehlo.BF16, dtypes.Float32: stablehlo.F32,
-	dtypes.Float64: stablehlo.F64,
+	dtypes.Float64: stablehlo.F64, dtypes.Complex64: stablehlo.C64, dtypes.Complex128: stablehlo.C128,
 }
 
 func tensorType(s shapes.Shape) (stablehlo.TensorType, error) {
@@ -252,8 +272,9 @@ func tensorType(s shapes.Shape) (stablehlo.TensorType, error) {
 
 // Buffer is a host tensor; it implements backends.Buffer.
 type Buffer struct {
-	t     *stablehlo.Tensor
-	shape shapes.Shape
+	t      *stablehlo.Tensor
+	shape  shapes.Shape
+	device backends.DeviceNum
 }
 
 func (b *Backend) buffer(op string, x backends.Buffer) (*Buffer, error) {
@@ -288,8 +309,19 @@ func (b *Backend) BufferShape(x backends.Buffer) (shapes.Shape, error) {
 
 // BufferDeviceNum implements backends.DataInterface.
 func (b *Backend) BufferDeviceNum(x backends.Buffer) (backends.DeviceNum, error) {
-	_, err := b.buffer("BufferDeviceNum", x)
-	return 0, err
+	buf, err := b.buffer("BufferDeviceNum", x)
+	if err != nil {
+		return 0, err
+	}
+	return buf.device, nil
+}
+
+// device checks that d is one of the backend's devices.
+func (b *Backend) device(op string, d backends.DeviceNum) error {
+	if d < 0 || int(d) >= b.devices {
+		return fmt.Errorf("xlacache backend: %s: no device %d (the backend has %d)", op, d, b.devices)
+	}
+	return nil
 }
 
 // flatBytes returns the bytes of flat, a slice of shape's Go type.
@@ -323,12 +355,12 @@ func (b *Backend) BufferToFlatData(x backends.Buffer, flat any) error {
 }
 
 // BufferFromFlatData implements backends.DataInterface.
-func (b *Backend) BufferFromFlatData(_ backends.DeviceNum, flat any, shape shapes.Shape) (backends.Buffer, error) {
+func (b *Backend) BufferFromFlatData(d backends.DeviceNum, flat any, shape shapes.Shape) (backends.Buffer, error) {
 	src, err := flatBytes("BufferFromFlatData", flat, shape)
 	if err != nil {
 		return nil, err
 	}
-	buf, _, err := b.NewSharedBuffer(0, shape)
+	buf, _, err := b.NewSharedBuffer(d, shape)
 	if err != nil {
 		return nil, err
 	}
@@ -341,12 +373,15 @@ func (b *Backend) BufferFromFlatData(_ backends.DeviceNum, flat any, shape shape
 func (b *Backend) HasSharedBuffers() bool { return true }
 
 // NewSharedBuffer implements backends.DataInterface.
-func (b *Backend) NewSharedBuffer(_ backends.DeviceNum, shape shapes.Shape) (backends.Buffer, any, error) {
+func (b *Backend) NewSharedBuffer(d backends.DeviceNum, shape shapes.Shape) (backends.Buffer, any, error) {
+	if err := b.device("NewSharedBuffer", d); err != nil {
+		return nil, nil, err
+	}
 	tt, err := tensorType(shape)
 	if err != nil {
 		return nil, nil, fmt.Errorf("xlacache backend: %w", err)
 	}
-	buf := &Buffer{t: stablehlo.NewTensor(tt), shape: shape.Clone()}
+	buf := &Buffer{t: stablehlo.NewTensor(tt), shape: shape.Clone(), device: d}
 	flat, err := b.BufferData(buf)
 	return buf, flat, err
 }
@@ -366,17 +401,16 @@ func (b *Backend) BufferData(x backends.Buffer) (any, error) {
 	return reflect.SliceAt(goType, unsafe.Pointer(&buf.t.Data[0]), n).Interface(), nil
 }
 
-// BufferCopyToDevice implements backends.DataInterface; there is only
-// device 0.
+// BufferCopyToDevice implements backends.DataInterface.
 func (b *Backend) BufferCopyToDevice(x backends.Buffer, d backends.DeviceNum) (backends.Buffer, error) {
 	buf, err := b.buffer("BufferCopyToDevice", x)
 	if err != nil {
 		return nil, err
 	}
-	if d != 0 {
-		return nil, fmt.Errorf("xlacache backend: no device %d", d)
+	if err := b.device("BufferCopyToDevice", d); err != nil {
+		return nil, err
 	}
-	return &Buffer{t: buf.t.Clone(), shape: buf.shape.Clone()}, nil
+	return &Buffer{t: buf.t.Clone(), shape: buf.shape.Clone(), device: d}, nil
 }
 
 // Capabilities implements backends.Backend: exactly the ops and dtypes this
@@ -387,7 +421,9 @@ func (b *Backend) Capabilities() backends.Capabilities {
 		c.Operations[op] = true
 	}
 	for dt := range dtypeMap {
-		c.DTypes[dt] = true
+		if !dt.IsComplex() || complexCompiles {
+			c.DTypes[dt] = true
+		}
 	}
 	return c
 }

@@ -30,9 +30,8 @@ import (
 const moduleName = "gomlx"
 
 // Builder builds one StableHLO program; it implements backends.Builder.
-// The embedded notimplemented.Builder answers the ops the cpu backend
-// cannot compile (complex numbers, FFT, collectives) with an error naming
-// the op.
+// The embedded notimplemented.Builder answers, with an error naming the
+// op, any op a later GoMLX version adds to the interface.
 type Builder struct {
 	notimplemented.Builder
 
@@ -44,6 +43,20 @@ type Builder struct {
 	inShapes []shapes.Shape
 	compiled bool
 	closures map[closureKey]*shlo.Function
+
+	// replicas is the number of devices of an SPMD program (1 otherwise).
+	// Every op is built once per replica, with rep the replica being
+	// built; AllReduce combines the replicas' values (see spmd.go).
+	replicas int
+	rep      int
+	// assigned are the devices the program runs on (DeviceAssignment);
+	// nil for a portable program, which runs on the device Execute names.
+	assigned []backends.DeviceNum
+	// inputs are the program's parameters: each of GoMLX's parameters
+	// once per replica.
+	inputs int
+	// built counts the Nodes built so far.
+	built int
 }
 
 type closureKey struct {
@@ -55,17 +68,18 @@ var _ backends.Builder = (*Builder)(nil)
 
 // Builder implements backends.Backend.
 func (b *Backend) Builder(name string) backends.Builder {
-	bld := &Builder{backend: b, name: name, shlo: shlo.New(moduleName), closures: map[closureKey]*shlo.Function{}}
+	bld := &Builder{backend: b, name: name, shlo: shlo.New(moduleName), closures: map[closureKey]*shlo.Function{}, replicas: 1}
 	bld.ErrFn = func(op backends.OpType) error {
-		return fmt.Errorf("xlacache backend: op %s is not supported (the cpu backend has no complex numbers, FFT or collectives)", op)
+		return fmt.Errorf("xlacache backend: op %s is not supported", op)
 	}
 	bld.fn = bld.shlo.Main()
 	return bld
 }
 
-// Node is a value in the program being built; it implements backends.Op.
+// Node is a value in the program being built, one per replica; it
+// implements backends.Op.
 type Node struct {
-	v     *shlo.Value
+	vs    []*shlo.Value
 	shape shapes.Shape
 	b     *Builder
 }
@@ -83,12 +97,13 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// do runs f, turning any failure (including a panic in go-xla's builder)
-// into an error naming op, and wraps the results as Nodes. Every op goes
-// through here: GoMLX calls these methods from deep inside its graph code,
-// and a panic would kill the caller.
-func (b *Builder) do(op backends.OpType, f func() []*shlo.Value) (out []backends.Op, err error) {
+// guard runs f, turning any failure (including a panic in go-xla's
+// builder) into an error naming op. Every op goes through here: GoMLX
+// calls these methods from deep inside its graph code, and a panic would
+// kill the caller.
+func (b *Builder) guard(op backends.OpType, f func() []backends.Op) (out []backends.Op, err error) {
 	defer func() {
+		b.rep = 0
 		if r := recover(); r != nil {
 			out = nil
 			if be, ok := r.(buildError); ok {
@@ -104,10 +119,28 @@ func (b *Builder) do(op backends.OpType, f func() []*shlo.Value) (out []backends
 	if b.compiled {
 		fail("builder %q already compiled", b.name)
 	}
-	for _, v := range f() {
-		out = append(out, b.node(v))
-	}
-	return out, nil
+	return f(), nil
+}
+
+// do builds an op with f, once per replica (b.val answers the replica
+// being built), and wraps the results as Nodes.
+func (b *Builder) do(op backends.OpType, f func() []*shlo.Value) ([]backends.Op, error) {
+	return b.guard(op, func() []backends.Op {
+		per := make([][]*shlo.Value, b.replicas)
+		for r := range per {
+			b.rep = r
+			per[r] = f()
+		}
+		out := make([]backends.Op, len(per[0]))
+		for i := range out {
+			vs := make([]*shlo.Value, len(per))
+			for r := range per {
+				vs[r] = per[r][i]
+			}
+			out[i] = b.node(vs)
+		}
+		return out
+	})
 }
 
 // op1 is do for single-result ops.
@@ -119,16 +152,17 @@ func (b *Builder) op1(op backends.OpType, f func() *shlo.Value) (backends.Op, er
 	return out[0], nil
 }
 
-func (b *Builder) node(v *shlo.Value) *Node {
-	s := shapeFromXLA(v.Shape())
+func (b *Builder) node(vs []*shlo.Value) *Node {
+	s := shapeFromXLA(vs[0].Shape())
 	if _, ok := dtypeMap[s.DType]; !ok {
 		fail("dtype %s is not supported", s.DType)
 	}
-	return &Node{v: v, shape: s, b: b}
+	b.built++
+	return &Node{vs: vs, shape: s, b: b}
 }
 
-// val returns x's value, failing unless x was built by b.
-func (b *Builder) val(x backends.Op) *shlo.Value {
+// node1 checks that x was built by b.
+func (b *Builder) node1(x backends.Op) *Node {
 	n, ok := x.(*Node)
 	if !ok || n == nil {
 		fail("operand %T is not a value of this backend", x)
@@ -136,8 +170,12 @@ func (b *Builder) val(x backends.Op) *shlo.Value {
 	if n.b != b {
 		fail("operand built by another builder (%q, not %q)", n.b.name, b.name)
 	}
-	return n.v
+	return n
 }
+
+// val returns x's value in the replica being built, failing unless x was
+// built by b.
+func (b *Builder) val(x backends.Op) *shlo.Value { return b.node1(x).vs[b.rep] }
 
 func (b *Builder) vals(xs []backends.Op) []*shlo.Value {
 	out := make([]*shlo.Value, len(xs))
@@ -170,9 +208,11 @@ func (b *Builder) OpShape(x backends.Op) (shapes.Shape, error) {
 	return n.shape, nil
 }
 
-// Parameter implements backends.Builder. Sharding is not supported.
+// Parameter implements backends.Builder. Sharding is not supported. An
+// SPMD program takes the parameter once per replica (the first replica's
+// under its name, the others' as name_replicaN).
 func (b *Builder) Parameter(name string, shape shapes.Shape, sharding *backends.ShardingSpec) (backends.Op, error) {
-	return b.op1(backends.OpTypeParameter, func() *shlo.Value {
+	out, err := b.guard(backends.OpTypeParameter, func() []backends.Op {
 		if sharding != nil {
 			fail("sharding is not supported")
 		}
@@ -183,10 +223,23 @@ func (b *Builder) Parameter(name string, shape shapes.Shape, sharding *backends.
 		if slices.Contains(b.names, norm) {
 			fail("parameter %q (normalized %q) already exists", name, norm)
 		}
+		vs := make([]*shlo.Value, b.replicas)
+		for r := range vs {
+			n := name
+			if r > 0 {
+				n = fmt.Sprintf("%s_replica%d", name, r)
+			}
+			vs[r] = must(b.fn.NamedInput(n, shapeToXLA(shape)))
+		}
 		b.names = append(b.names, norm)
 		b.inShapes = append(b.inShapes, shape.Clone())
-		return must(b.fn.NamedInput(name, shapeToXLA(shape)))
+		b.inputs += b.replicas
+		return []backends.Op{b.node(vs)}
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
 }
 
 // Constant implements backends.Builder.
@@ -195,7 +248,7 @@ func (b *Builder) Constant(flat any, dims ...int) (backends.Op, error) {
 		if flat == nil {
 			fail("nil flat value")
 		}
-		return must(b.fn.ConstantFromFlatAndDimensions(toXLAFlat(flat), dims...))
+		return b.constant(flat, dims...)
 	})
 }
 
@@ -218,6 +271,8 @@ func (b *Builder) scalar(dt dtypes.DType, v float64) *shlo.Value {
 		x = float16.Fromfloat32(float32(v))
 	case dtypes.Bool:
 		x = v != 0
+	case dtypes.Complex64, dtypes.Complex128:
+		x = complexScalar(dt, v)
 	default:
 		if dt.GoType() == nil {
 			fail("dtype %s is not supported", dt)
@@ -231,28 +286,45 @@ func (b *Builder) scalar(dt dtypes.DType, v float64) *shlo.Value {
 func (b *Builder) constOf(x any) *shlo.Value {
 	s := reflect.MakeSlice(reflect.SliceOf(reflect.TypeOf(x)), 1, 1)
 	s.Index(0).Set(reflect.ValueOf(x))
-	return must(b.fn.ConstantFromFlatAndDimensions(toXLAFlat(s.Interface())))
+	return b.constant(s.Interface())
 }
 
-// DistributedSPMD implements backends.Builder: one device only.
+// DistributedSPMD implements backends.Builder: the program runs on n of
+// the backend's devices, one replica on each (see spmd.go). It must come
+// before the first op.
 func (b *Builder) DistributedSPMD(n int) error {
-	if n == 1 {
-		return nil
+	switch {
+	case n < 1 || n > b.backend.NumDevices():
+		return fmt.Errorf("xlacache backend: DistributedSPMD(%d): the backend has %d device(s) (see devices=N)", n, b.backend.NumDevices())
+	case b.compiled || b.built > 0:
+		return fmt.Errorf("xlacache backend: DistributedSPMD(%d): called after building began", n)
 	}
-	return fmt.Errorf("xlacache backend: DistributedSPMD(%d): one device only", n)
+	b.replicas = n
+	return nil
 }
 
-// DistributedAutoSharding implements backends.Builder: not supported.
+// DistributedAutoSharding implements backends.Builder: not supported (it
+// needs XLA's sharding propagation and partitioner).
 func (b *Builder) DistributedAutoSharding(...backends.Mesh) error {
 	return fmt.Errorf("xlacache backend: DistributedAutoSharding is not supported")
 }
 
-// DeviceAssignment implements backends.Builder: device 0 only.
+// DeviceAssignment implements backends.Builder: the devices the program's
+// replicas run on, one per replica, all different.
 func (b *Builder) DeviceAssignment(devices ...backends.DeviceNum) error {
-	if len(devices) == 1 && devices[0] == 0 {
-		return nil
+	if len(devices) != b.replicas {
+		return fmt.Errorf("xlacache backend: DeviceAssignment(%v): want %d device(s)", devices, b.replicas)
 	}
-	return fmt.Errorf("xlacache backend: DeviceAssignment(%v): device 0 only", devices)
+	for i, d := range devices {
+		if err := b.backend.device("DeviceAssignment", d); err != nil {
+			return err
+		}
+		if slices.Contains(devices[:i], d) {
+			return fmt.Errorf("xlacache backend: DeviceAssignment(%v): device %d twice", devices, d)
+		}
+	}
+	b.assigned = slices.Clone(devices)
+	return nil
 }
 
 // Compile implements backends.Builder: it writes the program's StableHLO
@@ -260,16 +332,22 @@ func (b *Builder) DeviceAssignment(devices ...backends.DeviceNum) error {
 func (b *Builder) Compile(outputs []backends.Op, shardings []*backends.ShardingSpec) (exe backends.Executable, err error) {
 	var text []byte
 	var outShapes []shapes.Shape
-	_, err = b.do(backends.OpTypeInvalid, func() []*shlo.Value {
+	_, err = b.guard(backends.OpTypeInvalid, func() []backends.Op {
 		if len(shardings) > 0 {
 			fail("sharding is not supported")
 		}
 		if len(outputs) == 0 {
 			fail("no outputs")
 		}
-		vs := b.vals(outputs)
-		for _, v := range vs {
-			outShapes = append(outShapes, shapeFromXLA(v.Shape()))
+		// Replica-major, as GoMLX orders an SPMD program's results.
+		var vs []*shlo.Value
+		for r := range b.replicas {
+			for _, o := range outputs {
+				vs = append(vs, b.node1(o).vs[r])
+			}
+		}
+		for _, o := range outputs {
+			outShapes = append(outShapes, b.node1(o).shape.Clone())
 		}
 		if err := b.fn.Return(vs...); err != nil {
 			panic(buildError{err})
@@ -291,7 +369,8 @@ func (b *Builder) Compile(outputs []backends.Op, shardings []*backends.ShardingS
 	if !ok {
 		return nil, fmt.Errorf("xlacache backend: cpu backend returned %T", ce)
 	}
-	return &Executable{b: b.backend, exe: x, name: b.name, names: b.names, in: b.inShapes, out: outShapes}, nil
+	return &Executable{b: b.backend, exe: x, name: b.name, names: b.names, in: b.inShapes, out: outShapes,
+		replicas: b.replicas, assigned: b.assigned}, nil
 }
 
 // Executable is a compiled program; it implements backends.Executable.
@@ -302,6 +381,9 @@ type Executable struct {
 	names []string
 	in    []shapes.Shape
 	out   []shapes.Shape
+	// replicas and assigned are the builder's (see Builder).
+	replicas int
+	assigned []backends.DeviceNum
 }
 
 // Finalize releases the compiled kernels.
@@ -314,7 +396,9 @@ func (e *Executable) Inputs() ([]string, []shapes.Shape) { return e.names, e.in 
 func (e *Executable) Outputs() []shapes.Shape { return e.out }
 
 // Execute implements backends.Executable. Inputs are never modified, so
-// donation changes nothing.
+// donation changes nothing. An SPMD program takes every replica's inputs,
+// replica-major (as GoMLX passes them), and returns every replica's
+// results the same way; a portable program runs on device.
 func (e *Executable) Execute(inputs []backends.Buffer, _ []bool, device backends.DeviceNum) (out []backends.Buffer, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -324,19 +408,34 @@ func (e *Executable) Execute(inputs []backends.Buffer, _ []bool, device backends
 	if err := e.b.check(); err != nil {
 		return nil, err
 	}
-	if device != 0 {
-		return nil, fmt.Errorf("xlacache backend: executing %q: no device %d", e.name, device)
+	devices := e.assigned
+	if devices == nil {
+		if e.replicas == 1 {
+			devices = []backends.DeviceNum{device}
+		} else {
+			for r := range e.replicas {
+				devices = append(devices, backends.DeviceNum(r))
+			}
+		}
 	}
-	if len(inputs) != len(e.in) {
-		return nil, fmt.Errorf("xlacache backend: executing %q: %d inputs, want %d", e.name, len(inputs), len(e.in))
+	for _, d := range devices {
+		if err := e.b.device("executing "+e.name, d); err != nil {
+			return nil, err
+		}
 	}
+	k := len(e.in)
+	if len(inputs) != k*e.replicas {
+		return nil, fmt.Errorf("xlacache backend: executing %q: %d inputs, want %d", e.name, len(inputs), k*e.replicas)
+	}
+	// The program takes each parameter's replicas together (Parameter).
 	args := make([]*stablehlo.Tensor, len(inputs))
 	for i, x := range inputs {
 		buf, err := e.b.buffer("Execute", x)
 		if err != nil {
 			return nil, err
 		}
-		args[i] = buf.t
+		r, p := i/k, i%k
+		args[p*e.replicas+r] = buf.t
 	}
 	res, err := e.exe.Run(context.Background(), args)
 	if err != nil {
@@ -353,7 +452,7 @@ func (e *Executable) Execute(inputs []backends.Buffer, _ []bool, device backends
 			t = t.Clone()
 			res[i] = t
 		}
-		out = append(out, &Buffer{t: t, shape: e.out[i].Clone()})
+		out = append(out, &Buffer{t: t, shape: e.out[i%len(e.out)].Clone(), device: devices[i/len(e.out)]})
 	}
 	return out, nil
 }

@@ -166,30 +166,33 @@ func TestUnsupportedIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bld.FFT(x, backends.FFTForward, []int{2}); err == nil || !strings.Contains(err.Error(), "FFT") {
-		t.Errorf("FFT: got %v, want an error naming FFT", err)
+	if err := bld.DistributedAutoSharding(); err == nil || !strings.Contains(err.Error(), "AutoSharding") {
+		t.Errorf("DistributedAutoSharding: got %v, want an error naming it", err)
 	}
-	if _, err := bld.Parameter("c", shapes.Make(dtypes.Complex64, 2), nil); err == nil || !strings.Contains(err.Error(), "Complex64") {
-		t.Errorf("complex64 parameter: got %v, want an error naming the dtype", err)
+	if _, err := bld.AllReduce([]backends.Op{x}, backends.ReduceOpSum, [][]int{{0, 1}}); err == nil || !strings.Contains(err.Error(), "AllReduce") {
+		t.Errorf("AllReduce over a replica the program lacks: got %v, want an error naming AllReduce", err)
+	}
+	if _, err := bld.Parameter("f8", shapes.Make(dtypes.F8E5M2, 2), nil); err == nil || !strings.Contains(err.Error(), "F8E5M2") {
+		t.Errorf("F8E5M2 parameter: got %v, want an error naming the dtype", err)
 	}
 	if _, err := bld.Add(x, "not an op"); err == nil || !strings.Contains(err.Error(), "Add") {
 		t.Errorf("Add with a foreign operand: got %v", err)
 	}
-	exec, err := graph.NewExec(b, func(x *graph.Node) *graph.Node { return graph.Real(x) })
+	exec, err := graph.NewExec(b, func(x *graph.Node) *graph.Node { return graph.ConvertDType(x, dtypes.F8E5M2) })
 	if err == nil {
-		_, err = exec.Exec([]complex64{1, 2})
+		_, err = exec.Exec([]float32{1, 2})
 	}
-	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "complex64") && !strings.Contains(err.Error(), "Real") {
-		t.Errorf("graph.Real: got %v, want an error", err)
+	if err == nil || !strings.Contains(err.Error(), "F8E5M2") {
+		t.Errorf("graph.ConvertDType to F8E5M2: got %v, want an error naming the dtype", err)
 	}
 	caps := b.Capabilities()
-	for op, want := range map[backends.OpType]bool{backends.OpTypeFFT: false, backends.OpTypeReal: false,
+	for op, want := range map[backends.OpType]bool{backends.OpTypeAllReduce: true, backends.OpTypeAllGather: false,
 		backends.OpTypeGather: true, backends.OpTypeBatchNormGradient: true, backends.OpTypeRNGBitGenerator: true} {
 		if caps.Operations[op] != want {
 			t.Errorf("Capabilities %s = %v, want %v", op, caps.Operations[op], want)
 		}
 	}
-	if caps.DTypes[dtypes.Complex64] || !caps.DTypes[dtypes.BFloat16] || !caps.DTypes[dtypes.Float16] {
+	if caps.DTypes[dtypes.F8E5M2] || !caps.DTypes[dtypes.BFloat16] || !caps.DTypes[dtypes.Float16] {
 		t.Errorf("Capabilities dtypes: %v", caps.DTypes)
 	}
 }

@@ -90,13 +90,16 @@ var otherOps = []backends.OpType{
 	backends.OpTypeIota, backends.OpTypePad, backends.OpTypeReduceWindow, backends.OpTypeReshape,
 	backends.OpTypeReverse, backends.OpTypeRNGBitGenerator, backends.OpTypeScatterSum, backends.OpTypeScatterMax,
 	backends.OpTypeScatterMin, backends.OpTypeSelectAndScatterMax, backends.OpTypeSelectAndScatterMin,
-	backends.OpTypeSlice, backends.OpTypeTranspose, backends.OpTypeWhere,
+	backends.OpTypeSlice, backends.OpTypeTranspose, backends.OpTypeWhere, backends.OpTypeAllReduce,
 }
 
 // supportedOps lists every op the backend builds.
 func supportedOps() []backends.OpType {
 	ops := slices.Concat(otherOps, slices.Collect(maps.Keys(unaryFns)), slices.Collect(maps.Keys(binaryFns)),
 		slices.Collect(maps.Keys(compareOps)), slices.Collect(maps.Keys(reductions)))
+	if complexCompiles {
+		ops = append(ops, complexOps...)
+	}
 	slices.Sort(ops)
 	return ops
 }
@@ -126,7 +129,7 @@ func (b *Builder) compare(op backends.OpType, x, y backends.Op) (backends.Op, er
 
 func compareType(dt dtypes.DType) xtypes.ComparisonType {
 	switch {
-	case dt.IsFloat():
+	case dt.IsFloat() || dt.IsComplex():
 		return xtypes.CompareFloat
 	case dt.IsUnsigned() || dt == dtypes.Bool:
 		return xtypes.CompareUnsigned
@@ -273,8 +276,17 @@ func (b *Builder) startIndices(idx []backends.Op, rank int) []*shlo.Value {
 // The StandardOps methods. Elementwise ones are one line each over the
 // tables above.
 
-// Abs implements backends.Builder.
-func (b *Builder) Abs(x backends.Op) (backends.Op, error) { return b.unary(backends.OpTypeAbs, x) }
+// Abs implements backends.Builder; the absolute value of a complex number
+// is its (real) modulus.
+func (b *Builder) Abs(x backends.Op) (backends.Op, error) {
+	return b.op1(backends.OpTypeAbs, func() *shlo.Value {
+		v := b.val(x)
+		if isComplex(v) {
+			return absComplex(v)
+		}
+		return must(shlo.Abs(v))
+	})
+}
 
 // BitCount implements backends.Builder.
 func (b *Builder) BitCount(x backends.Op) (backends.Op, error) {
@@ -619,7 +631,7 @@ func (b *Builder) Concatenate(axis int, xs ...backends.Op) (backends.Op, error) 
 
 // ConvertDType implements backends.Builder.
 func (b *Builder) ConvertDType(x backends.Op, dt dtypes.DType) (backends.Op, error) {
-	return b.op1(backends.OpTypeConvertDType, func() *shlo.Value { return must(shlo.Convert(b.val(x), xdtypes.DType(dt))) })
+	return b.op1(backends.OpTypeConvertDType, func() *shlo.Value { return b.convert(b.val(x), dt) })
 }
 
 // Bitcast implements backends.Builder.
@@ -783,39 +795,25 @@ func (b *Builder) ArgMinMax(x backends.Op, axis int, outDType dtypes.DType, isMi
 	})
 }
 
-// RNGBitGenerator implements backends.Builder. GoMLX's state is three
-// uint64 words (Philox); the cpu backend implements THREE_FRY over a
-// (key, counter) pair, so the first two words are that pair and the third
-// is carried unchanged. The bits differ from XLA's Philox stream but are
-// as random.
+// RNGBitGenerator implements backends.Builder as GoMLX's XLA backend does
+// (gomlx v0.26.0 backends/xla/ops.go): the whole state (three uint64
+// words: key, then the 128-bit counter) goes to rng_bit_generator with
+// the PHILOX algorithm, which the cpu backend and the interpreter compute
+// bit for bit as XLA, so programs draw the same numbers as on XLA.
 func (b *Builder) RNGBitGenerator(state backends.Op, shape shapes.Shape) (newState, values backends.Op, err error) {
 	out, err := b.do(backends.OpTypeRNGBitGenerator, func() []*shlo.Value {
 		st := b.val(state)
 		ss := st.Shape()
-		if ss.DType != xdtypes.Uint64 || ss.Rank() != 1 || ss.Dimensions[0] < 2 {
-			fail("state %s: want uint64[n>=2]", ss)
+		// PHILOX takes a uint64[2] or uint64[3] state (StableHLO spec,
+		// rng_bit_generator C2).
+		if ss.DType != xdtypes.Uint64 || ss.Rank() != 1 || (ss.Dimensions[0] != 2 && ss.Dimensions[0] != 3) {
+			fail("state %s: want uint64[3] (or uint64[2])", ss)
 		}
-		size := shape.DType.Size()
-		if size < 1 || size > 8 || 8%size != 0 {
+		if !shape.DType.IsInt() && !shape.DType.IsFloat() {
 			fail("dtype %s is not supported", shape.DType)
 		}
-		n, per := shape.Size(), 8/size
-		words := max(1, (n+per-1)/per)
-		ns, bits := must2(shlo.RNGBitGenerator(must(shlo.Slice(st, []int{0}, []int{2}, []int{1})),
-			xshapes.Make(xdtypes.Uint64, words), xtypes.RNGThreeFry))
-		dt := xdtypes.DType(shape.DType)
-		flat := bits
-		if per > 1 || dt != xdtypes.Uint64 {
-			flat = must(shlo.BitcastConvert(bits, dt))
-			flat = must(shlo.Reshape(flat, xshapes.Make(dt, words*per)))
-		}
-		if words*per != n {
-			flat = must(shlo.Slice(flat, []int{0}, []int{n}, []int{1}))
-		}
-		if ss.Dimensions[0] > 2 {
-			ns = must(shlo.Concatenate(0, ns, must(shlo.Slice(st, []int{2}, []int{ss.Dimensions[0]}, []int{1}))))
-		}
-		return []*shlo.Value{ns, must(shlo.Reshape(flat, shapeToXLA(shape)))}
+		ns, bits := must2(shlo.RNGBitGenerator(st, shapeToXLA(shape), xtypes.RNGPhilox))
+		return []*shlo.Value{ns, bits}
 	})
 	if err != nil {
 		return nil, nil, err

@@ -1,0 +1,2 @@
+go test fuzz v1
+[]byte("func.func @main(%s: tensor<3xui64>, %t: tensor<2xui64>) -> (tensor<3xui64>, tensor<2x3xui32>, tensor<2xui64>, tensor<5xf64>) {\n  %n, %r = \"stablehlo.rng_bit_generator\"(%s) <{rng_algorithm = #stablehlo<rng_algorithm PHILOX>}> : (tensor<3xui64>) -> (tensor<3xui64>, tensor<2x3xui32>)\n  %m, %q = stablehlo.rng_bit_generator %t, algorithm = DEFAULT : (tensor<2xui64>) -> (tensor<2xui64>, tensor<5xf64>)\n  return %n, %r, %m, %q : tensor<3xui64>, tensor<2x3xui32>, tensor<2xui64>, tensor<5xf64>\n}\n")
