@@ -37,8 +37,10 @@ func TestEnvEvalByBash(t *testing.T) {
 		{[]string{"env", "--process-index", "0", "--target", "go", "--jaxlib-version", "0.5.0"}, map[string]string{
 			"XLACACHE_DIR": dir, "JAX_COMPILATION_CACHE_DIR": "",
 			"XLA_FLAGS": `--xla_gpu_per_fusion_autotune_cache_dir="` + dir + `/xla_gpu_per_fusion_autotune_cache_dir" --xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_UPDATE --xla_gpu_kernel_cache_file="` + dir + `/xla_gpu_kernel_cache_file" --xla_gpu_enable_llvm_module_compilation_parallelism=true --xla_gpu_autotune_level=3`}},
+		// A reader gets no kernel cache but the same compile option as the
+		// writer: xlacache's key includes it.
 		{[]string{"env", "--process-index", "1", "--target", "go", "--xla-version", "0.5.0"}, map[string]string{
-			"XLA_FLAGS": `--xla_gpu_per_fusion_autotune_cache_dir="` + dir + `/xla_gpu_per_fusion_autotune_cache_dir" --xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_READ --xla_gpu_autotune_level=3`}},
+			"XLA_FLAGS": `--xla_gpu_per_fusion_autotune_cache_dir="` + dir + `/xla_gpu_per_fusion_autotune_cache_dir" --xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_READ --xla_gpu_enable_llvm_module_compilation_parallelism=true --xla_gpu_autotune_level=3`}},
 		{[]string{"env", "--process-index", "0", "--target", "go", "--jaxlib-version", "0.4.30"}, map[string]string{
 			"XLA_FLAGS": "--xla_gpu_autotune_level=3"}},
 	} {
