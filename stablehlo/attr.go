@@ -814,16 +814,17 @@ func (lit *denseLit) set(t *Tensor, i int64, re token, im *token) error {
 	}
 	parts := t.parts()
 	for k, tok := range []token{re, *im} {
-		if dt == C64 && isWideHex(tok) {
-			// go-xla v0.1.4 (stablehlo/statement.go podToStableHLO)
+		if v, ok := wideHex(tok); ok && dt == C64 {
+			// go-xla v0.1.4 (pkg/stablehlo/statement.go podToStableHLO)
 			// widens complex64 to complex128 before printing, so a
-			// non-finite f32 part arrives as f64 bits; NaN and ±Inf
-			// narrow exactly.
-			v, err := strconv.ParseUint(tok.text[2:], 16, 64)
-			if err != nil {
-				return fmt.Errorf("%s: bad hex literal %q", tok.pos, tok.text)
+			// non-finite f32 part arrives as f64 bits. NaN and ±Inf
+			// narrow exactly; any other wide pattern would be narrowed
+			// or zeroed silently, so it is an error as for an f32.
+			f := math.Float64frombits(v)
+			if !math.IsNaN(f) && !math.IsInf(f, 0) {
+				return fmt.Errorf("%s: hex literal %q too wide for %s", tok.pos, tok.text, dt)
 			}
-			parts.Float32s()[2*i+int64(k)] = float32(math.Float64frombits(v))
+			parts.Float32s()[2*i+int64(k)] = float32(f)
 			continue
 		}
 		if err := setLit(parts, 2*i+int64(k), tok); err != nil {
@@ -833,10 +834,14 @@ func (lit *denseLit) set(t *Tensor, i int64, re token, im *token) error {
 	return nil
 }
 
-// isWideHex reports whether tok is a hex literal of 64 bits (more than 8
-// hex digits).
-func isWideHex(tok token) bool {
-	return tok.kind == tInt && len(tok.text) > 10 && (strings.HasPrefix(tok.text, "0x") || strings.HasPrefix(tok.text, "0X"))
+// wideHex returns the value of tok when it is a hex literal (0x...)
+// whose value needs more than 32 bits and fits in 64.
+func wideHex(tok token) (uint64, bool) {
+	if tok.kind != tInt || !strings.HasPrefix(tok.text, "0x") && !strings.HasPrefix(tok.text, "0X") {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(tok.text[2:], 16, 64)
+	return v, err == nil && v>>32 != 0
 }
 
 // setLit stores a literal token into element i of t.

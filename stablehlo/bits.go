@@ -48,6 +48,11 @@ func inferIndexOrBits(op *Op) ([]TensorType, error) {
 			// byte here, one bit elsewhere): refuse rather than guess.
 			return nil, fmt.Errorf("bitcast_convert of i1 (%s to %s): %w", in, r, ErrUnsupported)
 		}
+		if in.DType.IsComplex() != r.DType.IsComplex() {
+			// §bitcast_convert (C2): complex only to and from complex
+			// (XLA's InferBitcastConvertShape refuses the mix too).
+			return nil, fmt.Errorf("cannot bitcast %s to %s: complex types bitcast only to complex types", in, r)
+		}
 		is, rs := int64(in.DType.Size()), int64(r.DType.Size())
 		switch {
 		case is == rs:

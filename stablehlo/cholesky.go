@@ -14,6 +14,10 @@ func inferCholesky(op *Op) ([]TensorType, error) {
 	}
 	a := op.Operands[0].Type
 	r := a.Rank()
+	if a.DType.IsComplex() {
+		// The spec defines the Hermitian case; not implemented here.
+		return nil, fmt.Errorf("cholesky of %s: complex numbers: %w", a, ErrUnsupported)
+	}
 	if !a.DType.IsFloat() || r < 2 || a.Shape[r-1] != a.Shape[r-2] {
 		return nil, fmt.Errorf("operand must be a batch of square float matrices, got %s", a)
 	}

@@ -125,7 +125,7 @@ var unaryComplexFuncs = map[string]func(complex128) complex128{
 	"sign":                  csign,
 	"exponential":           cmplx.Exp,
 	"exponential_minus_one": cexpm1,
-	"log":                   cmplx.Log,
+	"log":                   clog,
 	"log_plus_one":          clog1p,
 	"logistic":              func(z complex128) complex128 { return 1 / (1 + cmplx.Exp(-z)) },
 	"sqrt":                  cmplx.Sqrt,
@@ -191,12 +191,41 @@ func cexpm1(z complex128) complex128 {
 	return complex(re, math.Exp(x)*math.Sin(y))
 }
 
+// clog is the principal log(z) = log|z| + i·arg z. cmplx.Log takes
+// log(hypot(x, y)), which loses the real part near the unit circle's
+// axis points (log|1 + 1e-9i| = 5e-19 comes out 0, as hypot rounds to 1);
+// here log|z| = ½·log1p(a²-1 + b²) there, with a = max(|x|, |y|), b =
+// min, a² and b² exact inside FMAs (glibc's clog works alike), and
+// log(a) + ½·log1p((b/a)²) elsewhere (XLA's EmitComplexLog), which also
+// cannot overflow.
+func clog(z complex128) complex128 {
+	x, y := real(z), imag(z)
+	a, b := math.Abs(x), math.Abs(y)
+	if a < b {
+		a, b = b, a
+	}
+	if a == 0 || math.IsInf(a, 0) || math.IsNaN(a) || math.IsNaN(b) {
+		return cmplx.Log(z) // C99 Annex G's special values
+	}
+	var re float64
+	if a >= 0.5 && a <= 2 {
+		re = 0.5 * math.Log1p(math.FMA(b, b, math.FMA(a, a, -1)))
+	} else {
+		r := b / a
+		re = math.Log(a) + 0.5*math.Log1p(r*r)
+	}
+	return complex(re, math.Atan2(y, x))
+}
+
 // clog1p is log(1+z) without cancellation for small z: the real part is
 // ½·log1p(2x + x² + y²), the imaginary part atan2(y, 1+x).
 func clog1p(z complex128) complex128 {
 	x, y := real(z), imag(z)
 	if math.Abs(x) >= 0.5 || math.Abs(y) >= 0.5 || math.IsNaN(x) || math.IsNaN(y) {
-		return cmplx.Log(1 + z)
+		// complex(1+x, y), not 1+z: Go adds the constant's +0
+		// imaginary part, turning y = -0 into +0 and moving a point of
+		// the branch cut (x < -1) to the other side.
+		return clog(complex(1+x, y))
 	}
 	return complex(0.5*math.Log1p(x*(2+x)+y*y), math.Atan2(y, 1+x))
 }

@@ -236,6 +236,11 @@ func (p *parser) boolList(f attrField) ([]bool, error) {
 		}
 		return out, nil
 	case aDense:
+		if dt := f.val.tensor.Type.DType; dt.IsFloat() || dt.IsComplex() {
+			// Int64At would read these as truncated (float) or zero
+			// (complex) values.
+			return nil, p.errorf(f.val.pos, "%s must be a list of booleans, got %s", f.name, f.val.tensor.Type)
+		}
 		for i := int64(0); i < f.val.tensor.Type.NumElements(); i++ {
 			out = append(out, f.val.tensor.Int64At(i) != 0)
 		}

@@ -253,5 +253,62 @@ func FuzzIndexOps(f *testing.F) {
 				t.Fatalf("%s result %d has type %s, inferred %s", op.Name, i, o.Type, types[i])
 			}
 		}
+		checkComplexTwin(t, op, args, in, out)
 	})
+}
+
+// checkComplexTwin reruns a pure data-movement op (gather, dynamic_slice,
+// dynamic_update_slice, reverse) with its i32 data operands turned into
+// complex<f64> values (v, -v): every 16-byte element must land where the
+// i32 one did, both parts with it.
+func checkComplexTwin(t *testing.T, op *Op, args []*Value, in, out []*Tensor) {
+	t.Helper()
+	var data []int // operand indices that carry data rather than indices
+	switch op.Name {
+	case "gather", "dynamic_slice", "reverse":
+		data = []int{0}
+	case "dynamic_update_slice":
+		data = []int{0, 1}
+	default:
+		return
+	}
+	twin := func(v *Value) *Value {
+		c := *v
+		c.Type = TensorType{DType: C128, Shape: slices.Clone(v.Type.Shape)}
+		return &c
+	}
+	cargs := slices.Clone(args)
+	cin := slices.Clone(in)
+	for _, i := range data {
+		cargs[i] = twin(args[i])
+		vs := in[i].Int32s()
+		ct := NewTensor(cargs[i].Type)
+		for j, v := range vs {
+			ct.Complex128s()[j] = complex(float64(v), -float64(v))
+		}
+		cin[i] = ct
+	}
+	cop := *op
+	cop.Operands = cargs
+	cop.Results = []*Value{twin(op.Results[0])}
+	cop.Results[0].Def = &cop
+	fn := &Func{Name: "main", Public: true, Args: cargs, ResultTypes: []TensorType{cop.Results[0].Type},
+		Body: &Block{Args: cargs, Ops: []*Op{&cop, {Name: "return", Operands: cop.Results}}}}
+	fn.NumValues = cop.Results[0].ID + 1
+	for _, a := range append(cargs, cop.Results...) {
+		fn.NumValues = max(fn.NumValues, a.ID+1)
+	}
+	m := &Module{File: "fuzz.mlir", Funcs: []*Func{fn}}
+	if err := Verify(m); err != nil {
+		t.Fatalf("%s on complex<f64>: %v", op.Name, err)
+	}
+	cout, err := Eval(m, "main", cin)
+	if err != nil {
+		t.Fatalf("%s on complex<f64>: %v", op.Name, err)
+	}
+	for j, v := range out[0].Int32s() {
+		if g, w := cout[0].Complex128s()[j], complex(float64(v), -float64(v)); g != w {
+			t.Fatalf("%s element %d: complex<f64> %v, i32 %d", op.Name, j, g, v)
+		}
+	}
 }

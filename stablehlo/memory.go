@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/xlacache/xlacache/internal/sysmem"
@@ -219,21 +220,23 @@ func memScratchBytes(op *Op) (int64, error) {
 	}
 	switch op.Name {
 	case "dot_general":
-		// Operands converted to the result type, then relaid; at most 8
-		// bytes an element each time (16 for complex<f64>).
+		// Operands converted to the result type, then relaid: twice the
+		// larger element size of operands and result, at least 8 bytes
+		// each time (32 for complex<f64>, also from complex<f32>
+		// operands).
 		per := int64(16)
-		for _, v := range op.Operands {
-			if v.Type.DType == C128 {
-				per = 32
-			}
+		for _, v := range append(slices.Clone(op.Operands), op.Results...) {
+			per = max(per, 2*int64(v.Type.DType.Size()))
 		}
 		s = memAdd(s, memMul(inElems, per))
 	case "fft":
-		// complex128 working copies of the larger of operand and result
-		// (two while RFFT and IRFFT resize the last dimension), plus a
-		// Bluestein plan's buffers for one line (work and kernel of at
-		// most 4n each, twiddles and chirp: under 8 elements per element).
-		s = memAdd(s, memMul(max(inElems, outElems), 2*16+8*16))
+		// In complex128 (16 bytes) units of the larger of operand and
+		// result: the working copy and its resized copy (RFFT, IRFFT): 2;
+		// one line and a Bluestein plan for it (chirp n, work and kernel
+		// of m < 4n each, the length-m radix-2 twiddles m/2): under 12;
+		// Go's allocation size classes round each up by at most 1/8: 16
+		// in all (TestMemoryScratchFFT measures it).
+		s = memAdd(s, memMul(max(inElems, outElems), 16*16))
 	case "reduce":
 		s = memAdd(s, inBytes) // inputs relaid with reduced dimensions innermost
 	case "sort", "chlo.top_k":
@@ -244,8 +247,27 @@ func memScratchBytes(op *Op) (int64, error) {
 			return 0, err
 		}
 		s = memAdd(s, p)
-	case "constant", "iota", "reshape", "broadcast_in_dim", "transpose", "slice", "concatenate", "pad",
-		"convert", "bitcast_convert", "reverse", "dynamic_slice", "dynamic_update_slice", "gather", "scatter",
+	case "convert", "iota":
+		// Converting between a complex and a real type, and a complex
+		// iota, go through part-typed temporaries (complex.go
+		// convertComplex): at most the operand and twice the result.
+		// complex to complex converts the parts in place.
+		if len(op.Results) != 1 {
+			break
+		}
+		in, out := InvalidDType, op.Results[0].Type.DType
+		if len(op.Operands) > 0 {
+			in = op.Operands[0].Type.DType
+		}
+		if in.IsComplex() != out.IsComplex() {
+			outBytes, err := memTypeBytes(op.Results[0].Type)
+			if err != nil {
+				return 0, err
+			}
+			s = memAdd(s, memAdd(inBytes, memMul(outBytes, 2)))
+		}
+	case "constant", "reshape", "broadcast_in_dim", "transpose", "slice", "concatenate", "pad",
+		"bitcast_convert", "reverse", "dynamic_slice", "dynamic_update_slice", "gather", "scatter",
 		"select", "clamp", "compare", "is_finite", "reduce_precision", "custom_call", "call", "while", "if", "case", "return",
 		"real", "imag", "complex":
 		// Results only (counted by the caller).

@@ -28,6 +28,11 @@ func inferTriSolve(op *Op) ([]TensorType, error) {
 	default:
 		return nil, fmt.Errorf("bad transpose_a %q", t.TransposeA)
 	}
+	if a.DType == b.DType && a.DType.IsComplex() {
+		// The spec allows complex operands (ADJOINT conjugates); not
+		// implemented here.
+		return nil, fmt.Errorf("triangular_solve of %s and %s: complex numbers: %w", a, b, ErrUnsupported)
+	}
 	if a.DType != b.DType || !a.DType.IsFloat() {
 		return nil, fmt.Errorf("operands %s and %s must have one floating-point element type", a, b)
 	}

@@ -19,7 +19,7 @@ type Window struct {
 // paddingAttr reads a padding attribute: dense<[[lo, hi], ...]> :
 // tensor<Nx2xi64>.
 func (p *parser) paddingAttr(f attrField) (lo, hi []int64, err error) {
-	if f.val.kind != aDense || f.val.tensor.Type.DType.IsFloat() {
+	if f.val.kind != aDense || f.val.tensor.Type.DType.IsFloat() || f.val.tensor.Type.DType.IsComplex() {
 		return nil, nil, p.errorf(f.val.pos, "padding must be a dense integer literal of shape Nx2")
 	}
 	t := f.val.tensor

@@ -126,8 +126,25 @@ XK_INLINE double _Complex xk_zexp(double _Complex x) {
 	double r = exp(re), s = sin(im), c = cos(im);
 	return XK_Z(r * c, r * s);
 }
+/* The interpreter's clog: math/cmplx.Log's special values, and a real
+   part without cancellation near |z| = 1 (1/2 log1p(a^2-1 + b^2), the
+   squares exact inside fma) or overflow elsewhere (log a + 1/2
+   log1p((b/a)^2), XLA's EmitComplexLog). */
+double fma(double, double, double); /* the prelude declares no fma; only complex kernels use it */
 XK_INLINE double _Complex xk_zlog(double _Complex x) {
-	return XK_Z(log(xk_zabs(x)), atan2(__imag__ x, __real__ x));
+	double re = __real__ x, im = __imag__ x;
+	double a = fabs(re), b = fabs(im);
+	if (a < b) { double t = a; a = b; b = t; }
+	if (a == 0 || XK_ISINF(a) || XK_ISNAN(a) || XK_ISNAN(b))
+		return XK_Z(log(xk_zabs(x)), atan2(im, re));
+	double m;
+	if (a >= 0.5 && a <= 2) {
+		m = xk_pmul(0.5, log1p(fma(b, b, fma(a, a, -1))));
+	} else {
+		double r = b / a;
+		m = log(a) + xk_pmul(0.5, log1p(xk_pmul(r, r)));
+	}
+	return XK_Z(m, atan2(im, re));
 }
 XK_INLINE double _Complex xk_zsqrt(double _Complex x) {
 	double a = __real__ x, b = __imag__ x;
@@ -346,7 +363,7 @@ XK_INLINE double _Complex xk_zexpm1(double _Complex z) {
    0.5*log1p(2x + x^2 + y^2) for small z. */
 XK_INLINE double _Complex xk_zlog1p(double _Complex z) {
 	double x = __real__ z, y = __imag__ z;
-	if (fabs(x) >= 0.5 || fabs(y) >= 0.5 || XK_ISNAN(x) || XK_ISNAN(y)) return xk_zlog(xk_zadd(XK_Z(1, 0), z));
+	if (fabs(x) >= 0.5 || fabs(y) >= 0.5 || XK_ISNAN(x) || XK_ISNAN(y)) return xk_zlog(XK_Z(1 + x, y)); /* not 1+z: -0 in y stays -0 (branch cut) */
 	return XK_Z(xk_pmul(0.5, log1p(xk_pmul(x, 2 + x) + xk_pmul(y, y))), atan2(y, 1 + x));
 }
 /* logistic: 1/(1 + e^-z). */

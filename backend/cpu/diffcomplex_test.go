@@ -449,3 +449,29 @@ func TestDifferentialComplexIndex(t *testing.T) {
 		}
 	})
 }
+
+// TestComplexLogAccuracyMatchesInterpreter pins log and log_plus_one at
+// the points where math/cmplx's formulas lose (the interpreter's clog and
+// clog1p): near |z| = 1, where log|z| must not cancel to 0, and on the
+// branch cut, where log1p(-2 - 0i) is -πi (the -0 must survive 1 + z).
+func TestComplexLogAccuracyMatchesInterpreter(t *testing.T) {
+	for _, ct := range []string{"complex<f32>", "complex<f64>"} {
+		t.Run(ct, func(t *testing.T) {
+			src := fmt.Sprintf(`func.func @main(%%x: tensor<8x%[1]s>) -> (tensor<8x%[1]s>, tensor<8x%[1]s>) {
+  %%0 = stablehlo.log %%x : tensor<8x%[1]s>
+  %%1 = stablehlo.log_plus_one %%x : tensor<8x%[1]s>
+  return %%0, %%1 : tensor<8x%[1]s>, tensor<8x%[1]s>
+}
+`, ct)
+			m, exe := compileText(t, src)
+			x := stablehlo.NewTensor(m.Main().Args[0].Type)
+			negZero := math.Copysign(0, -1)
+			for i, v := range [][2]float64{{1, 1e-9}, {0.6, 0.8}, {1.0000001, 0}, {-2, negZero}, {-3, negZero}, {-2, 0}, {0.5, 1e-3}, {3e38, 1e-30}} {
+				fillPart(x, int64(i), 0, v[0])
+				fillPart(x, int64(i), 1, v[1])
+			}
+			got, want := runBoth(t, exe, m, []*stablehlo.Tensor{x})
+			assertCloseComplex(t, got, want, 1e-6, 0)
+		})
+	}
+}

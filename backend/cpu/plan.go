@@ -2,7 +2,9 @@ package cpu
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,20 @@ import (
 // version 3 the libraries' allocation-failure counter (xk_alloc_failures),
 // which the runtime requires.
 const formatVersion = 3
+
+// codegenFingerprint identifies the C the generated kernels are built
+// from: the preludes every kernel or some kernels include. It is part of
+// the executable key, so that a change to any of them (a more accurate
+// complex log, say) can never leave an executable built from the old text
+// in use, even where nobody remembered to bump formatVersion. Changes to
+// the Go side of the code generator still need formatVersion.
+var codegenFingerprint = func() string {
+	h := sha256.New()
+	for _, s := range []string{prelude, chloPrelude, complexPrelude, fftPrelude} {
+		fmt.Fprintf(h, "%d\n%s", len(s), s)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}()
 
 var exeMagic = []byte("XLCPUEXE")
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
@@ -236,4 +237,23 @@ func TestThreadsInKeys(t *testing.T) {
 	if _, err := bad.CompileModule(context.Background(), m, nil); err == nil || !bytes.Contains([]byte(err.Error()), []byte("XLACACHE_CPU_THREADS")) {
 		t.Errorf("compile with a bad XLACACHE_CPU_THREADS: %v, want an error naming it", err)
 	}
+}
+
+// TestCodegenInKey checks that the executable key names the C preludes'
+// fingerprint, so that a change to the C the kernels are built from can
+// never leave an old executable in use.
+func TestCodegenInKey(t *testing.T) {
+	if _, err := cc.Find(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	parts, err := New().KeyParts(context.Background(), cache.Program{Name: "p", Text: []byte(parallelPrograms["dot_cols"])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parts {
+		if p.Name == "backend" && strings.Contains(string(p.Data), "codegen="+codegenFingerprint) && len(codegenFingerprint) == 16 {
+			return
+		}
+	}
+	t.Errorf("key parts %q do not name the codegen fingerprint %q", parts, codegenFingerprint)
 }

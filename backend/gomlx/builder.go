@@ -52,9 +52,8 @@ type Builder struct {
 	// assigned are the devices the program runs on (DeviceAssignment);
 	// nil for a portable program, which runs on the device Execute names.
 	assigned []backends.DeviceNum
-	// inputs are the program's parameters: each of GoMLX's parameters
-	// once per replica.
-	inputs int
+	// inNames are the names of the program's inputs (inputName).
+	inNames map[string]bool
 	// built counts the Nodes built so far.
 	built int
 }
@@ -229,17 +228,32 @@ func (b *Builder) Parameter(name string, shape shapes.Shape, sharding *backends.
 			if r > 0 {
 				n = fmt.Sprintf("%s_replica%d", name, r)
 			}
-			vs[r] = must(b.fn.NamedInput(n, shapeToXLA(shape)))
+			vs[r] = must(b.fn.NamedInput(b.inputName(n), shapeToXLA(shape)))
 		}
 		b.names = append(b.names, norm)
 		b.inShapes = append(b.inShapes, shape.Clone())
-		b.inputs += b.replicas
 		return []backends.Op{b.node(vs)}
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out[0], nil
+}
+
+// inputName is name as the program's inputs spell it (go-xla's
+// ConvertToValidName), made unique: a replica's input takes a name
+// derived from its parameter's, which a later parameter may have.
+// Input names only label the program text.
+func (b *Builder) inputName(name string) string {
+	n := shlo.ConvertToValidName(name)
+	for b.inNames[n] {
+		n += "_"
+	}
+	if b.inNames == nil {
+		b.inNames = map[string]bool{}
+	}
+	b.inNames[n] = true
+	return n
 }
 
 // Constant implements backends.Builder.
@@ -298,6 +312,8 @@ func (b *Builder) DistributedSPMD(n int) error {
 		return fmt.Errorf("xlacache backend: DistributedSPMD(%d): the backend has %d device(s) (see devices=N)", n, b.backend.NumDevices())
 	case b.compiled || b.built > 0:
 		return fmt.Errorf("xlacache backend: DistributedSPMD(%d): called after building began", n)
+	case b.assigned != nil && len(b.assigned) != n:
+		return fmt.Errorf("xlacache backend: DistributedSPMD(%d): DeviceAssignment%v already named %d device(s)", n, b.assigned, len(b.assigned))
 	}
 	b.replicas = n
 	return nil
@@ -398,8 +414,9 @@ func (e *Executable) Outputs() []shapes.Shape { return e.out }
 // Execute implements backends.Executable. Inputs are never modified, so
 // donation changes nothing. An SPMD program takes every replica's inputs,
 // replica-major (as GoMLX passes them), and returns every replica's
-// results the same way; a portable program runs on device.
-func (e *Executable) Execute(inputs []backends.Buffer, _ []bool, device backends.DeviceNum) (out []backends.Buffer, err error) {
+// results the same way; a portable program runs on device. As PJRT does,
+// every input must be on the device of the replica reading it.
+func (e *Executable) Execute(inputs []backends.Buffer, donate []bool, device backends.DeviceNum) (out []backends.Buffer, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("xlacache backend: executing %q: %v", e.name, r)
@@ -427,6 +444,9 @@ func (e *Executable) Execute(inputs []backends.Buffer, _ []bool, device backends
 	if len(inputs) != k*e.replicas {
 		return nil, fmt.Errorf("xlacache backend: executing %q: %d inputs, want %d", e.name, len(inputs), k*e.replicas)
 	}
+	if len(donate) > 0 && len(donate) != len(inputs) {
+		return nil, fmt.Errorf("xlacache backend: executing %q: %d donate flags for %d inputs", e.name, len(donate), len(inputs))
+	}
 	// The program takes each parameter's replicas together (Parameter).
 	args := make([]*stablehlo.Tensor, len(inputs))
 	for i, x := range inputs {
@@ -435,6 +455,10 @@ func (e *Executable) Execute(inputs []backends.Buffer, _ []bool, device backends
 			return nil, err
 		}
 		r, p := i/k, i%k
+		if buf.device != devices[r] {
+			return nil, fmt.Errorf("xlacache backend: executing %q: input %d (%s) is on device %d, but replica %d runs on device %d",
+				e.name, i, e.names[p], buf.device, r, devices[r])
+		}
 		args[p*e.replicas+r] = buf.t
 	}
 	res, err := e.exe.Run(context.Background(), args)

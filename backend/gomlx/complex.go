@@ -28,6 +28,31 @@ var complexOps = []backends.OpType{
 	backends.OpTypeComplex, backends.OpTypeReal, backends.OpTypeImag, backends.OpTypeConj, backends.OpTypeFFT,
 }
 
+// ordered are the ops that need an ordering, rounding or a remainder,
+// which complex numbers lack. XLA refuses them too (openxla/xla
+// xla/service/shape_inference.cc wants floats for floor, ceil and
+// round; xla/service/elemental_ir_emitter.cc compares complex numbers
+// for EQ and NE only, "complex comparison"), and the
+// cpu backend would fail later with an error naming the StableHLO op
+// the backend emitted (maximum inside ArgMinMax's reduce, say), so
+// noComplex refuses them when they are built, naming the GoMLX op.
+var ordered = map[backends.OpType]bool{
+	backends.OpTypeMax: true, backends.OpTypeMin: true, backends.OpTypeRem: true,
+	backends.OpTypeFloor: true, backends.OpTypeCeil: true, backends.OpTypeRound: true,
+	backends.OpTypeReduceMax: true, backends.OpTypeReduceMin: true, backends.OpTypeArgMinMax: true,
+	backends.OpTypeScatterMax: true, backends.OpTypeScatterMin: true,
+	backends.OpTypeSelectAndScatterMax: true, backends.OpTypeSelectAndScatterMin: true,
+	backends.OpTypeGreaterThan: true, backends.OpTypeGreaterOrEqual: true,
+	backends.OpTypeLessThan: true, backends.OpTypeLessOrEqual: true,
+}
+
+// noComplex fails if v is complex and op (an ordered op) needs an order.
+func noComplex(op backends.OpType, v *shlo.Value) {
+	if ordered[op] && isComplex(v) {
+		fail("dtype %s is not supported: complex numbers have no order", dtypes.DType(v.Shape().DType))
+	}
+}
+
 // isComplex reports whether v holds complex numbers.
 func isComplex(v *shlo.Value) bool { return dtypes.DType(v.Shape().DType).IsComplex() }
 
@@ -161,9 +186,10 @@ func complexScalar(dt dtypes.DType, v float64) any {
 
 // convert is ConvertDType. Conversions with a complex side are written
 // with complex, real and imag around a real convert, so the program does
-// not depend on how a reader treats a complex convert: complex to real
-// keeps the real part (XLA's behaviour, as go-xla's Convert documents),
-// real to complex has imaginary part 0.
+// not depend on how a reader treats a complex convert (XLA's HLO shape
+// inference refuses complex to real): complex to real keeps the real part
+// (StableHLO's convert, as go-xla's Convert documents it), real to
+// complex has imaginary part 0.
 func (b *Builder) convert(v *shlo.Value, dt dtypes.DType) *shlo.Value {
 	from := dtypes.DType(v.Shape().DType)
 	switch {

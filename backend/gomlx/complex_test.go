@@ -3,12 +3,14 @@ package gomlx_test
 import (
 	"math"
 	"math/cmplx"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
@@ -263,5 +265,214 @@ func TestComplexBuffers(t *testing.T) {
 	}
 	if _, err := b.BufferFromFlatData(0, []float64{1, 2}, tensors.FromValue(in).Shape()); err == nil {
 		t.Errorf("float64 data for a complex128 shape: no error")
+	}
+}
+
+// TestComplexUnsupportedNamesOp checks that ops with no meaning for
+// complex numbers (they need an ordering, rounding or a bit layout), and
+// convolution, which the cpu backend lacks for them, fail with an error
+// naming the GoMLX op, never a panic or an error about some StableHLO op
+// the backend emitted for it.
+func TestComplexUnsupportedNamesOp(t *testing.T) {
+	b := newDevices(t, "2")
+	s := shapes.Make(dtypes.Complex64, 4)
+	cases := map[string]func(bld backends.Builder, x backends.Op) ([]backends.Op, error){
+		"Max":            func(bld backends.Builder, x backends.Op) ([]backends.Op, error) { return one(bld.Max(x, x)) },
+		"Min":            func(bld backends.Builder, x backends.Op) ([]backends.Op, error) { return one(bld.Min(x, x)) },
+		"Rem":            func(bld backends.Builder, x backends.Op) ([]backends.Op, error) { return one(bld.Rem(x, x)) },
+		"LessThan":       func(bld backends.Builder, x backends.Op) ([]backends.Op, error) { return one(bld.LessThan(x, x)) },
+		"GreaterOrEqual": func(bld backends.Builder, x backends.Op) ([]backends.Op, error) { return one(bld.GreaterOrEqual(x, x)) },
+		"Floor":          func(bld backends.Builder, x backends.Op) ([]backends.Op, error) { return one(bld.Floor(x)) },
+		"Ceil":           func(bld backends.Builder, x backends.Op) ([]backends.Op, error) { return one(bld.Ceil(x)) },
+		"Round":          func(bld backends.Builder, x backends.Op) ([]backends.Op, error) { return one(bld.Round(x)) },
+		"ReduceMax":      func(bld backends.Builder, x backends.Op) ([]backends.Op, error) { return one(bld.ReduceMax(x, 0)) },
+		"ReduceMin":      func(bld backends.Builder, x backends.Op) ([]backends.Op, error) { return one(bld.ReduceMin(x, 0)) },
+		"ArgMinMax": func(bld backends.Builder, x backends.Op) ([]backends.Op, error) {
+			return one(bld.ArgMinMax(x, 0, dtypes.Int32, false))
+		},
+		"Bitcast": func(bld backends.Builder, x backends.Op) ([]backends.Op, error) {
+			return one(bld.Bitcast(x, dtypes.Uint64))
+		},
+		"ReduceWindow": func(bld backends.Builder, x backends.Op) ([]backends.Op, error) {
+			return one(bld.ReduceWindow(x, backends.ReduceOpMax, []int{2}, nil, nil, nil, nil))
+		},
+		"ScatterMax": func(bld backends.Builder, x backends.Op) ([]backends.Op, error) {
+			idx := must(bld.Constant([]int32{1}, 1, 1))
+			upd := must(bld.Constant([]complex64{5}, 1))
+			return one(bld.ScatterMax(x, idx, upd, 1, nil, []int{0}, []int{0}, true, true))
+		},
+		"SelectAndScatterMax": func(bld backends.Builder, x backends.Op) ([]backends.Op, error) {
+			src := must(bld.Constant([]complex64{1, 2}, 2))
+			return one(bld.SelectAndScatterMax(x, src, []int{2}, []int{2}, nil))
+		},
+		"ConvGeneral": func(bld backends.Builder, x backends.Op) ([]backends.Op, error) {
+			in := must(bld.Reshape(x, 1, 1, 4))
+			k := must(bld.Constant([]complex64{1, 1i}, 1, 1, 2))
+			return one(bld.ConvGeneral(in, k, backends.ConvolveAxesConfig{InputSpatial: []int{2}, InputChannels: 1,
+				KernelOutputChannels: 1, KernelSpatial: []int{2}, OutputChannels: 1, OutputSpatial: []int{2}},
+				nil, nil, nil, nil, 1, 1))
+		},
+		"AllReduce": func(bld backends.Builder, x backends.Op) ([]backends.Op, error) {
+			return bld.AllReduce([]backends.Op{x}, backends.ReduceOpMax, nil)
+		},
+	}
+	for name, f := range cases {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("panic: %v", r)
+				}
+			}()
+			bld := b.Builder(name)
+			if name == "AllReduce" {
+				if err := bld.DistributedSPMD(2); err != nil {
+					t.Fatal(err)
+				}
+				if err := bld.DeviceAssignment(0, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			x := must(bld.Parameter("x", s, nil))
+			out, err := f(bld, x)
+			if err == nil {
+				var exe backends.Executable
+				if exe, err = bld.Compile(out, nil); err == nil {
+					exe.Finalize()
+					t.Fatalf("%s on complex64 compiled", name)
+				}
+			}
+			if !strings.Contains(err.Error(), "xlacache backend: "+name+":") || !strings.Contains(err.Error(), "Complex64") {
+				t.Errorf("%s on complex64: error %q does not name the op and the dtype", name, err)
+			}
+		})
+	}
+}
+
+// one is a single op result as a list.
+func one(x backends.Op, err error) ([]backends.Op, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []backends.Op{x}, nil
+}
+
+// TestFFTForms checks the FFT forms GoMLX's graph package does not
+// reach but its backend interface allows: a batch of transforms, a 2-D
+// transform (fft_length of two axes) and an inverse real transform of
+// odd length, against transforms computed here.
+func TestFFTForms(t *testing.T) {
+	b := newBackend(t)
+	run := func(name string, in []complex128, dims []int, f func(bld backends.Builder, x backends.Op) (backends.Op, error)) []complex128 {
+		t.Helper()
+		bld := b.Builder(name)
+		s := shapes.Make(dtypes.Complex128, dims...)
+		x := must(bld.Parameter("x", s, nil))
+		y, err := f(bld, x)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		exe, err := bld.Compile([]backends.Op{y}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		defer exe.Finalize()
+		out := must(exe.Execute([]backends.Buffer{must(b.BufferFromFlatData(0, in, s))}, nil, 0))
+		os := must(b.BufferShape(out[0]))
+		var got []complex128
+		switch v := must(b.BufferData(out[0])).(type) {
+		case []complex128:
+			got = slices.Clone(v)
+		case []float64:
+			for _, f := range v {
+				got = append(got, complex(f, 0))
+			}
+		default:
+			t.Fatalf("%s: result %s", name, os)
+		}
+		return got
+	}
+	batch := []complex128{1, 2i, -1, 3, 0.5, 1 - 1i, 2, 0, -2i, 4}
+	want := slices.Concat(dft(batch[:5], false), dft(batch[5:], false))
+	cclose(t, "batch of 2 FFTs of 5", run("batch", batch, []int{2, 5}, func(bld backends.Builder, x backends.Op) (backends.Op, error) {
+		return bld.FFT(x, backends.FFTForward, []int{5})
+	}), want, 1e-12)
+
+	// 2-D: the transform of every row, then of every column.
+	grid := []complex128{1, 2, 3, 4, 1i, -1i, 2 + 2i, 0, -1, 0.5, 0, 3}
+	rows := slices.Concat(dft(grid[0:4], false), dft(grid[4:8], false), dft(grid[8:12], false))
+	want2 := make([]complex128, 12)
+	for c := range 4 {
+		col := dft([]complex128{rows[c], rows[4+c], rows[8+c]}, false)
+		for r := range 3 {
+			want2[r*4+c] = col[r]
+		}
+	}
+	cclose(t, "2-D FFT of 3x4", run("2d", grid, []int{3, 4}, func(bld backends.Builder, x backends.Op) (backends.Op, error) {
+		return bld.FFT(x, backends.FFTForward, []int{3, 4})
+	}), want2, 1e-12)
+
+	// An odd-length real signal from its 4 bins (fft_length 7).
+	sig := []complex128{0.5, -1, 2, 3, -0.25, 1, 4}
+	bins := dft(sig, false)[:4]
+	cclose(t, "inverse real FFT of length 7", run("irfft7", bins, []int{4}, func(bld backends.Builder, x backends.Op) (backends.Op, error) {
+		return bld.FFT(x, backends.FFTInverseReal, []int{7})
+	}), sig, 1e-12)
+}
+
+// TestComplexShapes checks the result dtypes and shapes of the complex
+// ops as the builder reports them (GoMLX checks them against its own
+// shape inference), and extreme finite constants.
+func TestComplexShapes(t *testing.T) {
+	b := newBackend(t)
+	bld := b.Builder("shapes")
+	c64 := must(bld.Parameter("c64", shapes.Make(dtypes.Complex64, 2, 8), nil))
+	c128 := must(bld.Parameter("c128", shapes.Make(dtypes.Complex128, 3), nil))
+	f32 := must(bld.Parameter("f32", shapes.Make(dtypes.Float32, 2, 8), nil))
+	f64 := must(bld.Parameter("f64", shapes.Make(dtypes.Float64, 3), nil))
+	for _, c := range []struct {
+		name  string
+		build func() (backends.Op, error)
+		want  shapes.Shape
+	}{
+		{"Abs(c64)", func() (backends.Op, error) { return bld.Abs(c64) }, shapes.Make(dtypes.Float32, 2, 8)},
+		{"Abs(c128)", func() (backends.Op, error) { return bld.Abs(c128) }, shapes.Make(dtypes.Float64, 3)},
+		{"Real(c64)", func() (backends.Op, error) { return bld.Real(c64) }, shapes.Make(dtypes.Float32, 2, 8)},
+		{"Imag(c128)", func() (backends.Op, error) { return bld.Imag(c128) }, shapes.Make(dtypes.Float64, 3)},
+		{"Complex(f64, f64)", func() (backends.Op, error) { return bld.Complex(f64, f64) }, shapes.Make(dtypes.Complex128, 3)},
+		{"Conj(c64)", func() (backends.Op, error) { return bld.Conj(c64) }, shapes.Make(dtypes.Complex64, 2, 8)},
+		{"RFFT(f32)", func() (backends.Op, error) { return bld.FFT(f32, backends.FFTForwardReal, []int{8}) },
+			shapes.Make(dtypes.Complex64, 2, 5)},
+		{"IRFFT(c64)", func() (backends.Op, error) { return bld.FFT(c64, backends.FFTInverseReal, []int{14}) },
+			shapes.Make(dtypes.Float32, 2, 14)},
+		{"ConvertDType(c128, int32)", func() (backends.Op, error) { return bld.ConvertDType(c128, dtypes.Int32) },
+			shapes.Make(dtypes.Int32, 3)},
+	} {
+		op, err := c.build()
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if s := must(bld.OpShape(op)); !s.Equal(c.want) {
+			t.Errorf("%s: shape %s, want %s", c.name, s, c.want)
+		}
+	}
+
+	g := graph.NewGraph(b, "extremes")
+	c64s := []complex64{complex(math.MaxFloat32, math.SmallestNonzeroFloat32), complex(float32(math.Copysign(0, -1)), -1e-38)}
+	c128s := []complex128{complex(math.MaxFloat64, math.SmallestNonzeroFloat64), complex(-2.5e-308, math.Copysign(0, -1))}
+	g.Compile(graph.Const(g, c64s), graph.Const(g, c128s))
+	outs := g.Run()
+	got64, got128 := outs[0].Value().([]complex64), outs[1].Value().([]complex128)
+	for i := range c64s {
+		if math.Float32bits(real(got64[i])) != math.Float32bits(real(c64s[i])) ||
+			math.Float32bits(imag(got64[i])) != math.Float32bits(imag(c64s[i])) {
+			t.Errorf("complex64 constant %v came back %v", c64s[i], got64[i])
+		}
+	}
+	for i := range c128s {
+		if math.Float64bits(real(got128[i])) != math.Float64bits(real(c128s[i])) ||
+			math.Float64bits(imag(got128[i])) != math.Float64bits(imag(c128s[i])) {
+			t.Errorf("complex128 constant %v came back %v", c128s[i], got128[i])
+		}
 	}
 }

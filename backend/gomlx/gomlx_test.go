@@ -3,6 +3,7 @@ package gomlx_test
 import (
 	stdctx "context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -345,5 +346,78 @@ func TestWarmBackendHitsTheCache(t *testing.T) {
 			t.Errorf("run %d: stats %+v, want 1 compile with %d hits", i, s, wantHits)
 		}
 		b.Finalize()
+	}
+}
+
+// TestRNGBitGenerator checks rng_bit_generator's forms: GoMLX's 3-word
+// state (and a 2-word one) comes back with the same shape and the
+// 128-bit counter advanced by the Philox blocks drawn, values have the
+// requested shape, and bad states and dtypes are errors naming the op.
+func TestRNGBitGenerator(t *testing.T) {
+	b := newBackend(t)
+	for _, c := range []struct {
+		words  int
+		shape  shapes.Shape
+		blocks uint64 // Philox blocks of 4 uint32 drawn
+	}{
+		{3, shapes.Make(dtypes.Uint32, 5), 2},
+		{3, shapes.Make(dtypes.Uint64, 2, 3), 3},
+		{3, shapes.Make(dtypes.Uint8, 5), 2}, // one uint32 per value
+		{3, shapes.Make(dtypes.Float32, 4), 1},
+		{2, shapes.Make(dtypes.Int64, 3), 2},
+	} {
+		bld := b.Builder("rng")
+		st, err := bld.Parameter("state", shapes.Make(dtypes.Uint64, c.words), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, v, err := bld.RNGBitGenerator(st, c.shape)
+		if err != nil {
+			t.Fatalf("state uint64[%d], values %s: %v", c.words, c.shape, err)
+		}
+		if s, _ := bld.OpShape(v); !s.Equal(c.shape) {
+			t.Errorf("values shape %s, want %s", s, c.shape)
+		}
+		exe, err := bld.Compile([]backends.Op{ns, v}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := []uint64{7, 100, 5}[:c.words]
+		in, err := b.BufferFromFlatData(0, state, shapes.Make(dtypes.Uint64, c.words))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exe.Execute([]backends.Buffer{in}, nil, 0)
+		exe.Finalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]uint64, c.words)
+		if err := b.BufferToFlatData(out[0], got); err != nil {
+			t.Fatal(err)
+		}
+		want := append([]uint64{7, 100 + c.blocks}, state[2:]...)
+		if !slices.Equal(got, want) {
+			t.Errorf("state uint64[%d] %v after drawing %s: %v, want %v", c.words, state, c.shape, got, want)
+		}
+	}
+	for _, c := range []struct {
+		state, values shapes.Shape
+	}{
+		{shapes.Make(dtypes.Uint64, 4), shapes.Make(dtypes.Uint32, 2)},
+		{shapes.Make(dtypes.Uint32, 3), shapes.Make(dtypes.Uint32, 2)},
+		{shapes.Make(dtypes.Uint64, 1, 3), shapes.Make(dtypes.Uint32, 2)},
+		{shapes.Make(dtypes.Uint64, 3), shapes.Make(dtypes.Bool, 2)},
+		{shapes.Make(dtypes.Uint64, 3), shapes.Make(dtypes.Complex64, 2)},
+		{shapes.Make(dtypes.Uint64, 3), shapes.Make(dtypes.F8E5M2, 2)},
+	} {
+		bld := b.Builder("bad rng")
+		st, err := bld.Parameter("state", c.state, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := bld.RNGBitGenerator(st, c.values); err == nil || !strings.Contains(err.Error(), "RNGBitGenerator") {
+			t.Errorf("state %s, values %s: got %v, want an error naming RNGBitGenerator", c.state, c.values, err)
+		}
 	}
 }

@@ -105,12 +105,17 @@ func supportedOps() []backends.OpType {
 }
 
 func (b *Builder) unary(op backends.OpType, x backends.Op) (backends.Op, error) {
-	return b.op1(op, func() *shlo.Value { return must(unaryFns[op](b.val(x))) })
+	return b.op1(op, func() *shlo.Value {
+		v := b.val(x)
+		noComplex(op, v)
+		return must(unaryFns[op](v))
+	})
 }
 
 func (b *Builder) binary(op backends.OpType, x, y backends.Op) (backends.Op, error) {
 	return b.op1(op, func() *shlo.Value {
 		l, r := bcast2(b.val(x), b.val(y))
+		noComplex(op, l)
 		return must(binaryFns[op](l, r))
 	})
 }
@@ -118,6 +123,7 @@ func (b *Builder) binary(op backends.OpType, x, y backends.Op) (backends.Op, err
 func (b *Builder) compare(op backends.OpType, x, y backends.Op) (backends.Op, error) {
 	return b.op1(op, func() *shlo.Value {
 		l, r := bcast2(b.val(x), b.val(y))
+		noComplex(op, l)
 		c := compareOps[op]
 		kind := compareType(dtypes.DType(l.Shape().DType))
 		if c.total {
@@ -221,7 +227,11 @@ func (b *Builder) initValue(dt dtypes.DType, op backends.OpType) *shlo.Value {
 }
 
 func (b *Builder) reduce(op backends.OpType, x backends.Op, axes []int) (backends.Op, error) {
-	return b.op1(op, func() *shlo.Value { return b.reduceVal(op, b.val(x), axes) })
+	return b.op1(op, func() *shlo.Value {
+		v := b.val(x)
+		noComplex(op, v)
+		return b.reduceVal(op, v, axes)
+	})
 }
 
 func (b *Builder) reduceVal(op backends.OpType, v *shlo.Value, axes []int) *shlo.Value {
@@ -238,6 +248,7 @@ func (b *Builder) scatter(op backends.OpType, operand, indices, updates backends
 		backends.OpTypeScatterMax: backends.OpTypeReduceMax, backends.OpTypeScatterMin: backends.OpTypeReduceMin}[op]
 	return b.op1(op, func() *shlo.Value {
 		x := b.val(operand)
+		noComplex(op, x)
 		return must(shlo.Scatter(x, b.val(indices), b.val(updates), updateWindowAxes, insertedWindowAxes, nil, nil,
 			scatterAxesToOperandAxes, indexVectorAxis, sorted, unique, b.reducer(dtypes.DType(x.Shape().DType), reduceOp)))
 	})
@@ -246,6 +257,7 @@ func (b *Builder) scatter(op backends.OpType, operand, indices, updates backends
 func (b *Builder) selectAndScatter(op backends.OpType, operand, source backends.Op, window, strides []int, paddings [][2]int) (backends.Op, error) {
 	return b.op1(op, func() *shlo.Value {
 		x := b.val(operand)
+		noComplex(op, x)
 		dt := dtypes.DType(x.Shape().DType)
 		dir := map[backends.OpType]xtypes.ComparisonDirection{backends.OpTypeSelectAndScatterMax: xtypes.CompareGE,
 			backends.OpTypeSelectAndScatterMin: xtypes.CompareLE}[op]
@@ -637,7 +649,12 @@ func (b *Builder) ConvertDType(x backends.Op, dt dtypes.DType) (backends.Op, err
 // Bitcast implements backends.Builder.
 func (b *Builder) Bitcast(x backends.Op, dt dtypes.DType) (backends.Op, error) {
 	return b.op1(backends.OpTypeBitcast, func() *shlo.Value {
-		return must(shlo.BitcastConvert(b.val(x), xdtypes.DType(dt)))
+		v := b.val(x)
+		if isComplex(v) || dt.IsComplex() {
+			// The cpu backend has no bitcast_convert for complex numbers.
+			fail("bitcast from %s to %s is not supported: complex dtype", dtypes.DType(v.Shape().DType), dt)
+		}
+		return must(shlo.BitcastConvert(v, xdtypes.DType(dt)))
 	})
 }
 
@@ -734,7 +751,13 @@ func (b *Builder) DynamicUpdateSlice(operand, update backends.Op, start []backen
 func (b *Builder) ConvGeneral(input, kernel backends.Op, axes backends.ConvolveAxesConfig, strides []int, paddings [][2]int,
 	inputDilations, kernelDilations []int, channelGroups, batchGroups int) (backends.Op, error) {
 	return b.op1(backends.OpTypeConvGeneral, func() *shlo.Value {
-		return must(shlo.Convolution(b.val(input), b.val(kernel), strides, paddings, inputDilations, kernelDilations,
+		in := b.val(input)
+		if isComplex(in) {
+			// XLA convolves complex numbers, but the cpu backend (and the
+			// interpreter: stablehlo/conv.go) does not.
+			fail("dtype %s is not supported: no complex convolution", dtypes.DType(in.Shape().DType))
+		}
+		return must(shlo.Convolution(in, b.val(kernel), strides, paddings, inputDilations, kernelDilations,
 			axes.InputBatch, axes.InputChannels, axes.InputSpatial,
 			axes.KernelInputChannels, axes.KernelOutputChannels, axes.KernelSpatial,
 			axes.OutputBatch, axes.OutputChannels, axes.OutputSpatial,
@@ -750,6 +773,7 @@ func (b *Builder) ReduceWindow(x backends.Op, kind backends.ReduceOpType, window
 			fail("reduction %s is not supported", kind)
 		}
 		v := b.val(x)
+		noComplex(op, v)
 		dt := dtypes.DType(v.Shape().DType)
 		return must(shlo.ReduceWindow(v, b.initValue(dt, op), b.reducer(dt, op), window, strides, baseDilations, windowDilations, paddings))
 	})
@@ -760,6 +784,7 @@ func (b *Builder) ReduceWindow(x backends.Op, kind backends.ReduceOpType, window
 func (b *Builder) ArgMinMax(x backends.Op, axis int, outDType dtypes.DType, isMin bool) (backends.Op, error) {
 	return b.op1(backends.OpTypeArgMinMax, func() *shlo.Value {
 		v := b.val(x)
+		noComplex(backends.OpTypeArgMinMax, v)
 		rank := v.Shape().Rank()
 		if axis < 0 {
 			axis += rank

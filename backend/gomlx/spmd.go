@@ -58,6 +58,9 @@ func (b *Builder) AllReduce(inputs []backends.Op, kind backends.ReduceOpType, gr
 		out := make([]backends.Op, len(inputs))
 		for i, x := range inputs {
 			n := b.node1(x)
+			if kind == backends.ReduceOpMax || kind == backends.ReduceOpMin {
+				noComplex(backends.OpTypeReduceMax, n.vs[0])
+			}
 			// One reduction per group, shared by its members.
 			reduced := make([]*shlo.Value, len(groups))
 			for g, members := range groups {

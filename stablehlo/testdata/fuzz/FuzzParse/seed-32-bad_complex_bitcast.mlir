@@ -1,0 +1,2 @@
+go test fuzz v1
+[]byte("func.func @main(%a: tensor<2xcomplex<f32>>, %b: tensor<4xi32>) -> (tensor<complex<f64>>, tensor<2xi64>, tensor<2xcomplex<f32>>) {\n  %0 = stablehlo.bitcast_convert %a : (tensor<2xcomplex<f32>>) -> tensor<complex<f64>>\n  %1 = stablehlo.bitcast_convert %a : (tensor<2xcomplex<f32>>) -> tensor<2xi64>\n  %2 = stablehlo.log %a : tensor<2xcomplex<f32>>\n  %3 = stablehlo.log_plus_one %2 : tensor<2xcomplex<f32>>\n  return %0, %1, %3 : tensor<complex<f64>>, tensor<2xi64>, tensor<2xcomplex<f32>>\n}\n")
