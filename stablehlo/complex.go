@@ -52,19 +52,10 @@ func (complexKernels[T]) matmul(a, b, o *Tensor, B, M, K, N int64) error {
 }
 
 func binComplex[T complexT](name string, a, b, o []T) error {
+	if binNum(name, a, b, o) {
+		return nil
+	}
 	switch name {
-	case "add":
-		for i := range a {
-			o[i] = a[i] + b[i]
-		}
-	case "subtract":
-		for i := range a {
-			o[i] = a[i] - b[i]
-		}
-	case "multiply":
-		for i := range a {
-			o[i] = a[i] * b[i]
-		}
 	case "divide":
 		// Go divides complex64 through complex128 with C99 Annex G's
 		// handling of infinities and NaNs (runtime.complex128div).

@@ -399,9 +399,10 @@ func fmin[T floatT](x, y T) T {
 	return y
 }
 
-// binNum implements the binary ops that are alike for every numeric type
+// binNum implements the binary ops that are alike for every numeric and
+// complex type
 // and reports whether name is one of them.
-func binNum[T numberT](name string, a, b, o []T) bool {
+func binNum[T numberT | complexT](name string, a, b, o []T) bool {
 	switch name {
 	case "add":
 		for i := range a {
