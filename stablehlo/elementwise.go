@@ -400,8 +400,7 @@ func fmin[T floatT](x, y T) T {
 }
 
 // binNum implements the binary ops that are alike for every numeric and
-// complex type
-// and reports whether name is one of them.
+// complex type, and reports whether name is one of them.
 func binNum[T numberT | complexT](name string, a, b, o []T) bool {
 	switch name {
 	case "add":
