@@ -98,15 +98,7 @@ func TestMemoryScratchFFT(t *testing.T) {
   %%0 = "stablehlo.fft"(%%x) {fft_type = #stablehlo<fft_type %s>, fft_length = array<i64: %d>} : (%s) -> %s
   return %%0 : %s
 }`, c.in, c.out, c.typ, c.n, c.in, c.out, c.out)
-		m, err := Parse([]byte(src), "t.mlir")
-		if err != nil {
-			t.Fatal(err)
-		}
-		op := m.Main().Body.Ops[0]
-		est, err := memScratchBytes(op)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, op, est := parseScratch(t, src)
 		x := RandomArgs(m.Main(), 1)[0]
 		rt := op.Results[0].Type
 		var before, after runtime.MemStats
@@ -293,15 +285,7 @@ func TestMemoryScratchComplexConvert(t *testing.T) {
 		} else {
 			src = fmt.Sprintf("func.func @main(%%x: %s) -> %s {\n  %%0 = stablehlo.convert %%x : (%s) -> %s\n  return %%0 : %s\n}", c.in, c.out, c.in, c.out, c.out)
 		}
-		m, err := Parse([]byte(src), "t.mlir")
-		if err != nil {
-			t.Fatal(err)
-		}
-		op := m.Main().Body.Ops[0]
-		est, err := memScratchBytes(op)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, op, est := parseScratch(t, src)
 		rt := op.Results[0].Type
 		var x *Tensor
 		if c.in != "" {
@@ -356,15 +340,7 @@ func TestMemoryScratchDotComplex(t *testing.T) {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [0] x [1] : (tensor<64x64xcomplex<f32>>, tensor<64x64xcomplex<f32>>) -> tensor<64x64xcomplex<f64>>
   return %0 : tensor<64x64xcomplex<f64>>
 }`
-	m, err := Parse([]byte(src), "t.mlir")
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := m.Main().Body.Ops[0]
-	est, err := memScratchBytes(op)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, op, est := parseScratch(t, src)
 	args := RandomArgs(m.Main(), 1)
 	rt := op.Results[0].Type
 	var before, after runtime.MemStats
@@ -377,4 +353,20 @@ func TestMemoryScratchDotComplex(t *testing.T) {
 	if used := int64(after.TotalAlloc-before.TotalAlloc) - rt.ByteSize(); used > est+memSlack {
 		t.Errorf("allocated %d bytes besides the result, estimate %d", used, est)
 	}
+}
+
+// parseScratch parses src and returns it, its first op and the op's
+// scratch estimate.
+func parseScratch(t *testing.T, src string) (*Module, *Op, int64) {
+	t.Helper()
+	m, err := Parse([]byte(src), "t.mlir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := m.Main().Body.Ops[0]
+	est, err := memScratchBytes(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, op, est
 }
