@@ -25,17 +25,20 @@ import (
 
 // Supported dtype descriptors, in NumPy's little-endian spelling.
 const (
-	Bool    = "|b1"
-	Int8    = "|i1"
-	Uint8   = "|u1"
-	Int16   = "<i2"
-	Uint16  = "<u2"
-	Int32   = "<i4"
-	Uint32  = "<u4"
-	Int64   = "<i8"
-	Uint64  = "<u8"
-	Float32 = "<f4"
-	Float64 = "<f8"
+	Bool       = "|b1"
+	Int8       = "|i1"
+	Uint8      = "|u1"
+	Int16      = "<i2"
+	Uint16     = "<u2"
+	Int32      = "<i4"
+	Uint32     = "<u4"
+	Int64      = "<i8"
+	Uint64     = "<u8"
+	Float16    = "<f2"
+	Float32    = "<f4"
+	Float64    = "<f8"
+	Complex64  = "<c8"
+	Complex128 = "<c16"
 )
 
 var magic = []byte("\x93NUMPY")
@@ -60,12 +63,14 @@ func ItemSize(dtype string) int {
 	switch dtype {
 	case Bool, Int8, Uint8:
 		return 1
-	case Int16, Uint16:
+	case Int16, Uint16, Float16:
 		return 2
 	case Int32, Uint32, Float32:
 		return 4
-	case Int64, Uint64, Float64:
+	case Int64, Uint64, Float64, Complex64:
 		return 8
+	case Complex128:
+		return 16
 	}
 	return 0
 }
@@ -269,7 +274,7 @@ func readData(r io.Reader, h *header, dst []byte) ([]byte, error) {
 		}
 	}
 	if h.descr[0] == '>' && h.size > 1 {
-		swapBytes(data, h.size)
+		swapBytes(data, swapUnit(h.dtype))
 	}
 	if h.fortran && len(h.shape) > 1 {
 		c := fortranToC(data, h.shape, h.size)
@@ -331,12 +336,22 @@ func normalizeDescr(d string) (string, error) {
 	default:
 		return "", fmt.Errorf("npy: unsupported dtype %q", d)
 	}
-	for _, c := range []string{Bool, Int8, Uint8, Int16, Uint16, Int32, Uint32, Int64, Uint64, Float32, Float64} {
+	for _, c := range []string{Bool, Int8, Uint8, Int16, Uint16, Int32, Uint32, Int64, Uint64, Float16, Float32, Float64, Complex64, Complex128} {
 		if c[1:] == kind {
 			return c, nil
 		}
 	}
 	return "", fmt.Errorf("npy: unsupported dtype %q", d)
+}
+
+// swapUnit is the width of the numbers an element of dtype is made of:
+// the element, or each part of a complex one (a big-endian complex
+// number is two big-endian floats, real part first).
+func swapUnit(dtype string) int {
+	if dtype == Complex64 || dtype == Complex128 {
+		return ItemSize(dtype) / 2
+	}
+	return ItemSize(dtype)
 }
 
 func swapBytes(data []byte, size int) {

@@ -87,7 +87,7 @@ func TestReadErrors(t *testing.T) {
 		{"bad magic", []byte("PK\x03\x04xxxxxxxx"), "bad magic"},
 		{"version", append(append([]byte{}, magic...), 9, 0, 0, 0), "version"},
 		{"short data", rawNPY("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", f32bytes(1)), "needs 16"},
-		{"dtype", rawNPY("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", make([]byte, 8)), "unsupported dtype"},
+		{"dtype", rawNPY("{'descr': '<c32', 'fortran_order': False, 'shape': (1,), }", make([]byte, 32)), "unsupported dtype"},
 		{"unknown key", rawNPY("{'descr': '<f4', 'x': 1, 'shape': (1,), }", f32bytes(1)), "unknown key"},
 		{"negative", rawNPY("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", nil), "bad dimension"},
 		{"huge", rawNPY("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", nil), "too large"},
@@ -107,7 +107,7 @@ func TestWriteRejectsInconsistent(t *testing.T) {
 	if err := Write(&bytes.Buffer{}, &Array{DType: Float32, Shape: []int64{3}, Data: f32bytes(1)}); err == nil {
 		t.Error("short data accepted")
 	}
-	if err := Write(&bytes.Buffer{}, &Array{DType: "<c8", Shape: []int64{}, Data: make([]byte, 8)}); err == nil {
+	if err := Write(&bytes.Buffer{}, &Array{DType: "<c32", Shape: []int64{}, Data: make([]byte, 8)}); err == nil {
 		t.Error("bad dtype accepted")
 	}
 }

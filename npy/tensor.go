@@ -13,9 +13,12 @@ import (
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
-// dtypes maps StableHLO element types to NumPy descriptors.
+// dtypes maps StableHLO element types to NumPy descriptors. Both store
+// complex numbers as (real, imaginary) pairs and f16 as IEEE binary16;
+// bf16 has no NumPy type.
 var dtypes = map[stablehlo.DType]string{
-	stablehlo.F32: Float32, stablehlo.F64: Float64, stablehlo.I1: Bool,
+	stablehlo.F16: Float16, stablehlo.F32: Float32, stablehlo.F64: Float64, stablehlo.I1: Bool,
+	stablehlo.C64: Complex64, stablehlo.C128: Complex128,
 	stablehlo.I8: Int8, stablehlo.I16: Int16, stablehlo.I32: Int32, stablehlo.I64: Int64,
 	stablehlo.UI8: Uint8, stablehlo.UI16: Uint16, stablehlo.UI32: Uint32, stablehlo.UI64: Uint64,
 }

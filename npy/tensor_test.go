@@ -1,6 +1,7 @@
 package npy
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +121,54 @@ func TestWriteTensorsNPZ(t *testing.T) {
 	back, err := ToTensor(got[0].Array, fn.Args[0].Type)
 	if err != nil || back.Float64At(1) != 2.5 {
 		t.Errorf("out0: %v %v", back, err)
+	}
+}
+
+// Complex numbers and f16 travel as NumPy's <c8, <c16 and <f2; a
+// big-endian complex array is swapped part by part, not as one number.
+func TestComplexAndHalfArrays(t *testing.T) {
+	c64, err := stablehlo.FromComplex64s([]int64{2}, []complex64{complex(1.5, -2), complex(0, 3.25)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c128, err := stablehlo.FromComplex128s([]int64{1}, []complex128{complex(-1e300, 7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f16 := stablehlo.NewTensor(stablehlo.TensorType{DType: stablehlo.F16, Shape: []int64{2}})
+	copy(f16.Data, []byte{0x00, 0x3c, 0x00, 0xc0}) // 1, -2
+	for _, tc := range []struct {
+		t     *stablehlo.Tensor
+		descr string
+	}{{c64, Complex64}, {c128, Complex128}, {f16, Float16}} {
+		a, err := FromTensor(tc.t)
+		if err != nil || a.DType != tc.descr {
+			t.Fatalf("%s: FromTensor %+v %v", tc.t.Type, a, err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, a); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), "'descr': '"+tc.descr+"'") {
+			t.Errorf("%s: header %q", tc.t.Type, buf.String()[:60])
+		}
+		back, err := Read(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ToTensor(back, tc.t.Type)
+		if err != nil || !bytes.Equal(got.Data, tc.t.Data) {
+			t.Errorf("%s: round trip %v %v", tc.t.Type, got, err)
+		}
+	}
+	// >c8: each part big-endian.
+	be := []byte{0x3f, 0xc0, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x00, 0, 0, 0, 0, 0x40, 0x50, 0x00, 0x00}
+	a, err := Read(bytes.NewReader(rawNPY("{'descr': '>c8', 'fortran_order': False, 'shape': (2,), }", be)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ToTensor(a, c64.Type)
+	if err != nil || !bytes.Equal(got.Data, c64.Data) {
+		t.Errorf(">c8 read as %v (%v), want %v", got, err, c64)
 	}
 }
