@@ -45,8 +45,13 @@ type Executable struct {
 	nptr     int
 	bases    []int // first slot of each step's pointers
 
-	mu     sync.RWMutex
+	// mu guards closed and active. Runs count themselves in active
+	// rather than hold a lock while they run, so Close never waits for a
+	// run (one stuck in an endless loop whose context is never cancelled
+	// would hold it forever): the last run out frees what Close left.
+	mu     sync.Mutex
 	closed bool
+	active int
 
 	// idle is one arena kept between runs: allocating and faulting in
 	// fresh pages for every run costs more than a small kernel runs.
@@ -180,7 +185,8 @@ func (e *Executable) free() {
 	}
 }
 
-// Close unloads the kernels. Runs after Close fail.
+// Close unloads the kernels, at once or, when runs are in progress, as the
+// last of them returns; it never waits. Runs after Close fail.
 func (e *Executable) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -188,8 +194,32 @@ func (e *Executable) Close() error {
 		return nil
 	}
 	e.closed = true
-	e.free()
+	if e.active == 0 {
+		e.free()
+	}
 	return nil
+}
+
+// enter counts a run in, or fails when the executable is closed.
+func (e *Executable) enter() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return fmt.Errorf("cpu: %s: executable is closed", e.plan.Module)
+	}
+	e.active++
+	return nil
+}
+
+// leave counts a run out, freeing the executable when it was closed
+// meanwhile and this was the last run.
+func (e *Executable) leave() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.active--
+	if e.closed && e.active == 0 {
+		e.free()
+	}
 }
 
 // Serialize returns the bytes the executables tier stores.
@@ -216,11 +246,10 @@ func (e *Executable) Threads() int { return e.threads }
 // (check.expect_* custom calls) are evaluated after the kernels; the first
 // failure is returned as a *stablehlo.CheckError.
 func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stablehlo.Tensor, error) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return nil, fmt.Errorf("cpu: %s: executable is closed", e.plan.Module)
+	if err := e.enter(); err != nil {
+		return nil, err
 	}
+	defer e.leave()
 	want := e.argTypes
 	if len(args) != len(want) {
 		return nil, fmt.Errorf("cpu: %s takes %d arguments, %d given", e.plan.Module, len(want), len(args))
