@@ -373,12 +373,14 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 		}
 		e.fns[i].run(unsafe.Pointer(&slots[e.bases[i]]), e.threads)
 		i++
-	}
-	// A kernel that could not allocate its scratch memory left its outputs
-	// unwritten. The counter is per library, so a failure in a concurrent
-	// Run fails this one too: an error, never a wrong result.
-	if e.allocFailures != nil && atomic.LoadUint64(e.allocFailures) != failures {
-		return nil, fmt.Errorf("cpu: %s: a kernel could not allocate its scratch memory (out of memory)", e.plan.Module)
+		// A kernel that could not allocate its scratch memory left its
+		// outputs unwritten: stop at once, since a loop condition that
+		// reads them might never become false. The counter is per
+		// library, so a failure in a concurrent Run fails this one too:
+		// an error, never a wrong result.
+		if e.allocFailures != nil && atomic.LoadUint64(e.allocFailures) != failures {
+			return nil, fmt.Errorf("cpu: %s: a kernel could not allocate its scratch memory (out of memory)", e.plan.Module)
+		}
 	}
 	for _, c := range e.plan.Checks {
 		got := &stablehlo.Tensor{Type: e.types[c.Actual], Data: append([]byte(nil), bytesOf(c.Actual)...)}

@@ -18,7 +18,7 @@ import (
 const fftPrelude = `
 #ifndef XK_FFT
 #define XK_FFT
-#define xk_fft_direct_max 64
+#define xk_fft_direct_max 32 /* the interpreter's directMax: same algorithm, same special values */
 typedef struct xk_fftp {
 	int64_t n, m;          /* length; Bluestein's power-of-two length (0 when unused) */
 	double _Complex* tw;   /* e^(-2 pi i k/N): N = n (direct), n/2 entries (radix 2), m/2 (Bluestein) */
@@ -26,14 +26,29 @@ typedef struct xk_fftp {
 	double _Complex* bf;   /* Bluestein: transform of the conjugate chirp, m entries */
 	double _Complex* a;    /* scratch: n (direct) or m (Bluestein) entries */
 } xk_fftp;
+#if defined(__x86_64__) || defined(__i386__)
+#define XK_FOPQ(x) __asm__("" : "+x"(x))
+#elif defined(__aarch64__)
+#define XK_FOPQ(x) __asm__("" : "+w"(x))
+#else
+#define XK_FOPQ(x) __asm__("" : "+m"(x))
+#endif
+/* Go's complex128 product (a*c-b*d, a*d+b*c), each product rounded on
+   its own: with -ffp-contract=fast an FMA would keep a*c exact, so a
+   difference of two overflowing products could be finite here and NaN
+   in the interpreter. */
 XK_INLINE double _Complex xk_fmul(double _Complex x, double _Complex y) {
-	return __builtin_complex(__real__ x * __real__ y - __imag__ x * __imag__ y, __real__ x * __imag__ y + __imag__ x * __real__ y);
+	double a = __real__ x, b = __imag__ x, c = __real__ y, d = __imag__ y;
+	double ac = a * c, bd = b * d, ad = a * d, bc = b * c;
+	XK_FOPQ(ac); XK_FOPQ(bd); XK_FOPQ(ad); XK_FOPQ(bc);
+	return __builtin_complex(ac - bd, ad + bc);
 }
 XK_INLINE double _Complex xk_conj(double _Complex x) { return __builtin_complex(__real__ x, -__imag__ x); }
 static __attribute__((unused)) double _Complex xk_cis(double num, double den) {
-	/* e^(-2 pi i num/den), with the angle reduced exactly first. */
-	double t = 6.283185307179586476925286766559 * (num / den);
-	return __builtin_complex(cos(t), -sin(t));
+	/* e^(-2 pi i num/den), num < den reduced exactly by the caller; the
+	   angle is rounded as the interpreter's unitRoot rounds it. */
+	double t = (-6.283185307179586476925286766559 * num) / den;
+	return __builtin_complex(cos(t), sin(t));
 }
 /* Radix-2 forward transform of x (n a power of two) with tw[k] =
    e^(-2 pi i k/n), k < n/2. */
@@ -87,10 +102,13 @@ static __attribute__((unused)) xk_fftp* xk_fft_plan(int64_t n) {
 	p->a = (double _Complex*)malloc(sizeof(double _Complex) * (size_t)m);
 	if (!p->tw || !p->chirp || !p->bf || !p->a) { xk_fft_free(p); return NULL; }
 	for (int64_t k = 0; k < m / 2; k++) p->tw[k] = xk_cis((double)k, (double)m);
-	for (int64_t k = 0; k < n; k++) {
-		/* k^2 mod 2n keeps the angle exact for large k. */
-		int64_t q = (int64_t)(((unsigned __int128)k * (unsigned __int128)k) % (unsigned __int128)(2 * n));
+	/* q = k^2 mod 2n keeps the angle exact for large k; it is kept by
+	   the recurrence (k+1)^2 = k^2 + 2k + 1, which never overflows (and
+	   needs no 128-bit type, which not every target has). */
+	for (int64_t k = 0, q = 0; k < n; k++) {
 		p->chirp[k] = xk_cis((double)q, (double)(2 * n));
+		q += 2 * k + 1;
+		while (q >= 2 * n) q -= 2 * n;
 	}
 	for (int64_t k = 0; k < m; k++) p->bf[k] = 0;
 	p->bf[0] = xk_conj(p->chirp[0]);
@@ -120,11 +138,13 @@ static __attribute__((unused)) void xk_fft_forward(const xk_fftp* p, double _Com
 	/* Inverse transform of a * bf through conjugation. */
 	for (int64_t k = 0; k < m; k++) a[k] = xk_conj(xk_fmul(a[k], p->bf[k]));
 	xk_fft_radix2(a, m, p->tw);
-	for (int64_t k = 0; k < n; k++) x[k] = xk_fmul(p->chirp[k], xk_conj(a[k])) / (double)m;
+	const double s = 1.0 / (double)m;
+	for (int64_t k = 0; k < n; k++) x[k] = xk_fmul(__builtin_complex(__real__ a[k] * s, -__imag__ a[k] * s), p->chirp[k]);
 }
-/* The transform (inv: the unnormalized inverse) of every line of w along
-   a dimension: outer blocks of n*stride elements, lines of n elements
-   stride apart; line is n elements of scratch. */
+/* The transform (inv: the inverse, divided by n as the interpreter does
+   it, line by line) of every line of w along a dimension: outer blocks
+   of n*stride elements, lines of n elements stride apart; line is n
+   elements of scratch. */
 static __attribute__((unused)) void xk_fft_lines(double _Complex* w, int64_t outer, int64_t n, int64_t stride,
 		const xk_fftp* p, int inv, double _Complex* line) {
 	for (int64_t o = 0; o < outer; o++)
@@ -132,7 +152,12 @@ static __attribute__((unused)) void xk_fft_lines(double _Complex* w, int64_t out
 			double _Complex* base = w + o * n * stride + s;
 			for (int64_t j = 0; j < n; j++) line[j] = inv ? xk_conj(base[j * stride]) : base[j * stride];
 			xk_fft_forward(p, line);
-			for (int64_t j = 0; j < n; j++) base[j * stride] = inv ? xk_conj(line[j]) : line[j];
+			if (!inv) {
+				for (int64_t j = 0; j < n; j++) base[j * stride] = line[j];
+				continue;
+			}
+			const double sc = 1.0 / (double)n;
+			for (int64_t j = 0; j < n; j++) base[j * stride] = __builtin_complex(__real__ line[j] * sc, -__imag__ line[j] * sc);
 		}
 }
 #endif
@@ -226,25 +251,25 @@ func genFFT(g *gen, op *stablehlo.Op) {
 	for i := range all {
 		all[i] = i
 	}
-	scale := 1.0 / float64(total)
 	g.line("for (int64_t bt = 0; bt < %d; bt++) {", batches)
 	g.ind++
 	switch typ {
 	case "FFT", "IFFT", "RFFT":
 		g.line("for (int64_t e = 0; e < %d; e++) W[e] = %s;", total, load(fmt.Sprintf("bt*%d + e", total)))
-		fftLines(g, "W", full, all, typ == "IFFT", plan)
 		if typ == "RFFT" {
+			// The last dimension first, then the others on the kept half
+			// only, in the interpreter's order (so rounding and special
+			// values spread alike).
+			fftLines(g, "W", full, all[k-1:], false, plan)
 			n := full[k-1]
 			h := halfLen(n)
-			g.line("for (int64_t e = 0; e < %d; e++) %s[bt*%d + e] = (%s)W[(e / %d)*%d + e %% %d];",
-				halfTotal, out, halfTotal, ctype(dt), h, n, h)
+			g.line("for (int64_t e = 0; e < %d; e++) H[e] = W[(e / %d)*%d + e %% %d];", halfTotal, h, n, h)
+			fftLines(g, "H", half, all[:k-1], false, plan)
+			g.line("for (int64_t e = 0; e < %d; e++) %s[bt*%d + e] = (%s)H[e];", halfTotal, out, halfTotal, ctype(dt))
 			break
 		}
-		v := "W[e]"
-		if typ == "IFFT" {
-			v = fmt.Sprintf("(W[e] * %s)", floatLit(scale, "double"))
-		}
-		g.line("for (int64_t e = 0; e < %d; e++) %s[bt*%d + e] = (%s)%s;", total, out, total, ctype(dt), v)
+		fftLines(g, "W", full, all, typ == "IFFT", plan)
+		g.line("for (int64_t e = 0; e < %d; e++) %s[bt*%d + e] = (%s)W[e];", total, out, total, ctype(dt))
 	case "IRFFT":
 		n := full[k-1]
 		h := halfLen(n)
@@ -255,7 +280,7 @@ func genFFT(g *gen, op *stablehlo.Op) {
 		g.line("\tW[row*%d + j] = j < %d ? H[row*%d + j] : xk_conj(H[row*%d + %d - j]);", n, h, h, h, n)
 		fftLines(g, "W", full, all[k-1:], true, plan)
 		g.line("for (int64_t e = 0; e < %d; e++) %s[bt*%d + e] = %s;", total, out, total,
-			storeExpr(dt, roundOnce(dt, fmt.Sprintf("(__real__ W[e] * %s)", floatLit(scale, "double")))))
+			storeExpr(dt, roundOnce(dt, "(__real__ W[e])")))
 	}
 	g.ind--
 	g.line("}")

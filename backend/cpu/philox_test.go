@@ -30,6 +30,9 @@ var philoxProgram = func() string {
 		{"DEFAULT", "%s2", "tensor<i32>"},
 		{"PHILOX", "%s3", "tensor<1x1x9xi64>"},
 		{"PHILOX", "%s3", "tensor<0x3xui32>"},
+		{"PHILOX", "%s2", "tensor<5x3xui8>"}, // 4 blocks: the 2-word counter wraps mid-stream (seed 1)
+		{"DEFAULT", "%s2", "tensor<0xui64>"},
+		{"PHILOX", "%s2", "tensor<7xi64>"},
 	}
 	var body, rets, types []string
 	for i, o := range ops {
