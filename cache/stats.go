@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,14 +242,71 @@ func (st *Stats) addBackend(name string, b BackendStats) {
 // Plus returns the sum of t's and o's counters; Entries and Bytes (a
 // scan's, not counters) stay t's.
 func (t TierStats) Plus(o TierStats) TierStats {
-	t.Hits += o.Hits
-	t.Misses += o.Misses
-	t.SharedHits += o.SharedHits
-	t.BytesRead += o.BytesRead
-	t.BytesWritten += o.BytesWritten
-	t.SharedBytesWritten += o.SharedBytesWritten
-	t.CompileTimeSaved += o.CompileTimeSaved
+	t.Hits = addSat(t.Hits, o.Hits)
+	t.Misses = addSat(t.Misses, o.Misses)
+	t.SharedHits = addSat(t.SharedHits, o.SharedHits)
+	t.BytesRead = addSat(t.BytesRead, o.BytesRead)
+	t.BytesWritten = addSat(t.BytesWritten, o.BytesWritten)
+	t.SharedBytesWritten = addSat(t.SharedBytesWritten, o.SharedBytesWritten)
+	t.CompileTimeSaved = addSatDur(t.CompileTimeSaved, o.CompileTimeSaved)
 	return t
+}
+
+// addSat is a+b saturated at the ends of int64: totals read from a stats
+// file can be anywhere (a damaged one holds whatever it holds), and a
+// counter that wrapped around would turn negative.
+func addSat(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
+}
+
+func addSatDur(a, b time.Duration) time.Duration { return time.Duration(addSat(int64(a), int64(b))) }
+
+// clampNegative sets every negative counter in st to zero and drops
+// negative per-kind counts: no process counts below zero, so they come
+// from a damaged stats file, and added to they would hide real counts.
+func (st *Stats) clampNegative() {
+	for _, p := range []*int64{&st.Hits, &st.Misses, &st.SharedHits, &st.BytesRead, &st.BytesWritten,
+		&st.SharedBytesWritten, &st.Compiles, (*int64)(&st.CompileTimeSaved), (*int64)(&st.CompileTime)} {
+		*p = max(*p, 0)
+	}
+	for k, v := range st.Errors {
+		if v < 0 {
+			delete(st.Errors, k)
+		}
+	}
+	for tier, kinds := range st.TierErrors {
+		for k, v := range kinds {
+			if v < 0 {
+				delete(kinds, k)
+			}
+		}
+		if len(kinds) == 0 {
+			delete(st.TierErrors, tier)
+		}
+	}
+	clampTiers(st.Tiers)
+	for name, b := range st.Backends {
+		b.Compiles, b.CompileTime = max(b.Compiles, 0), max(b.CompileTime, 0)
+		clampTiers(b.Tiers)
+		st.Backends[name] = b
+	}
+}
+
+func clampTiers(m map[string]TierStats) {
+	for k, v := range m {
+		for _, p := range []*int64{&v.Hits, &v.Misses, &v.Entries, &v.Bytes, &v.SharedHits, &v.BytesRead,
+			&v.BytesWritten, &v.SharedBytesWritten, (*int64)(&v.CompileTimeSaved)} {
+			*p = max(*p, 0)
+		}
+		m[k] = v
+	}
 }
 
 // Minus returns t's counters less o's; Entries and Bytes stay t's.
@@ -303,7 +361,13 @@ func addTierErrors(a, b map[string]map[string]int64, sign int64) map[string]map[
 				m = map[string]int64{}
 				a[tier] = m
 			}
-			if m[kind] += sign * n; m[kind] == 0 {
+			d := n
+			if sign < 0 {
+				if d = -n; n == math.MinInt64 {
+					d = math.MaxInt64
+				}
+			}
+			if m[kind] = addSat(m[kind], d); m[kind] == 0 {
 				delete(m, kind)
 			}
 			if len(m) == 0 {
@@ -439,21 +503,22 @@ func readStatsIn(root *os.Root, path string) (Stats, error) {
 	if st.Tiers == nil {
 		st.Tiers = map[string]TierStats{}
 	}
+	st.clampNegative()
 	return st, nil
 }
 
 func addStats(a, b Stats) Stats {
 	out := Stats{
-		Hits: a.Hits + b.Hits, Misses: a.Misses + b.Misses, SharedHits: a.SharedHits + b.SharedHits,
-		BytesRead: a.BytesRead + b.BytesRead, BytesWritten: a.BytesWritten + b.BytesWritten,
-		SharedBytesWritten: a.SharedBytesWritten + b.SharedBytesWritten,
-		CompileTimeSaved:   a.CompileTimeSaved + b.CompileTimeSaved,
-		Compiles:           a.Compiles + b.Compiles, CompileTime: a.CompileTime + b.CompileTime,
+		Hits: addSat(a.Hits, b.Hits), Misses: addSat(a.Misses, b.Misses), SharedHits: addSat(a.SharedHits, b.SharedHits),
+		BytesRead: addSat(a.BytesRead, b.BytesRead), BytesWritten: addSat(a.BytesWritten, b.BytesWritten),
+		SharedBytesWritten: addSat(a.SharedBytesWritten, b.SharedBytesWritten),
+		CompileTimeSaved:   addSatDur(a.CompileTimeSaved, b.CompileTimeSaved),
+		Compiles:           addSat(a.Compiles, b.Compiles), CompileTime: addSatDur(a.CompileTime, b.CompileTime),
 		Errors: map[string]int64{}, Tiers: map[string]TierStats{},
 	}
 	for _, m := range []map[string]int64{a.Errors, b.Errors} {
 		for k, v := range m {
-			out.Errors[k] += v
+			out.Errors[k] = addSat(out.Errors[k], v)
 		}
 	}
 	out.TierErrors = addTierErrors(addTierErrors(nil, a.TierErrors, 1), b.TierErrors, 1)
@@ -469,8 +534,8 @@ func addStats(a, b Stats) Stats {
 				out.Backends = map[string]BackendStats{}
 			}
 			cur := out.Backends[name]
-			cur.Compiles += v.Compiles
-			cur.CompileTime += v.CompileTime
+			cur.Compiles = addSat(cur.Compiles, v.Compiles)
+			cur.CompileTime = addSatDur(cur.CompileTime, v.CompileTime)
 			for k, t := range v.Tiers {
 				if cur.Tiers == nil {
 					cur.Tiers = map[string]TierStats{}

@@ -246,7 +246,8 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 		case errors.Is(err, blob.ErrUnavailable):
 			c.countError(t.name, "shared") // the store's guard logged it once already
 		default:
-			c.failure(t.name, "reading shared entry", name, err)
+			// Counted once, as a shared-tier failure (not also as "io").
+			c.logFailure(t.name, "reading shared entry", name, err)
 			c.countError(t.name, "shared")
 		}
 		return nil, 0, false
@@ -262,7 +263,7 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 		// The store failed mid-body: not damage, and nothing to replace.
 		if ctx.Err() == nil {
 			if !errors.Is(body.err, blob.ErrUnavailable) {
-				c.failure(t.name, "reading shared entry", name, body.err)
+				c.logFailure(t.name, "reading shared entry", name, body.err)
 			}
 			c.countError(t.name, "shared")
 		}
@@ -446,6 +447,12 @@ var errLoad = errors.New("backend could not load the entry")
 // (the size ledger, trims).
 func (c *Cache) failure(tier, what, path string, err error) {
 	c.countError(tier, kindOf(err))
+	c.logFailure(tier, what, path, err)
+}
+
+// logFailure logs failure's line without counting it, for callers that
+// count the failure under another kind.
+func (c *Cache) logFailure(tier, what, path string, err error) {
 	if tier == "" {
 		c.logOnce(logonce.FailureKey(err), "cache "+what+" failed; compiling normally", "path", path, "err", err)
 		return

@@ -18,6 +18,7 @@
 package metrics
 
 import (
+	"math"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -203,16 +204,28 @@ func errorSeries(st cache.Stats) map[errorKey]int64 {
 			if n <= 0 {
 				continue
 			}
-			out[errorKey{kind, labelsOf(tier, "").tier}] += n
-			claimed[kind] += n
+			k := errorKey{kind, labelsOf(tier, "").tier}
+			out[k] = addSat(out[k], n)
+			claimed[kind] = addSat(claimed[kind], n)
 		}
 	}
 	for kind, n := range st.Errors {
 		if rest := n - claimed[kind]; rest > 0 {
-			out[errorKey{kind, NoTier}] += rest
+			k := errorKey{kind, NoTier}
+			out[k] = addSat(out[k], rest)
 		}
 	}
 	return out
+}
+
+// addSat is a+b for counts a, b >= 0, saturated at math.MaxInt64: a
+// damaged stats file may hold counts near the top, and a sum that wrapped
+// around would turn negative (and the series vanish).
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // backendSeries is st's compile counts per backend label; compiles no

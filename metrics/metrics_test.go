@@ -499,3 +499,44 @@ func TestErrorsByTier(t *testing.T) {
 		t.Errorf("errors sum to %v, want 6 (every failure once)", got)
 	}
 }
+
+// Counts near the top of int64 (a stats file is read from the cache
+// directory; a damaged one holds anything) must not wrap around when
+// several tiers report under one label: the series would go negative and
+// vanish instead of staying at its largest value.
+func TestErrorsByTierSaturate(t *testing.T) {
+	const max = math.MaxInt64
+	st := cache.Stats{
+		Errors: map[string]int64{"io": max, "corrupt": 1},
+		TierErrors: map[string]map[string]int64{
+			"cpu/autotune":   {"io": max},
+			"gomlx/autotune": {"io": max},
+			"executables":    {"io": max, "corrupt": -3},
+		},
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.StatsCollector(st, metrics.RoleWriter))
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		byName[f.GetName()] = f
+	}
+	for _, tc := range []struct {
+		kind, tier string
+		want       float64
+	}{
+		{"io", "autotune", max},
+		{"io", "executables", max},
+		{"io", metrics.NoTier, 0},
+		{"corrupt", metrics.NoTier, 1},
+		{"corrupt", "executables", 0},
+	} {
+		l := map[string]string{"kind": tc.kind, "tier": tc.tier, "role": metrics.RoleWriter}
+		if got := value(t, byName, "xlacache_errors_total", l); got != tc.want {
+			t.Errorf("errors %v = %v, want %v", l, got, tc.want)
+		}
+	}
+}

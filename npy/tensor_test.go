@@ -2,6 +2,8 @@ package npy
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,5 +172,56 @@ func TestComplexAndHalfArrays(t *testing.T) {
 	got, err := ToTensor(a, c64.Type)
 	if err != nil || !bytes.Equal(got.Data, c64.Data) {
 		t.Errorf(">c8 read as %v (%v), want %v", got, err, c64)
+	}
+}
+
+// A Fortran-order complex array is reordered by whole elements (real and
+// imaginary parts stay together), after each part is byte-swapped when
+// the array is big-endian.
+func TestFortranComplex(t *testing.T) {
+	want := []complex128{complex(1, -1), complex(2, -2), complex(3, -3), complex(4, -4), complex(5, -5), complex(6, -6)}
+	// Shape (2, 3), column-major: a[0,0], a[1,0], a[0,1], a[1,1], ...
+	var le, be []byte
+	for _, j := range []int{0, 3, 1, 4, 2, 5} {
+		for _, part := range []float64{real(want[j]), imag(want[j])} {
+			bits := math.Float64bits(part)
+			le = binary.LittleEndian.AppendUint64(le, bits)
+			be = binary.BigEndian.AppendUint64(be, bits)
+		}
+	}
+	wantT, err := stablehlo.FromComplex128s([]int64{2, 3}, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for descr, data := range map[string][]byte{"<c16": le, ">c16": be} {
+		a, err := Read(bytes.NewReader(rawNPY("{'descr': '"+descr+"', 'fortran_order': True, 'shape': (2, 3), }", data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ToTensor(a, wantT.Type)
+		if err != nil || !bytes.Equal(got.Data, wantT.Data) {
+			t.Errorf("%s Fortran order read as %v (%v), want %v", descr, got, err, wantT)
+		}
+	}
+	// complex64 too, big-endian.
+	var be64 []byte
+	for _, j := range []int{0, 3, 1, 4, 2, 5} {
+		be64 = binary.BigEndian.AppendUint32(be64, math.Float32bits(float32(real(want[j]))))
+		be64 = binary.BigEndian.AppendUint32(be64, math.Float32bits(float32(imag(want[j]))))
+	}
+	w64 := make([]complex64, len(want))
+	for i, v := range want {
+		w64[i] = complex64(v)
+	}
+	want64, err := stablehlo.FromComplex64s([]int64{2, 3}, w64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Read(bytes.NewReader(rawNPY("{'descr': '>c8', 'fortran_order': True, 'shape': (2, 3), }", be64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ToTensor(a, want64.Type); err != nil || !bytes.Equal(got.Data, want64.Data) {
+		t.Errorf(">c8 Fortran order read as %v (%v), want %v", got, err, want64)
 	}
 }

@@ -47,6 +47,14 @@ func Populate(t testing.TB, dir string, key []byte) []string {
 	}
 	os.WriteFile(filepath.Join(d.XLAAutotune(), AutotuneFile), []byte(AutotuneContent), 0o600)
 	os.WriteFile(d.XLAKernel(), []byte{0x0a, 0x01, 'k'}, 0o600)
+	// Leave the directory settled: Prune waits for the trim Open started
+	// and records a fresh recount. Cut short by Close instead, that trim
+	// would leave the next writer's Open to start another, which then
+	// races the files a test plants before calling Prune itself (it
+	// removed a planted stale temp file first now and then).
+	if _, err := c.Prune(context.Background(), 0, false); err != nil {
+		t.Fatal(err)
+	}
 	slices.Sort(keys)
 	return keys
 }
@@ -115,6 +123,10 @@ func MixedDir(t testing.TB) (string, []MixedFile) {
 			t.Fatal(err)
 		}
 		ownKeys = append(ownKeys, k.String())
+	}
+	// Settled, as in Populate: no trim left for the next writer's Open.
+	if _, err := c.Prune(ctx, 0, false); err != nil {
+		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
