@@ -470,16 +470,7 @@ func TestErrorsByTier(t *testing.T) {
 			"xla/autotune": {"io": 1},
 		},
 	}
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(metrics.StatsCollector(st, metrics.RoleWriter))
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]*dto.MetricFamily{}
-	for _, f := range fams {
-		byName[f.GetName()] = f
-	}
+	byName := gatherStats(t, st)
 	for _, tc := range []struct {
 		kind, tier string
 		want       float64
@@ -514,16 +505,7 @@ func TestErrorsByTierSaturate(t *testing.T) {
 			"executables":    {"io": max, "corrupt": -3},
 		},
 	}
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(metrics.StatsCollector(st, metrics.RoleWriter))
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]*dto.MetricFamily{}
-	for _, f := range fams {
-		byName[f.GetName()] = f
-	}
+	byName := gatherStats(t, st)
 	for _, tc := range []struct {
 		kind, tier string
 		want       float64
@@ -539,4 +521,20 @@ func TestErrorsByTierSaturate(t *testing.T) {
 			t.Errorf("errors %v = %v, want %v", l, got, tc.want)
 		}
 	}
+}
+
+// gatherStats collects st's metrics as a writer's, by family name.
+func gatherStats(t *testing.T, st cache.Stats) map[string]*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.StatsCollector(st, metrics.RoleWriter))
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		byName[f.GetName()] = f
+	}
+	return byName
 }

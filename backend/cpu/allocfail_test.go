@@ -16,26 +16,11 @@ import (
 // functions returning NULL). Such a kernel leaves its outputs unwritten;
 // Run must report an error, never return those outputs.
 func TestScratchAllocationFailureIsAnError(t *testing.T) {
-	dir := t.TempDir()
-	header := filepath.Join(dir, "nomalloc.h")
-	if err := os.WriteFile(header, []byte(`typedef __SIZE_TYPE__ xk_test_size_t;
-__attribute__((weak)) void* xk_test_malloc(xk_test_size_t n) { (void)n; return (void*)0; }
+	useAllocator(t, `__attribute__((weak)) void* xk_test_malloc(xk_test_size_t n) { (void)n; return (void*)0; }
 __attribute__((weak)) void* xk_test_aligned_alloc(xk_test_size_t a, xk_test_size_t n) { (void)a; (void)n; return (void*)0; }
 #define malloc xk_test_malloc
 #define aligned_alloc xk_test_aligned_alloc
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	wrapper := filepath.Join(dir, "cc-nomalloc")
-	script := "#!/bin/sh\n" +
-		"# Only kernel sources get the header: the probe's test programs and\n" +
-		"# links are passed through unchanged.\n" +
-		"for a in \"$@\"; do case \"$a\" in *.c) exec cc -include " + header + " \"$@\";; esac; done\n" +
-		"exec cc \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("XLACACHE_CC", wrapper)
+`)
 	// sort's permutation scratch; fft's plans and work buffer (radix 2,
 	// direct sums and Bluestein's several buffers in one kernel).
 	srcs := map[string]string{"sort": `func.func @main(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
@@ -103,26 +88,13 @@ func TestFFTPartialAllocationFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dir := t.TempDir()
-	header := filepath.Join(dir, "somemalloc.h")
-	if err := os.WriteFile(header, []byte(`typedef __SIZE_TYPE__ xk_test_size_t;
-void* malloc(xk_test_size_t);
+	useAllocator(t, `void* malloc(xk_test_size_t);
 __attribute__((weak)) void* xk_test_malloc(xk_test_size_t n) {
 	static unsigned long calls;
 	return calls++ % 23 == 22 ? (void*)0 : malloc(n);
 }
 #define malloc xk_test_malloc
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	wrapper := filepath.Join(dir, "cc-somemalloc")
-	script := "#!/bin/sh\n" +
-		"for a in \"$@\"; do case \"$a\" in *.c) exec cc -include " + header + " \"$@\";; esac; done\n" +
-		"exec cc \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("XLACACHE_CC", wrapper)
+`)
 	exe, err := New().CompileModule(context.Background(), m, nil)
 	if err != nil {
 		t.Fatalf("compile with the failing allocator: %v", err)
@@ -185,22 +157,9 @@ func TestAllocationFailureInLoopStops(t *testing.T) {
 	}
 	good.Close()
 
-	dir := t.TempDir()
-	header := filepath.Join(dir, "nomalloc.h")
-	if err := os.WriteFile(header, []byte(`typedef __SIZE_TYPE__ xk_test_size_t;
-__attribute__((weak)) void* xk_test_malloc(xk_test_size_t n) { (void)n; return (void*)0; }
+	useAllocator(t, `__attribute__((weak)) void* xk_test_malloc(xk_test_size_t n) { (void)n; return (void*)0; }
 #define malloc xk_test_malloc
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	wrapper := filepath.Join(dir, "cc-nomalloc")
-	script := "#!/bin/sh\n" +
-		"for a in \"$@\"; do case \"$a\" in *.c) exec cc -include " + header + " \"$@\";; esac; done\n" +
-		"exec cc \"$@\"\n"
-	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("XLACACHE_CC", wrapper)
+`)
 	exe, err := New().CompileModule(context.Background(), m, nil)
 	if err != nil {
 		t.Fatalf("compile with the failing allocator: %v", err)
@@ -213,4 +172,26 @@ __attribute__((weak)) void* xk_test_malloc(xk_test_size_t n) { (void)n; return (
 	if err == nil || !strings.Contains(err.Error(), "out of memory") {
 		t.Fatalf("Run with a failing scratch allocation in a loop: err = %v, want an out-of-memory error", err)
 	}
+}
+
+// useAllocator makes the kernels this test compiles use the allocator that
+// decls defines (C declarations after a typedef of xk_test_size_t), through
+// a C-compiler wrapper that includes them in every kernel source.
+func useAllocator(t *testing.T, decls string) {
+	t.Helper()
+	dir := t.TempDir()
+	header := filepath.Join(dir, "alloc.h")
+	if err := os.WriteFile(header, []byte("typedef __SIZE_TYPE__ xk_test_size_t;\n"+decls), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(dir, "cc-alloc")
+	script := "#!/bin/sh\n" +
+		"# Only kernel sources get the header: the probe's test programs and\n" +
+		"# links are passed through unchanged.\n" +
+		"for a in \"$@\"; do case \"$a\" in *.c) exec cc -include " + header + " \"$@\";; esac; done\n" +
+		"exec cc \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XLACACHE_CC", wrapper)
 }

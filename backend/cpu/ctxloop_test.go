@@ -10,6 +10,20 @@ import (
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
+// endlessWhile loops while its counter equals itself: forever.
+const endlessWhile = `func.func @main(%x: tensor<i32>) -> tensor<i32> {
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %r = stablehlo.while(%i = %x) : tensor<i32>
+   cond {
+    %t = stablehlo.compare GE, %i, %i, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %t : tensor<i1>
+  } do {
+    %i1 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %i1 : tensor<i32>
+  }
+  return %r : tensor<i32>
+}`
+
 // cancelAfter is a context that reports itself cancelled from its nth
 // Err call on: it cancels a Run after a known number of steps, without a
 // timer.
@@ -30,18 +44,7 @@ func (c *cancelAfter) Err() error {
 // cancelled, between steps (without the check it never returns and the
 // test times out).
 func TestEndlessWhileHonoursContext(t *testing.T) {
-	m, exe := compileText(t, `func.func @main(%x: tensor<i32>) -> tensor<i32> {
-  %one = stablehlo.constant dense<1> : tensor<i32>
-  %r = stablehlo.while(%i = %x) : tensor<i32>
-   cond {
-    %t = stablehlo.compare GE, %i, %i, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.return %t : tensor<i1>
-  } do {
-    %i1 = stablehlo.add %i, %one : tensor<i32>
-    stablehlo.return %i1 : tensor<i32>
-  }
-  return %r : tensor<i32>
-}`)
+	m, exe := compileText(t, endlessWhile)
 	ctx := &cancelAfter{Context: context.Background()}
 	ctx.n.Store(10_000)
 	args := stablehlo.RandomArgs(m.Main(), 1)
@@ -78,18 +81,7 @@ func (c *gateCtx) Err() error {
 // endless loop is in progress: Close must return at once, leave the
 // kernels loaded for the run, and the run must free them as it leaves.
 func TestCloseDoesNotWaitForRuns(t *testing.T) {
-	m, exe := compileText(t, `func.func @main(%x: tensor<i32>) -> tensor<i32> {
-  %one = stablehlo.constant dense<1> : tensor<i32>
-  %r = stablehlo.while(%i = %x) : tensor<i32>
-   cond {
-    %t = stablehlo.compare GE, %i, %i, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.return %t : tensor<i1>
-  } do {
-    %i1 = stablehlo.add %i, %one : tensor<i32>
-    stablehlo.return %i1 : tensor<i32>
-  }
-  return %r : tensor<i32>
-}`)
+	m, exe := compileText(t, endlessWhile)
 	ctx := &gateCtx{Context: context.Background(), n: 100, reached: make(chan struct{}), release: make(chan struct{})}
 	ran := make(chan error, 1)
 	go func() {
