@@ -120,8 +120,7 @@ type Flight struct {
 	// noClaim starts as Options.NoClaim; StopClaiming sets it.
 	noClaim atomic.Bool
 
-	mu        sync.Mutex
-	fruitless int // reader grace periods in a row that ended with nobody claiming
+	graces pollwait.Graces
 }
 
 // New returns a Flight over opts.Store. It does not contact the store.
@@ -327,7 +326,7 @@ func (w *waiter) run() (func(), error) {
 				w.obsETag, w.obsSince = info.ETag, now
 			}
 			if !w.sawOther {
-				f.graceOutcome(true)
+				f.graces.Outcome(true)
 			}
 			w.sawOther = true
 			if now.Sub(w.obsSince) >= f.opts.Stale {
@@ -358,10 +357,10 @@ func (w *waiter) run() (func(), error) {
 		}
 		if !w.sawOther && !f.claims() && waited >= f.readerGrace() {
 			if ok, _ := w.entryReady(); ok {
-				f.graceOutcome(true)
+				f.graces.Outcome(true)
 				return nil, nil
 			}
-			f.graceOutcome(false)
+			f.graces.Outcome(false)
 			return noop, nil
 		}
 		if err := pollwait.Sleep(w.ctx, pollwait.Jitter(backoff)); err != nil {
@@ -486,24 +485,12 @@ func (f *Flight) storeFailure(what, name string, err error) {
 
 // readerGrace is how long a reader waits for a lease to appear.
 func (f *Flight) readerGrace() time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fruitless >= 1 {
+	if f.graces.Exhausted() {
 		// The last grace ended with nobody claiming: writers evidently do
 		// not compile what this reader compiles.
 		return 0
 	}
 	return f.opts.ReaderGrace
-}
-
-func (f *Flight) graceOutcome(useful bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if useful {
-		f.fruitless = 0
-	} else {
-		f.fruitless++
-	}
 }
 
 // Lease is a lease object this process holds. Release it exactly once.

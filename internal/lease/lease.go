@@ -75,11 +75,6 @@ const (
 	maxGarbageGrace = time.Second
 	// maxRecord bounds a holder record; a longer lease file is garbage.
 	maxRecord = 4096
-	// fruitlessGraces is how many grace periods in a row may expire with
-	// nobody claiming before a process stops granting them: the writer is
-	// evidently not compiling what this process compiles (or compiles it
-	// below the storing thresholds), so waiting again only adds latency.
-	fruitlessGraces = 1
 )
 
 // LocksDir is the subdirectory of the cache directory that holds leases.
@@ -157,10 +152,8 @@ type Manager struct {
 	mu       sync.Mutex
 	noClaim  bool // becomes true when the directory turns out unwritable
 	warnedRO bool
-	// fruitless counts grace periods in a row that expired with nobody
-	// claiming; see fruitlessGraces.
-	fruitless int
-	logs      *logonce.Logger // one Warn line per kind of failure
+	graces   pollwait.Graces
+	logs     *logonce.Logger // one Warn line per kind of failure
 	// tlocks holds this process's observations of takeover locks left
 	// behind, so that one is removed only after it has looked the same
 	// for Stale on this host's own clock.
@@ -777,7 +770,7 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 			return noop, nil
 		case vLive:
 			if !sawOther {
-				m.graceOutcome(true) // another process is compiling what we need
+				m.graces.Outcome(true) // another process is compiling what we need
 			}
 			sawOther = true
 		}
@@ -795,10 +788,10 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 		if !exists && errors.Is(claimErr, ErrNoClaim) && waited >= m.readerGrace() {
 			// Nobody claimed within the grace period.
 			if ready() {
-				m.graceOutcome(true)
+				m.graces.Outcome(true)
 				return nil, nil
 			}
-			m.graceOutcome(false)
+			m.graces.Outcome(false)
 			return noop, nil
 		}
 		if err := sleepCtx(ctx, pollwait.Jitter(backoff)); err != nil {
@@ -811,28 +804,13 @@ func (m *Manager) Acquire(ctx context.Context, name string, ready func() bool) (
 // readerGrace is how long a process that cannot claim waits for a lease
 // to appear.
 func (m *Manager) readerGrace() time.Duration {
-	m.mu.Lock()
-	giveUp := m.fruitless >= fruitlessGraces
-	m.mu.Unlock()
-	if giveUp {
+	if m.graces.Exhausted() {
 		return 0
 	}
 	if m.opts.WriterPresent != nil && !m.opts.WriterPresent() {
 		return m.opts.ReaderGrace / 4
 	}
 	return m.opts.ReaderGrace
-}
-
-// graceOutcome records whether a grace period ended with the entry
-// published by another process (useful) or with nobody claiming it.
-func (m *Manager) graceOutcome(useful bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if useful {
-		m.fruitless = 0
-	} else {
-		m.fruitless++
-	}
 }
 
 func (m *Manager) logOnce(kind, msg string, args ...any) { m.logs.Warn(kind, msg, args...) }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/internal/hangtest"
+	"github.com/xlacache/xlacache/internal/pollwait"
 )
 
 func newManager(t *testing.T, dir string, mod func(*Options)) *Manager {
@@ -743,7 +744,7 @@ func TestReaderGraceAdapts(t *testing.T) {
 	dir := t.TempDir()
 	m := newManager(t, dir, func(o *Options) { o.NoClaim = true; o.ReaderGrace = 40 * time.Millisecond })
 	never := func() bool { return false }
-	for i := 0; i < fruitlessGraces; i++ {
+	for i := 0; i < pollwait.FruitlessGraces; i++ {
 		if g := m.readerGrace(); g != 40*time.Millisecond {
 			t.Fatalf("grace before %d fruitless waits = %v, want 40ms", i, g)
 		}
@@ -753,7 +754,7 @@ func TestReaderGraceAdapts(t *testing.T) {
 		}
 	}
 	if g := m.readerGrace(); g != 0 {
-		t.Fatalf("grace after %d fruitless waits = %v, want 0", fruitlessGraces, g)
+		t.Fatalf("grace after %d fruitless waits = %v, want 0", pollwait.FruitlessGraces, g)
 	}
 	// Another process compiles a key this reader needs: waiting is useful
 	// again.

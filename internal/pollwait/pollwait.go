@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"math/big"
+	"sync"
 	"time"
 )
 
@@ -86,5 +87,39 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-t.C:
 		return nil
+	}
+}
+
+// FruitlessGraces is how many reader grace periods in a row may expire with
+// nobody claiming before a process stops granting them: the writers are
+// evidently not compiling what this process compiles (or compile it below
+// the storing thresholds), so waiting again only adds latency.
+const FruitlessGraces = 1
+
+// Graces counts a process's reader grace periods (see
+// Timing.ReaderGrace) that ended with nobody claiming. The zero value is
+// ready, and it is safe for concurrent use.
+type Graces struct {
+	mu        sync.Mutex
+	fruitless int
+}
+
+// Exhausted reports whether the last FruitlessGraces grace periods in a
+// row ended with nobody claiming, so that no more should be granted.
+func (g *Graces) Exhausted() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.fruitless >= FruitlessGraces
+}
+
+// Outcome records whether a grace period ended with the entry published
+// by another process (useful) or with nobody claiming.
+func (g *Graces) Outcome(useful bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if useful {
+		g.fruitless = 0
+	} else {
+		g.fruitless++
 	}
 }

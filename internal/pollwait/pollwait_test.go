@@ -55,3 +55,22 @@ func TestSleepHonoursContext(t *testing.T) {
 		t.Fatalf("Sleep: %v", err)
 	}
 }
+
+// A process stops granting reader grace periods after FruitlessGraces in
+// a row found nobody claiming, and grants them again after a useful one.
+func TestGraces(t *testing.T) {
+	var g Graces
+	for i := 0; i < FruitlessGraces; i++ {
+		if g.Exhausted() {
+			t.Fatalf("exhausted after %d fruitless graces", i)
+		}
+		g.Outcome(false)
+	}
+	if !g.Exhausted() {
+		t.Fatalf("not exhausted after %d fruitless graces", FruitlessGraces)
+	}
+	g.Outcome(true)
+	if g.Exhausted() {
+		t.Fatal("still exhausted after a useful grace")
+	}
+}
