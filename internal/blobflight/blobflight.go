@@ -53,18 +53,17 @@ import (
 
 // Defaults for Options fields left zero.
 const (
-	// DefaultStale matches the directory leases' default (lease.DefaultStale).
-	DefaultStale = 30 * time.Second
+	// DefaultStale is the directory leases' default too.
+	DefaultStale = pollwait.DefaultStale
 	// DefaultWait bounds how long Acquire waits for another host.
-	DefaultWait = 120 * time.Second
+	DefaultWait = pollwait.DefaultWait
 	// DefaultPollMin and DefaultPollMax bound a waiter's backoff between
 	// two looks at the entry and the lease: every look is two requests
 	// (a HEAD of each), so the bounds are wider than a directory's.
 	DefaultPollMin = 20 * time.Millisecond
 	DefaultPollMax = 250 * time.Millisecond
-	// DefaultReaderGrace is how long a reader waits when no lease exists:
-	// long enough for a writer that started a moment later to claim.
-	DefaultReaderGrace = 2 * time.Second
+	// DefaultReaderGrace is how long a reader waits when no lease exists.
+	DefaultReaderGrace = pollwait.DefaultReaderGrace
 	// maxRecord bounds the lease record this package writes.
 	maxRecord = 4096
 )

@@ -57,19 +57,17 @@ import (
 // Defaults for Options fields left zero.
 const (
 	// DefaultStale is how long a lease's heartbeat may stay unchanged before
-	// the lease is taken over. It is generous because network filesystems
-	// cache attributes for tens of seconds.
-	DefaultStale = 30 * time.Second
+	// the lease is taken over.
+	DefaultStale = pollwait.DefaultStale
 	// DefaultWait bounds how long Acquire waits for another holder.
-	DefaultWait = 120 * time.Second
+	DefaultWait = pollwait.DefaultWait
 	// DefaultPollMin and DefaultPollMax bound the waiter's backoff between
 	// two looks at the entry and the lease.
 	DefaultPollMin = 5 * time.Millisecond
 	DefaultPollMax = 100 * time.Millisecond
 	// DefaultReaderGrace is how long a process that cannot claim waits when
-	// nobody holds a lease at all: long enough for a writer that started a
-	// moment later to claim, short enough that a lone reader is not stalled.
-	DefaultReaderGrace = 2 * time.Second
+	// nobody holds a lease at all.
+	DefaultReaderGrace = pollwait.DefaultReaderGrace
 	// maxGarbageGrace bounds how long an empty or unparseable lease file
 	// must look unchanged before it is taken over (see garbageGrace).
 	maxGarbageGrace = time.Second

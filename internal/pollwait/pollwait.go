@@ -15,6 +15,21 @@ import (
 	"time"
 )
 
+// Defaults both single-flight implementations share.
+const (
+	// DefaultStale is how long a lease's heartbeat may stay unchanged
+	// before the lease is taken over. It is generous because network
+	// filesystems cache attributes for tens of seconds.
+	DefaultStale = 30 * time.Second
+	// DefaultWait bounds how long a waiter waits for another holder.
+	DefaultWait = 120 * time.Second
+	// DefaultReaderGrace is how long a process that cannot claim waits
+	// when nobody holds a lease at all: long enough for a writer that
+	// started a moment later to claim, short enough that a lone reader is
+	// not stalled.
+	DefaultReaderGrace = 2 * time.Second
+)
+
 // Timing is the timing of a single-flight implementation.
 type Timing struct {
 	// Stale is how long an unchanged heartbeat makes a lease stale.
