@@ -121,7 +121,7 @@ func (b *Backend) KeyParts(ctx context.Context, p cache.Program) ([]cache.KeyPar
 	return []cache.KeyPart{
 		{Name: "program", Data: programKey(m, p.Text)},
 		{Name: "options", Data: []byte(b.optionsKey(p))},
-		{Name: "backend", Data: []byte(fmt.Sprintf("cpu format=%d codegen=%s\n%s", formatVersion, codegenFingerprint, c.Identity()))},
+		{Name: "backend", Data: []byte(fmt.Sprintf("cpu format=%d codegen=%s\n%s", formatVersion, codegenFingerprint(), c.Identity()))},
 		{Name: "topology", Data: []byte("host cpu x1")},
 	}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -27,13 +28,15 @@ const formatVersion = 3
 // complex log, say) can never leave an executable built from the old text
 // in use, even where nobody remembered to bump formatVersion. Changes to
 // the Go side of the code generator still need formatVersion.
-var codegenFingerprint = func() string {
+// It is computed on first use, not at start-up: most processes that link
+// the package never key a cpu executable.
+var codegenFingerprint = sync.OnceValue(func() string {
 	h := sha256.New()
 	for _, s := range []string{prelude, chloPrelude, complexPrelude, fftPrelude} {
 		fmt.Fprintf(h, "%d\n%s", len(s), s)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
-}()
+})
 
 var exeMagic = []byte("XLCPUEXE")
 

@@ -268,9 +268,9 @@ func TestCodegenInKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range parts {
-		if p.Name == "backend" && strings.Contains(string(p.Data), "codegen="+codegenFingerprint) && len(codegenFingerprint) == 16 {
+		if p.Name == "backend" && strings.Contains(string(p.Data), "codegen="+codegenFingerprint()) && len(codegenFingerprint()) == 16 {
 			return
 		}
 	}
-	t.Errorf("key parts %q do not name the codegen fingerprint %q", parts, codegenFingerprint)
+	t.Errorf("key parts %q do not name the codegen fingerprint %q", parts, codegenFingerprint())
 }

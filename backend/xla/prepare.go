@@ -126,9 +126,11 @@ func CacheFlags(opts config.Options, sup Support) ([]Flag, []Skip) {
 		// cache location), so every process of a job must carry the same
 		// value or readers would never hit the writer's executables — as
 		// JAX gives it to every process (compiler.py get_compile_options).
-		if sup.Knows(FlagKernelCacheFile) && sup.Knows(FlagLLVMModuleParallelism) {
+		switch {
+		case !sup.Knows(FlagKernelCacheFile):
+		case sup.Knows(FlagLLVMModuleParallelism):
 			flags = append(flags, Flag{Name: FlagLLVMModuleParallelism, Value: "true", HasValue: true})
-		} else if sup.Knows(FlagKernelCacheFile) {
+		default:
 			skips = append(skips, Skip{FlagLLVMModuleParallelism, fmt.Sprintf("not needed by, or unknown to, the target XLA (%s %s)", sup.Source, sup.Detail)})
 		}
 	}
