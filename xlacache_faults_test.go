@@ -19,7 +19,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/logtest"
+	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
 // Item 11 of the hardening issue: "one log line per failure". Each fault

@@ -10,8 +10,8 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/entry"
-	"github.com/xlacache/xlacache/internal/logtest"
-	"github.com/xlacache/xlacache/internal/memtest"
+	"github.com/xlacache/xlacache/internal/testsupport/logtest"
+	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 )
 
 // Issue 10 item 4 against a real S3 server: an object larger than

@@ -43,7 +43,7 @@ import (
 	"github.com/xlacache/xlacache/examples/transformer"
 	"github.com/xlacache/xlacache/internal/blobflight"
 	"github.com/xlacache/xlacache/internal/lease"
-	"github.com/xlacache/xlacache/internal/s3test"
+	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 )
 
 const (

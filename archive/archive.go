@@ -31,7 +31,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/subcache"
+	"github.com/xlacache/xlacache/xla/rawfiles"
 )
 
 // ManifestName is the name of an archive's first member.
@@ -100,7 +100,7 @@ func classify(name string) (layout.Class, error) {
 	case layout.XLAKernel:
 		return c, nil
 	case layout.XLAAutotune:
-		if subcache.ValidAutotuneName(strings.TrimPrefix(name, layout.XLAAutotuneDir+"/")) {
+		if rawfiles.ValidAutotuneName(strings.TrimPrefix(name, layout.XLAAutotuneDir+"/")) {
 			return c, nil
 		}
 	case layout.Entry:

@@ -14,8 +14,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/xlacache/xlacache/cache"
-	"github.com/xlacache/xlacache/internal/cachetest"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 )
 
 func TestExportImport(t *testing.T) {

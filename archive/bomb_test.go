@@ -15,9 +15,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/xlacache/xlacache/cache"
-	"github.com/xlacache/xlacache/internal/cachetest"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 )
 
 // bombArchive returns a small archive whose members are given by ms; a

@@ -17,7 +17,7 @@ import (
 
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/subcache"
+	"github.com/xlacache/xlacache/xla/rawfiles"
 )
 
 // ImportStats counts what Import did.
@@ -247,7 +247,7 @@ func install(root *os.Root, rel string, data []byte, merge bool, dirMode, fileMo
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
-	merged, _, merr := subcache.MergeKernelCaches(local, [][]byte{data})
+	merged, _, merr := rawfiles.MergeKernelCaches(local, [][]byte{data})
 	if merr != nil && len(local) > 0 {
 		return false, merr
 	}

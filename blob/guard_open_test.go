@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/internal/logtest"
+	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
 // ErrPrecondition is an answer (another writer acted first), like ErrExist:

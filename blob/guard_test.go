@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/internal/logtest"
+	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
 // fakeStore fails, answers or blocks as a test tells it, and counts the

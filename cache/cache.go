@@ -24,7 +24,6 @@ import (
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/logonce"
-	"github.com/xlacache/xlacache/internal/subcache"
 )
 
 // Names of fixed paths under the cache directory, kept here for callers of
@@ -63,7 +62,6 @@ type Cache struct {
 	signingKey []byte
 
 	shared blob.Store
-	mirror *subcache.Mirror // XLA's raw subcaches onto shared; nil without
 
 	// badShared maps the name of a shared object that failed verification
 	// to its ETag, so that this writer's next put replaces exactly that

@@ -81,7 +81,6 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 		}
 	}
 
-	c.pullSubcaches(ctx)
 	exe, compileTime, err := timedCompile(ctx, b, p, env)
 	env.mu.Lock()
 	env.report.Explain = explain
@@ -109,13 +108,6 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 			env.mu.Unlock()
 		}
 		env.Phase("store", time.Since(sstart))
-		c.pushSubcaches(ctx)
-		env.mu.Lock()
-		raw := env.rawUse
-		env.mu.Unlock()
-		if raw {
-			c.maybeReconcile()
-		}
 		c.maybeFlushStats()
 	}
 	return exe, env.Report(), nil

@@ -27,7 +27,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/examples/mlp"
 	"github.com/xlacache/xlacache/examples/transformer"
-	"github.com/xlacache/xlacache/internal/s3test"
+	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 

@@ -5,8 +5,6 @@ package cache
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,11 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/hangtest"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/subcache"
+	"github.com/xlacache/xlacache/internal/testsupport/hangtest"
 )
 
 // entryRelOf returns where p's executable entry lives (relative to a cache
@@ -418,67 +414,3 @@ func openLedgerAt(t testing.TB, dir string) *ledger {
 	return l
 }
 
-// Item 1: the XLA subcache mirror's local writes are confined too: a
-// symlinked autotune directory or kernel cache file is not written through.
-func TestMirrorPullConfined(t *testing.T) {
-	base := t.TempDir()
-	dir, outside := filepath.Join(base, "cache"), filepath.Join(base, "outside")
-	os.Mkdir(dir, 0o700)
-	os.Mkdir(outside, 0o700)
-	victim := filepath.Join(outside, "victim")
-	os.WriteFile(victim, []byte("keep"), 0o600)
-	os.Symlink(outside, filepath.Join(dir, layout.XLAAutotuneDir))
-	os.Symlink(victim, filepath.Join(dir, layout.XLAKernelFile))
-
-	store := memblob.New(memblob.Options{})
-	ctx := context.Background()
-	at := subcache.AutotuneDir + "/QUJD.textproto"
-	store.PutIfAbsent(ctx, at, subcache.Seal(at, []byte("tuned"), nil))
-	part := []byte{0x0a, 0x01, 'k'}
-	sum := sha256.Sum256(part)
-	kp := subcache.KernelParts + "/" + hex.EncodeToString(sum[:])
-	store.PutIfAbsent(ctx, kp, subcache.Seal(kp, part, nil))
-
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	for _, r := range []*os.Root{root, nil} {
-		m := subcache.NewMirror(store, subcache.MirrorOptions{Dir: dir, Root: r, Autotune: true, Kernels: true})
-		if _, err := m.Pull(ctx); err == nil {
-			t.Error("pull through planted symbolic links reported no error")
-		}
-	}
-	if got := listTree(t, outside); len(got) != 1 {
-		t.Errorf("files outside the cache directory: %v", got)
-	}
-	if b, _ := os.ReadFile(victim); string(b) != "keep" {
-		t.Errorf("file outside the cache directory overwritten: %q", b)
-	}
-}
-
-// Item 1 and 3: XLA opens its subcache paths itself; a symbolic link or a
-// FIFO there turns the subcache off instead of being handed to XLA.
-func TestSubcachePathDamageTurnsSubcacheOff(t *testing.T) {
-	base := t.TempDir()
-	dir, outside := filepath.Join(base, "cache"), filepath.Join(base, "outside")
-	os.Mkdir(dir, 0o700)
-	os.Mkdir(outside, 0o700)
-	os.Symlink(outside, filepath.Join(dir, layout.XLAAutotuneDir))
-	if err := syscall.Mkfifo(filepath.Join(dir, layout.XLAKernelFile), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	o := testOptions(dir)
-	o.Subcaches = config.AllSubcaches()
-	c := mustOpen(t, o, nil)
-	s := c.ForBackend("xla", false)
-	for _, sub := range []config.Subcache{config.SubcacheAutotune, config.SubcacheKernels} {
-		if p, _, ok := s.SubcacheDir(sub); ok {
-			t.Errorf("%s: damaged path %s handed to XLA", sub, p)
-		}
-	}
-	if got := listTree(t, outside); len(got) != 0 {
-		t.Errorf("files outside the cache directory: %v", got)
-	}
-}

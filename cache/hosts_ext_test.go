@@ -33,10 +33,9 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/hangtest"
-	"github.com/xlacache/xlacache/internal/logtest"
-	"github.com/xlacache/xlacache/internal/s3test"
-	"github.com/xlacache/xlacache/internal/subcache"
+	"github.com/xlacache/xlacache/internal/testsupport/hangtest"
+	"github.com/xlacache/xlacache/internal/testsupport/logtest"
+	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 )
 
 const (
@@ -49,8 +48,7 @@ const (
 )
 
 // hostsBackend is a test double whose Compile does real CPU work (a SHA-256
-// chain), uses both kinds of subcache (its own tiers through Session.Tier and
-// XLA-style raw files through Session.SubcacheDir), and records each compile as
+// chain), uses its own autotune tier through Session.Tier, and records each compile as
 // a file in a counter directory so tests can count compiles across
 // processes.
 type hostsBackend struct {
@@ -59,8 +57,6 @@ type hostsBackend struct {
 	// hang makes Compile block after recording itself, until the process
 	// is killed: it plays a compiler that dies mid-compile.
 	hang bool
-	// rawHits counts XLA-style raw autotune files found at compile time.
-	rawHits int
 }
 
 type hostsExe struct{ payload []byte }
@@ -121,8 +117,6 @@ func (b *hostsBackend) Compile(ctx context.Context, p cache.Program, env *cache.
 		io.Copy(io.Discard, os.Stdin)
 		return nil, errors.New("hosts: hang released")
 	}
-	rawDir, update, rawOK := env.SubcacheDir(config.SubcacheAutotune)
-	kernelFile, kupdate, kOK := env.SubcacheDir(config.SubcacheKernels)
 	out := []byte("hosts-exe\n")
 	for _, k := range hostsKernels(p) {
 		kkey := cache.NewKey("kernel", []cache.KeyPart{{Name: "kernel", Data: []byte(k)}})
@@ -139,36 +133,8 @@ func (b *hostsBackend) Compile(ctx context.Context, p cache.Program, env *cache.
 		}
 		out = append(out, sum...)
 		out = append(out, '\n')
-		// XLA-style raw autotune file, one per kernel.
-		if rawOK {
-			name := filepath.Join(rawDir, kkey.String()[len(kkey.String())-16:]+".textproto")
-			_, err := os.Stat(name)
-			if err == nil {
-				b.rawHits++
-			}
-			if err != nil && update {
-				if err := os.WriteFile(name, []byte("result: "+string(sum)+"\n"), 0o600); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	// XLA-style kernel cache file: a protobuf message; append one map
-	// entry record (field 1, length-delimited) per program.
-	if kOK && kupdate {
-		rec := protoRecord(1, []byte(p.Name))
-		f, err := os.OpenFile(kernelFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			return nil, err
-		}
-		f.Write(rec)
-		f.Close()
 	}
 	return &hostsExe{payload: out}, nil
-}
-
-func protoRecord(field byte, data []byte) []byte {
-	return append([]byte{field<<3 | 2, byte(len(data))}, data...)
 }
 
 func (b *hostsBackend) Load(ctx context.Context, data []byte, env *cache.Session) (cache.Executable, error) {
@@ -180,12 +146,11 @@ func (b *hostsBackend) Load(ctx context.Context, data []byte, env *cache.Session
 
 // hostsResult is what a child prints.
 type hostsResult struct {
-	Digest  string
-	Hit     bool
-	Source  string
-	Tiers   map[string]cache.TierResult
-	Errors  map[string]int64
-	RawHits int
+	Digest string
+	Hit    bool
+	Source string
+	Tiers  map[string]cache.TierResult
+	Errors map[string]int64
 }
 
 // TestHostsChild is the body of a child process; it does nothing in a
@@ -217,8 +182,7 @@ func TestHostsChild(t *testing.T) {
 			t.Fatalf("wrong executable: %q", payload)
 		}
 		sum := sha256.Sum256(payload)
-		results = append(results, hostsResult{Digest: hex.EncodeToString(sum[:]), Hit: rep.Hit, Source: rep.Source, Tiers: rep.Tiers, Errors: c.Stats().Errors, RawHits: b.rawHits})
-		b.rawHits = 0
+		results = append(results, hostsResult{Digest: hex.EncodeToString(sum[:]), Hit: rep.Hit, Source: rep.Source, Tiers: rep.Tiers, Errors: c.Stats().Errors})
 	}
 	c.Close()
 	out, _ := json.Marshal(results)
@@ -435,7 +399,7 @@ func TestHostsTwoHostsSharedBucket(t *testing.T) {
 		t.Fatalf("host A: %d compiles", got)
 	}
 	names := listObjects(t, srv)
-	for _, want := range []string{"executables/", "hosts/autotune/", subcache.AutotuneDir + "/", subcache.KernelParts + "/"} {
+	for _, want := range []string{"executables/", "hosts/autotune/"} {
 		if !hasPrefix(names, want) {
 			t.Fatalf("nothing published under %s: %q", want, names)
 		}
@@ -450,21 +414,13 @@ func TestHostsTwoHostsSharedBucket(t *testing.T) {
 		t.Fatalf("host B: hit=%v source=%q, want a shared hit", rs[0][0].Hit, rs[0][0].Source)
 	}
 	// Host B compiles Q, which shares the kernel "matmul" with P: the
-	// executable is new, but the subcache entries (both kinds) come from
-	// host A.
+	// executable is new, but the subcache entry comes from host A.
 	rs, _ = runHosts(t, []hostsChild{{env: hostB, program: "matmul,softmax"}})
 	if got := countCompiles(t, counter); got != 2 {
 		t.Fatalf("host B: %d compiles after Q, want 2", got)
 	}
 	if tr := rs[0][0].Tiers["hosts/autotune"]; tr.Hits != 1 || tr.Misses != 1 {
 		t.Fatalf("host B backend tier for Q: %+v, want 1 hit (matmul from host A) and 1 miss", tr)
-	}
-	if got := rs[0][0].RawHits; got != 1 {
-		// matmul's raw XLA-style file came from host A through the pull.
-		t.Fatalf("host B found %d raw autotune files for Q, want 1", got)
-	}
-	if _, err := os.Stat(filepath.Join(dirB, subcache.KernelFile)); err != nil {
-		t.Fatalf("kernel cache file not pulled to host B: %v", err)
 	}
 
 	// The server stops mid-run: both hosts keep working.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -20,8 +19,7 @@ type ContentAddressedKernels interface {
 }
 
 // Session is what a backend sees during one Compile or Load: its own subcache
-// tiers, XLA-style raw subcache paths with this process's mode, and a place
-// to report phase timings and subcache hits. Methods are safe for
+// tiers and a place to report phase timings and subcache hits. Methods are safe for
 // concurrent use and nil-safe.
 type Session struct {
 	c            *Cache
@@ -31,7 +29,6 @@ type Session struct {
 
 	mu     sync.Mutex
 	report *Report
-	rawUse bool // SubcacheDir handed out a path in update mode
 	// saved adds up the compile times recorded in the subcache entries this
 	// compile hit: the work it would have done without them.
 	saved time.Duration
@@ -81,48 +78,6 @@ func (e *Session) Tier(sub config.Subcache) *Tier {
 		return nil
 	}
 	return e.c.Tier(e.TierName(sub)).withSession(e)
-}
-
-// SubcacheDir returns the XLA-style raw path for sub (a directory for the
-// autotune subcache, a file path for the kernel cache), whether this
-// process should update it (writer) or only read it, and whether the
-// subcache is on at all. The path for the kernel cache is not created.
-func (e *Session) SubcacheDir(sub config.Subcache) (path string, update bool, ok bool) {
-	if !e.subcacheOn(sub) || e.c.dir == "" {
-		return "", false, false
-	}
-	c := e.c
-	path = layout.Dir(c.dir).XLAAutotune()
-	rel, wantDir := layout.XLAAutotuneDir, true
-	if sub == config.SubcacheKernels {
-		path = layout.Dir(c.dir).XLAKernel()
-		rel, wantDir = layout.XLAKernelFile, false
-	}
-	// XLA opens the path itself, following links and blocking on FIFOs:
-	// a symbolic link or special file there is damage, and the subcache
-	// stays off rather than be read or written through it.
-	if c.root != nil {
-		if st, err := c.root.Lstat(rel); err == nil && (wantDir && !st.IsDir() || !wantDir && !st.Mode().IsRegular()) {
-			c.countError(e.TierName(sub), "foreign")
-			c.logOnce("subcache-odd:"+rel, "XLA subcache path is not a plain directory or file; subcache off", "path", path, "type", st.Mode().Type().String())
-			return "", false, false
-		}
-	}
-	update = c.writer
-	if update && sub == config.SubcacheAutotune {
-		// The tmp directory too: XLA would create it 0755, locking other
-		// users of a group-shared directory out of writing results.
-		if err := atomicfile.MkdirAllIn(c.root, layout.XLAAutotuneDir+"/"+layout.XLAAutotuneTmpDir, c.opts.EffectiveDirMode()); err != nil {
-			c.failure(e.TierName(sub), "creating the autotune subcache", path, err)
-			update = false
-		}
-	}
-	if update {
-		e.mu.Lock()
-		e.rawUse = true
-		e.mu.Unlock()
-	}
-	return path, update, true
 }
 
 // Phase records how long a named phase of this compile took.

@@ -1,20 +1,15 @@
 package cache
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/logtest"
-	"github.com/xlacache/xlacache/internal/subcache"
 )
 
 // Unit tests of the shared tier's fall-through logic on the in-memory
@@ -130,58 +125,4 @@ func TestSharedIgnoredWhenDisabled(t *testing.T) {
 	if c.Shared() != nil || c.enabled() {
 		t.Fatal("a disabled cache uses a shared tier")
 	}
-}
-
-// The raw-subcache sync works with any blob.Store.
-func TestSubcacheSyncWithAnyStore(t *testing.T) {
-	store := memblob.New(memblob.Options{})
-	mk := func(dir string, role config.Role) *Cache {
-		o := config.Defaults()
-		o.Dir = dir
-		o.Role = role
-		o.Subcaches = []config.Subcache{config.SubcacheAutotune, config.SubcacheKernels}
-		var logs logtest.Buffer
-		c, err := Open(context.Background(), o, slog.New(slog.NewTextHandler(&logs, nil)), WithShared(store))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			c.Close()
-			if strings.Contains(logs.String(), "level=WARN") && !strings.Contains(logs.String(), unsignedSharedWarning) {
-				t.Errorf("warnings during a clean sync:\n%s", logs.String())
-			}
-		})
-		return c
-	}
-	a, b := mk(t.TempDir(), config.RoleWriter), mk(t.TempDir(), config.RoleReader)
-	os.MkdirAll(filepath.Join(a.Dir(), subcache.AutotuneDir), 0o700)
-	os.WriteFile(filepath.Join(a.Dir(), subcache.AutotuneDir, "k1.textproto"), []byte("t1"), 0o600)
-	os.WriteFile(filepath.Join(a.Dir(), subcache.KernelFile), protoRecord(1, []byte("kern")), 0o600)
-	ctx := context.Background()
-	a.pushSubcaches(ctx)
-	a.pushSubcaches(ctx) // ErrExist is not a failure
-	b.pushSubcaches(ctx) // readers never push
-	if store.Len() != 2 {
-		t.Fatalf("store holds %d objects, want 2", store.Len())
-	}
-	b.pullSubcaches(ctx)
-	if got, err := os.ReadFile(filepath.Join(b.Dir(), subcache.AutotuneDir, "k1.textproto")); err != nil || string(got) != "t1" {
-		t.Fatalf("autotune file not pulled: %q %v", got, err)
-	}
-	if got, _ := os.ReadFile(filepath.Join(b.Dir(), subcache.KernelFile)); !bytes.Equal(got, protoRecord(1, []byte("kern"))) {
-		t.Fatalf("kernel file not pulled: %x", got)
-	}
-	// A reader whose directory does not exist pulls nothing and creates
-	// nothing.
-	c := mk(filepath.Join(t.TempDir(), "absent"), config.RoleReader)
-	c.pullSubcaches(ctx)
-	if _, err := os.Stat(c.Dir()); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("a reader created its cache directory")
-	}
-}
-
-// protoRecord is one length-delimited protobuf record: a kernel cache
-// file's map entry.
-func protoRecord(field byte, data []byte) []byte {
-	return append([]byte{field<<3 | 2, byte(len(data))}, data...)
 }

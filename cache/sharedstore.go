@@ -223,3 +223,33 @@ func (c *Cache) refreshMarker(ctx context.Context, name string, now time.Time) b
 	c.logOnce("shared-used-marker", "could not record the use of a shared entry; bucket retention may take it for unused (no effect on results)", "object", marker, "err", err)
 	return false
 }
+
+// warnUnsignedOnce makes the unsigned-shared-cache warning one line per
+// process, however many caches are opened.
+var warnUnsignedOnce sync.Once
+
+// unsignedSharedWarning is the text of that warning (tests look for it).
+const unsignedSharedWarning = "shared cache without signing: anyone who can write to it can make readers run their code; set XLACACHE_SIGNING_KEY (or XLACACHE_SIGNING_KEY_FILE) on every host"
+
+// attachShared makes shared the cache's shared tier, warning (once per
+// process) when entries are not signed.
+func (c *Cache) attachShared(shared blob.Store) {
+	if len(c.opts.SigningKey) == 0 {
+		where := c.opts.SharedURL
+		if where == "" {
+			where = storeName(shared)
+		}
+		warnUnsignedOnce.Do(func() {
+			c.logger.Warn(unsignedSharedWarning, "url", where)
+		})
+	}
+	c.shared = shared
+}
+
+// storeName names a store for logs.
+func storeName(s blob.Store) string {
+	if sn, ok := s.(interface{ String() string }); ok {
+		return sn.String()
+	}
+	return "shared store"
+}

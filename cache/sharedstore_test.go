@@ -11,7 +11,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/memtest"
+	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 )
 
 // Issue 10 items 4 and 8 at the cache's level: the bound on what is read

@@ -106,18 +106,6 @@ func (c *Cache) trimAtOpen() {
 // them (Close cancels).
 func (c *Cache) waitBackground() { c.bg.Wait() }
 
-// maybeReconcile schedules a recount when XLA-style raw subcaches were
-// handed out and the last recount is old.
-func (c *Cache) maybeReconcile() {
-	if !c.writer || c.opts.MaxSize <= 0 {
-		return
-	}
-	if time.Since(time.Unix(0, c.lastReconcile.Load())) < reconcileInterval {
-		return
-	}
-	c.startTrim()
-}
-
 // fileInfo is one file found by a scan.
 type fileInfo struct {
 	path  string // absolute

@@ -10,7 +10,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/memtest"
+	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 )
 
 // pushedBounded populates a cache directory (entries signed with key,

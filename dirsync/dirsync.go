@@ -29,7 +29,7 @@ import (
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/subcache"
+	"github.com/xlacache/xlacache/xla/rawfiles"
 )
 
 // Result counts what a Pull or Push moved.
@@ -42,7 +42,7 @@ type Result struct {
 	// and replaced with the local entry.
 	Replaced int
 	// Raw counts XLA's raw subcache files moved by the mirror.
-	Raw subcache.MirrorStats
+	Raw rawfiles.MirrorStats
 }
 
 // Pull copies into c's directory every entry store has and the directory
@@ -98,7 +98,7 @@ func Pull(ctx context.Context, c *cache.Cache, store blob.Store) (Result, error)
 			slog.Warn("xlacache: sync pull: recounting the cache directory failed; the next trim will", "dir", dir, "err", err)
 		}
 	}
-	m := subcache.NewMirror(store, mirrorOptions(opts, opts.HasSubcache(config.SubcacheAutotune), opts.HasSubcache(config.SubcacheKernels)))
+	m := rawfiles.NewMirror(store, mirrorOptions(opts, opts.HasSubcache(config.SubcacheAutotune), opts.HasSubcache(config.SubcacheKernels)))
 	raw, err := m.Pull(ctx)
 	res.Raw = raw
 	if err != nil {
@@ -186,7 +186,7 @@ func Push(ctx context.Context, c *cache.Cache, store blob.Store) (Result, error)
 		}
 		res.Entries++
 	}
-	m := subcache.NewMirror(store, mirrorOptions(opts, true, true))
+	m := rawfiles.NewMirror(store, mirrorOptions(opts, true, true))
 	raw, err := m.Push(ctx)
 	res.Raw = raw
 	if err != nil {
@@ -268,8 +268,8 @@ func repairRemote(ctx context.Context, store blob.Store, r blob.Info, key string
 	}
 }
 
-func mirrorOptions(opts config.Options, autotune, kernels bool) subcache.MirrorOptions {
-	return subcache.MirrorOptions{
+func mirrorOptions(opts config.Options, autotune, kernels bool) rawfiles.MirrorOptions {
+	return rawfiles.MirrorOptions{
 		Dir: opts.Dir, Autotune: autotune, Kernels: kernels,
 		SigningKey: opts.SigningKey, DirMode: opts.EffectiveDirMode(), FileMode: opts.EffectiveFileMode(),
 		MaxObjectSize: opts.SharedMaxObjectSize,

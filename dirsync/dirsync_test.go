@@ -13,8 +13,8 @@ import (
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/cachetest"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 )
 
 // populated fills a new cache directory with cachetest.Populate (entries

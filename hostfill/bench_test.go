@@ -12,8 +12,8 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/atomicfile"
-	"github.com/xlacache/xlacache/internal/s3test"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/internal/testsupport/s3test"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // benchFiles are 10,000 autotune results and 50 JAX entries.

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/xla"
 )
 
 // One autotune writer per host.

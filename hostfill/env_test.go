@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/xla"
 )
 
 // Exclusion lists of JAX's XLA_FLAGS hashing (jax-ml/jax

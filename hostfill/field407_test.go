@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/xla"
 )
 
 // probedSupport writes a file shaped like an XLA plugin that registers

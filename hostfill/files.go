@@ -12,15 +12,15 @@ import (
 
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/subcache"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/xla/jaxcache"
+	"github.com/xlacache/xlacache/xla/rawfiles"
 )
 
 // Kind is what a packed file is.
 type Kind int
 
 // Kinds of files packs carry. XLA's kernel cache file is not one: it is a
-// single file XLA extends, merged part by part (subcache.Mirror).
+// single file XLA extends, merged part by part (rawfiles.Mirror).
 const (
 	KindNone Kind = iota
 	// KindJAX is a JAX executable entry, "<module>-<hash>-cache".
@@ -57,7 +57,7 @@ func Classify(rel string) Kind {
 		}
 		return KindNone
 	case dir == layout.XLAAutotuneDir+"/":
-		if subcache.ValidAutotuneName(base) && !layout.IsTemp(base) {
+		if rawfiles.ValidAutotuneName(base) && !layout.IsTemp(base) {
 			return KindAutotune
 		}
 		return KindNone
@@ -89,7 +89,7 @@ func checkContent(kind Kind, rel string, data []byte, signingKey []byte) error {
 	case KindJAX:
 		_, err = jaxcache.Decode(data)
 	case KindAutotune:
-		err = subcache.VerifyAutotuneFile(data)
+		err = rawfiles.VerifyAutotuneFile(data)
 	case KindEntry:
 		_, err = entry.DecodeAs(data, layout.Classify(rel).Key, signingKey)
 	default:

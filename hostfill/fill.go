@@ -15,7 +15,7 @@ import (
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/subcache"
+	"github.com/xlacache/xlacache/xla/rawfiles"
 )
 
 // maxCopies bounds how many packs holding one name a fill tries.
@@ -56,7 +56,7 @@ type Options struct {
 	PackFiles int
 	PackBytes int64
 	// Kernels includes XLA's kernel cache file (merged from parts, see
-	// subcache.Mirror).
+	// rawfiles.Mirror).
 	Kernels bool
 	// Logger receives one line per kind of failure; nil means slog.Default.
 	Logger *slog.Logger
@@ -109,7 +109,7 @@ type FillStats struct {
 	// their bytes was written.
 	Refused int
 	// Kernels is what the kernel cache merge did.
-	Kernels subcache.MirrorStats
+	Kernels rawfiles.MirrorStats
 	// Remote is every file name the store's packs hold, for the
 	// publisher to skip.
 	Remote map[string]bool `json:"-"`
@@ -132,13 +132,13 @@ func Fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 	// The kernel cache parts are listed beside the packs, at the same time:
 	// a start with nothing to fetch costs one round trip, not two.
 	type kernelResult struct {
-		st  subcache.MirrorStats
+		st  rawfiles.MirrorStats
 		err error
 	}
 	kernels := make(chan kernelResult, 1)
 	if o.Kernels {
 		go func() {
-			m := subcache.NewMirror(store, subcache.MirrorOptions{Root: o.Root, Kernels: true, SigningKey: o.SigningKey,
+			m := rawfiles.NewMirror(store, rawfiles.MirrorOptions{Root: o.Root, Kernels: true, SigningKey: o.SigningKey,
 				DirMode: o.DirMode, FileMode: o.FileMode, MaxObjectSize: o.MaxObjectSize})
 			ks, err := m.Pull(ctx)
 			kernels <- kernelResult{ks, err}

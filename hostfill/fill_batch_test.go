@@ -13,7 +13,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // TestFillBatchConfinedAndClean: a fill writes every pack through one

@@ -17,7 +17,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/blob/memblob"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // countingStore counts the requests made to a store.

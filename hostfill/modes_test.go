@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob/memblob"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // TestFillCreatesWithConfiguredModes: everything a fill and the host's

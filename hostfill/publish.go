@@ -10,7 +10,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/atomicfile"
-	"github.com/xlacache/xlacache/internal/subcache"
+	"github.com/xlacache/xlacache/xla/rawfiles"
 )
 
 // PublishStats says what publishes did.
@@ -22,7 +22,7 @@ type PublishStats struct {
 	// entry being written) or not of their kind.
 	Incomplete int
 	// Kernels is what the kernel cache push did.
-	Kernels subcache.MirrorStats
+	Kernels rawfiles.MirrorStats
 }
 
 // Publisher publishes a directory's new complete files to the store in
@@ -37,7 +37,7 @@ type Publisher struct {
 	done    map[string]bool    // published or on the store
 	skipped map[string]fileSig // incomplete at the last look, by size and mtime
 	stats   PublishStats
-	mirror  *subcache.Mirror
+	mirror  *rawfiles.Mirror
 }
 
 type fileSig struct {
@@ -53,7 +53,7 @@ func NewPublisher(store blob.Store, o Options, remote map[string]bool) *Publishe
 		p.done[n] = true
 	}
 	if o.Kernels {
-		p.mirror = subcache.NewMirror(store, subcache.MirrorOptions{Root: o.Root, Kernels: true, SigningKey: o.SigningKey,
+		p.mirror = rawfiles.NewMirror(store, rawfiles.MirrorOptions{Root: o.Root, Kernels: true, SigningKey: o.SigningKey,
 			DirMode: o.DirMode, FileMode: o.FileMode, MaxObjectSize: o.MaxObjectSize})
 	}
 	return p

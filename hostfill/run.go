@@ -17,10 +17,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/logonce"
+	"github.com/xlacache/xlacache/xla"
 )
 
 // ForwardedSignals are the signals exec passes on to the command. Besides

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/xla"
 )
 
 // envRunChild makes the test binary the command a Job runs: "usr1" waits

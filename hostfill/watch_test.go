@@ -11,7 +11,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/blob/memblob"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // TestWatchPublishes: a file that appears while the watcher runs is

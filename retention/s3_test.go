@@ -16,7 +16,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/s3blob"
-	"github.com/xlacache/xlacache/internal/s3test"
+	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 	"github.com/xlacache/xlacache/retention"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/blob/memblob"
-	"github.com/xlacache/xlacache/internal/blobtest"
+	"github.com/xlacache/xlacache/internal/testsupport/blobtest"
 )
 
 func TestConformance(t *testing.T) {

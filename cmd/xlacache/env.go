@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
-	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/xla"
 )
 
 // envCmd is `xlacache env`: with no flags it shows the options in effect

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xlacache/xlacache/backend/xla"
+	"github.com/xlacache/xlacache/xla"
 )
 
 // TestEnvEvalByBash has bash eval `xlacache env` for a writer and a reader

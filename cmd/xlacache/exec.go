@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xlacache/xlacache"
-	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/hostfill"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/xla"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // execCmd is `xlacache exec -- CMD ARGS...`: one command in front of each

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache"
-	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/hostfill"
-	"github.com/xlacache/xlacache/internal/s3test"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/internal/testsupport/s3test"
+	"github.com/xlacache/xlacache/xla"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // The test binary doubles as xlacache (testMainEnv set: it runs main) and

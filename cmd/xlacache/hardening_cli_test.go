@@ -13,8 +13,8 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/hangtest"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/testsupport/hangtest"
 )
 
 // A symlinked XLACACHE_DIR is a normal setup: every command sees the

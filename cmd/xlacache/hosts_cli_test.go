@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/xlacache/xlacache/cache"
-	"github.com/xlacache/xlacache/internal/cachetest"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/s3test"
+	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
+	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 )
 
 func TestExportImportRoundTrip(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // JAX cache directories in the CLI. `xlacache env` points

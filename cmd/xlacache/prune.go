@@ -12,8 +12,8 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/hostfill"
-	"github.com/xlacache/xlacache/jaxcache"
 	"github.com/xlacache/xlacache/retention"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 var pruneCmd = &cobra.Command{

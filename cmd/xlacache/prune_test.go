@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/internal/cachetest"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/s3test"
+	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
+	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 )
 
 func TestParseAge(t *testing.T) {

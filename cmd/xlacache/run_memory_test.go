@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/memtest"
 	"github.com/xlacache/xlacache/internal/sysmem"
+	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 	"github.com/xlacache/xlacache/npy"
 )
 

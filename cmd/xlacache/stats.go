@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xlacache/xlacache/cache"
-	"github.com/xlacache/xlacache/jaxcache"
 	"github.com/xlacache/xlacache/metrics"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 var statsCmd = &cobra.Command{

@@ -32,9 +32,9 @@ import (
 	xlabackend "github.com/gomlx/gomlx/backends/xla"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
-	xgomlx "github.com/xlacache/xlacache/backend/gomlx"
-	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/config"
+	xgomlx "github.com/xlacache/xlacache/gomlx"
+	"github.com/xlacache/xlacache/xla"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/internal/hangtest"
+	"github.com/xlacache/xlacache/internal/testsupport/hangtest"
 )
 
 // rootWithOutside returns a root on a fresh directory and a sibling

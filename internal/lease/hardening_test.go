@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/internal/hangtest"
-	"github.com/xlacache/xlacache/internal/logtest"
+	"github.com/xlacache/xlacache/internal/testsupport/hangtest"
+	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
 // logBuf collects a manager's log lines; safe for the heartbeat goroutines.

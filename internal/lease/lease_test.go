@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/internal/hangtest"
 	"github.com/xlacache/xlacache/internal/pollwait"
+	"github.com/xlacache/xlacache/internal/testsupport/hangtest"
 )
 
 func newManager(t *testing.T, dir string, mod func(*Options)) *Manager {

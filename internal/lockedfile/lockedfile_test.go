@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/internal/hangtest"
+	"github.com/xlacache/xlacache/internal/testsupport/hangtest"
 )
 
 // TestMain lets the test binary act as a second process holding a lock.

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/xlacache/xlacache/blob"
-	"github.com/xlacache/xlacache/internal/memtest"
-	"github.com/xlacache/xlacache/internal/s3test"
+	"github.com/xlacache/xlacache/internal/testsupport/memtest"
+	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 )
 
 // TestOversizeObjectNotRead is issue 10 item 4: anyone who can write the

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
-	"github.com/xlacache/xlacache/internal/blobtest"
-	"github.com/xlacache/xlacache/internal/logtest"
-	"github.com/xlacache/xlacache/internal/s3test"
+	"github.com/xlacache/xlacache/internal/testsupport/blobtest"
+	"github.com/xlacache/xlacache/internal/testsupport/logtest"
+	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 )
 
 func env(m map[string]string) func(string) string {

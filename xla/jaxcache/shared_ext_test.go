@@ -11,8 +11,8 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/cachetest"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // TestPruneShared: one bound over the whole directory, least recently used

@@ -18,7 +18,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 	"github.com/x448/float16"
 
-	"github.com/xlacache/xlacache/backend/gomlx"
+	"github.com/xlacache/xlacache/gomlx"
 )
 
 // newBackend opens the xlacache backend on a fresh cache directory,

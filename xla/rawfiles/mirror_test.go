@@ -1,8 +1,10 @@
-package subcache
+package rawfiles
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -252,5 +254,45 @@ func TestMirrorStoreDown(t *testing.T) {
 	}
 	if _, err := m.Push(context.Background()); !errors.Is(err, blob.ErrUnavailable) {
 		t.Fatalf("push with the store down: %v", err)
+	}
+}
+
+// The mirror's local writes are confined: a
+// symlinked autotune directory or kernel cache file is not written through.
+func TestMirrorPullConfined(t *testing.T) {
+	base := t.TempDir()
+	dir, outside := filepath.Join(base, "cache"), filepath.Join(base, "outside")
+	os.Mkdir(dir, 0o700)
+	os.Mkdir(outside, 0o700)
+	victim := filepath.Join(outside, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o600)
+	os.Symlink(outside, filepath.Join(dir, AutotuneDir))
+	os.Symlink(victim, filepath.Join(dir, KernelFile))
+
+	store := memblob.New(memblob.Options{})
+	ctx := context.Background()
+	at := AutotuneDir + "/QUJD.textproto"
+	store.PutIfAbsent(ctx, at, Seal(at, []byte("tuned"), nil))
+	part := []byte{0x0a, 0x01, 'k'}
+	sum := sha256.Sum256(part)
+	kp := KernelParts + "/" + hex.EncodeToString(sum[:])
+	store.PutIfAbsent(ctx, kp, Seal(kp, part, nil))
+
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, r := range []*os.Root{root, nil} {
+		m := NewMirror(store, MirrorOptions{Dir: dir, Root: r, Autotune: true, Kernels: true})
+		if _, err := m.Pull(ctx); err == nil {
+			t.Error("pull through planted symbolic links reported no error")
+		}
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+		t.Errorf("files outside the cache directory: %v", ents)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("file outside the cache directory overwritten: %q", b)
 	}
 }

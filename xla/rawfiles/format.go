@@ -1,4 +1,4 @@
-package subcache
+package rawfiles
 
 import (
 	"bufio"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/internal/atomicfile"
-	"github.com/xlacache/xlacache/internal/subcache"
+	"github.com/xlacache/xlacache/xla/rawfiles"
 )
 
 // Problem is one file that failed verification.
@@ -81,24 +81,24 @@ func Verify(ctx context.Context, d *Dir, vo VerifyOptions) (VerifyResult, error)
 func verifySubcacheFile(f SubcacheFile) error {
 	switch f.Subcache {
 	case AutotuneDirName:
-		if !subcache.ValidAutotuneName(filepath.Base(f.Path)) {
+		if !rawfiles.ValidAutotuneName(filepath.Base(f.Path)) {
 			return fmt.Errorf("unexpected file in XLA's autotune cache (want <base64 name>.textproto)")
 		}
-		if f.Size > subcache.MaxAutotuneFile {
-			return fmt.Errorf("autotune result of %d bytes, larger than %d", f.Size, subcache.MaxAutotuneFile)
+		if f.Size > rawfiles.MaxAutotuneFile {
+			return fmt.Errorf("autotune result of %d bytes, larger than %d", f.Size, rawfiles.MaxAutotuneFile)
 		}
-		b, err := atomicfile.ReadRegularPath(f.Path, subcache.MaxAutotuneFile)
+		b, err := atomicfile.ReadRegularPath(f.Path, rawfiles.MaxAutotuneFile)
 		if err != nil {
 			return err
 		}
-		return subcache.VerifyAutotuneFile(b)
+		return rawfiles.VerifyAutotuneFile(b)
 	case KernelFileName:
 		fh, _, err := atomicfile.OpenRegularPath(f.Path)
 		if err != nil {
 			return err
 		}
 		defer fh.Close()
-		if err := subcache.VerifyKernelFile(fh); err != nil {
+		if err := rawfiles.VerifyKernelFile(fh); err != nil {
 			return fmt.Errorf("XLA kernel cache: %w", err)
 		}
 	}

@@ -4,7 +4,7 @@
 // protobuf file. It validates their names and content, merges kernel cache
 // versions, and mirrors both to and from a shared blob.Store (Mirror),
 // since XLA reads them only from a POSIX path.
-package subcache
+package rawfiles
 
 import (
 	"bytes"

@@ -19,7 +19,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/blobflight"
-	"github.com/xlacache/xlacache/internal/logtest"
+	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
 // config holds what the Options give Run.

@@ -12,7 +12,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 
-	"github.com/xlacache/xlacache/backend/gomlx"
+	"github.com/xlacache/xlacache/gomlx"
 )
 
 // newDevices opens the backend with n host devices on a fresh cache.

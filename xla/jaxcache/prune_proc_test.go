@@ -17,9 +17,9 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/cachetest"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // holdEnv names the file TestHoldChild holds open for writing.

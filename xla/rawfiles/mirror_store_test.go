@@ -1,4 +1,4 @@
-package subcache
+package rawfiles
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/xlacache/xlacache/internal/memtest"
+	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 )
 
 func writeLocal(t *testing.T, p string, data []byte) {

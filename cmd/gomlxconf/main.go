@@ -10,7 +10,7 @@
 // It fails when a test not on the list fails, or a listed test passes; it
 // prints "N passed, N failed" per package.
 //
-//	go run ./internal/gomlxconf -C /tmp/ws/gomlx -expected .ci/gomlx-expected-failures.txt -- ./pkg/core/graph ...
+//	go run ./cmd/gomlxconf -C /tmp/ws/gomlx -expected .ci/gomlx-expected-failures.txt -- ./pkg/core/graph ...
 package main
 
 import (

@@ -18,7 +18,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/ml/context"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
-	"github.com/xlacache/xlacache/backend/gomlx"
+	"github.com/xlacache/xlacache/gomlx"
 )
 
 // Benchmarks against GoMLX's pure-Go backend on the same programs (the

@@ -17,7 +17,7 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/jaxcache"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // Populate puts an entry in each of three tiers (executables, cpu/autotune,
