@@ -16,7 +16,7 @@ import (
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/xla"
-	"github.com/xlacache/xlacache/xla/jaxcache"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 // execCmd is `xlacache exec -- CMD ARGS...`: one command in front of each
@@ -127,7 +127,7 @@ func runExec(cmd *cobra.Command, args []string) error {
 		Prune: func(ctx context.Context, dir string, maxSize int64) error {
 			o := opts
 			o.Dir, o.MaxSize = dir, maxSize
-			_, err := jaxcache.PruneDir(ctx, nil, o, logger)
+			_, err := shareddir.PruneDir(ctx, nil, o, logger)
 			return err
 		},
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/xla/jaxcache"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 // JAX cache directories in the CLI. `xlacache env` points
@@ -27,12 +28,12 @@ const jaxTier = "jax"
 
 // inspectDir loads the options of an admin command, checks the directory
 // exists and tells whose entries it holds.
-func inspectDir(cmd *cobra.Command) (config.Options, jaxcache.Contents, error) {
+func inspectDir(cmd *cobra.Command) (config.Options, shareddir.Contents, error) {
 	opts, err := loadExistingDir(cmd)
 	if err != nil {
-		return opts, jaxcache.Contents{}, err
+		return opts, shareddir.Contents{}, err
 	}
-	lay, err := jaxcache.Inspect(cmd.Context(), opts.Dir)
+	lay, err := shareddir.Inspect(cmd.Context(), opts.Dir)
 	return opts, lay, err
 }
 
@@ -50,7 +51,7 @@ func jaxStats(ctx context.Context, w io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	return jaxcache.WriteStats(w, d)
+	return writeJAXStats(w, d)
 }
 
 func jaxLs(ctx context.Context, w io.Writer, dir string) error {
@@ -62,7 +63,7 @@ func jaxLs(ctx context.Context, w io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	return jaxcache.WriteList(w, ls)
+	return writeJAXList(w, ls)
 }
 
 // jaxEntryInfos converts JAX listings to `ls --json` rows (tier "jax").
@@ -116,7 +117,7 @@ func jaxVerify(ctx context.Context, w io.Writer, dir string) (jaxVerifyReport, i
 		}
 	}
 	if w != nil {
-		if _, err := jaxcache.WriteVerify(w, d, r); err != nil {
+		if _, err := writeJAXVerify(w, d, r); err != nil {
 			return rep, bad, err
 		}
 	}
@@ -130,7 +131,7 @@ func jaxPrune(ctx context.Context, w io.Writer, dir string, po jaxcache.PruneOpt
 	if err != nil {
 		return r, err
 	}
-	return r, jaxcache.WritePrune(w, dir, r, po.DryRun)
+	return r, writeJAXPrune(w, dir, r, po.DryRun)
 }
 
 // jaxExplainReport is the JAX part of `explain --json`.
@@ -160,15 +161,15 @@ func jaxExplain(ctx context.Context, w io.Writer, dir, query string) (jaxExplain
 		rep.SameModule = append(rep.SameModule, e.Key)
 	}
 	if w != nil {
-		return rep, jaxcache.WriteExplain(w, ex)
+		return rep, writeJAXExplain(w, ex)
 	}
 	return rep, nil
 }
 
 // pruneShared enforces one bound on a directory holding both xlacache's
-// tiers and JAX entries (jaxcache.PruneShared) and reports both parts.
+// tiers and JAX entries (shareddir.Prune) and reports both parts.
 func pruneShared(ctx context.Context, w io.Writer, c *cache.Cache, dir string, maxSize int64, dryRun bool) error {
-	r, err := jaxcache.PruneShared(ctx, c, dir, maxSize, dryRun, nil)
+	r, err := shareddir.Prune(ctx, c, dir, maxSize, dryRun, nil)
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func pruneShared(ctx context.Context, w io.Writer, c *cache.Cache, dir string, m
 	fmt.Fprintf(w, "xlacache: %d files, %s (XLA subcaches and quarantine included); %s %d files (%s) and %d stale temporary files; %s left\n",
 		r.Own.Files, fmtBytes(r.OwnBefore), verb, r.Own.Removed, fmtBytes(r.Own.RemovedBytes), r.Own.StaleTemps, fmtBytes(r.OwnLeft))
 	fmt.Fprintln(w, "JAX entries:")
-	if err := jaxcache.WritePrune(w, dir, r.JAX, dryRun); err != nil {
+	if err := writeJAXPrune(w, dir, r.JAX, dryRun); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%s: %s -> %s (max %s), least recently used first across xlacache and JAX\n",

@@ -62,7 +62,7 @@ func runLs(cmd *cobra.Command, _ []string) error {
 		return nil
 	}
 	fmt.Fprintf(out, "\nJAX cache entries (%d):\n", len(jax))
-	return jaxcache.WriteList(out, jax)
+	return writeJAXList(out, jax)
 }
 
 func writeLsText(w io.Writer, entries []cache.EntryInfo) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/retention"
 	"github.com/xlacache/xlacache/xla/jaxcache"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 var pruneCmd = &cobra.Command{
@@ -87,7 +88,7 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	ctx := cmd.Context()
-	lay, err := jaxcache.Inspect(ctx, opts.Dir)
+	lay, err := shareddir.Inspect(ctx, opts.Dir)
 	if err != nil {
 		return err
 	}

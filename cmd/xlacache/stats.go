@@ -127,7 +127,7 @@ func runStats(cmd *cobra.Command, _ []string) error {
 		return nil
 	}
 	fmt.Fprintln(out)
-	if err := jaxcache.WriteStats(out, jd); err != nil {
+	if err := writeJAXStats(out, jd); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(out, "\ndirectory total %s: xlacache %s and JAX entries %s (XLA subcaches counted once, as xlacache's)\n",

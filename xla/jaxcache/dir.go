@@ -241,6 +241,16 @@ type Stats struct {
 	TotalBytes int64 `json:"total_bytes"`
 }
 
+// OwnBytes are the bytes of JAX's own files: entries, their atime files and
+// orphaned atime files, without XLA's subcaches.
+func (s Stats) OwnBytes() int64 {
+	n := s.TotalBytes
+	for _, ss := range s.Subcaches {
+		n -= ss.Bytes
+	}
+	return n
+}
+
 // Stats sums the scanned directory, XLA's subcaches included.
 func (d *Dir) Stats() Stats {
 	s := Stats{Subcaches: map[string]SubcacheStats{}}

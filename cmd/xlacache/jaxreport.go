@@ -1,23 +1,26 @@
-package jaxcache
+package main
 
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
-// The Write* functions render results for the xlacache CLI. They are
-// here, beside the data, so that the output is tested with the package.
+// The writeJAX* functions print package jaxcache's results for the JAX
+// directory commands (jax.go).
 
-// WriteStats prints a directory's totals, XLA's subcaches included.
-func WriteStats(w io.Writer, d *Dir) error {
+// writeJAXStats prints a directory's totals, XLA's subcaches included.
+func writeJAXStats(w io.Writer, d *jaxcache.Dir) error {
 	s := d.Stats()
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "JAX cache\t%s\n", d.Path)
-	fmt.Fprintf(tw, "executables\t%d entries\t%s\n", s.Entries, bytesText(s.EntryBytes))
+	fmt.Fprintf(tw, "executables\t%d entries\t%s\n", s.Entries, fmtBytes(s.EntryBytes))
 	if s.MissingAtime > 0 {
 		fmt.Fprintf(tw, "  without atime file\t%d\t(last use taken from the file's mtime)\n", s.MissingAtime)
 	}
@@ -35,17 +38,17 @@ func WriteStats(w io.Writer, d *Dir) error {
 		if ss.TempFiles > 0 {
 			extra = fmt.Sprintf("\t(%d in progress or stale in tmp/)", ss.TempFiles)
 		}
-		fmt.Fprintf(tw, "%s\t%d files\t%s%s\n", n, ss.Files, bytesText(ss.Bytes), extra)
+		fmt.Fprintf(tw, "%s\t%d files\t%s%s\n", n, ss.Files, fmtBytes(ss.Bytes), extra)
 	}
-	fmt.Fprintf(tw, "total\t\t%s\t(JAX itself counts only the executables)\n", bytesText(s.TotalBytes))
+	fmt.Fprintf(tw, "total\t\t%s\t(JAX itself counts only the executables)\n", fmtBytes(s.TotalBytes))
 	if d.Ignored > 0 {
 		fmt.Fprintf(tw, "not JAX's\t%d other names in the directory\t(left alone)\n", d.Ignored)
 	}
 	return tw.Flush()
 }
 
-// WriteList prints entries, most recently used first.
-func WriteList(w io.Writer, ls []Listing) error {
+// writeJAXList prints entries, most recently used first.
+func writeJAXList(w io.Writer, ls []jaxcache.Listing) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tSIZE\tCODEC\tCOMPILE\tLAST USE")
 	for _, l := range ls {
@@ -62,10 +65,10 @@ func WriteList(w io.Writer, ls []Listing) error {
 	return tw.Flush()
 }
 
-// WriteVerify prints a verification; it returns the number of problems
+// writeJAXVerify prints a verification; it returns the number of problems
 // that are not possibly in flight, which the CLI turns into its exit
 // status.
-func WriteVerify(w io.Writer, d *Dir, r VerifyResult) (int, error) {
+func writeJAXVerify(w io.Writer, d *jaxcache.Dir, r jaxcache.VerifyResult) (int, error) {
 	bad := 0
 	for _, p := range r.Problems {
 		note := ""
@@ -79,12 +82,12 @@ func WriteVerify(w io.Writer, d *Dir, r VerifyResult) (int, error) {
 		}
 	}
 	_, err := fmt.Fprintf(w, "checked %d files: %d ok, %d bad (%s of entries decompress to %s)\n",
-		r.Checked, r.Checked-len(r.Problems), len(r.Problems), bytesText(r.Compressed), bytesText(r.Decompressed))
+		r.Checked, r.Checked-len(r.Problems), len(r.Problems), fmtBytes(r.Compressed), fmtBytes(r.Decompressed))
 	return bad, err
 }
 
-// WritePrune prints what Prune did.
-func WritePrune(w io.Writer, d string, r PruneResult, dryRun bool) error {
+// writeJAXPrune prints what jaxcache.Prune did.
+func writeJAXPrune(w io.Writer, d string, r jaxcache.PruneResult, dryRun bool) error {
 	verb := "removed"
 	if dryRun {
 		verb = "would remove"
@@ -99,12 +102,12 @@ func WritePrune(w io.Writer, d string, r PruneResult, dryRun bool) error {
 	if !r.Locked {
 		lock = "no JAX lock file, relied on the grace period and open-file checks"
 	}
-	_, err := fmt.Fprintf(w, "%s %d files, %s: %s -> %s (%s)\n", verb, len(r.Removed), bytesText(r.RemovedBytes), bytesText(r.Before), bytesText(r.After), lock)
+	_, err := fmt.Fprintf(w, "%s %d files, %s: %s -> %s (%s)\n", verb, len(r.Removed), fmtBytes(r.RemovedBytes), fmtBytes(r.Before), fmtBytes(r.After), lock)
 	return err
 }
 
-// WriteExplain prints an explanation.
-func WriteExplain(w io.Writer, ex Explanation) error {
+// writeJAXExplain prints an explanation.
+func writeJAXExplain(w io.Writer, ex jaxcache.Explanation) error {
 	for _, l := range ex.Lines {
 		if _, err := fmt.Fprintln(w, l); err != nil {
 			return err
@@ -118,22 +121,10 @@ func WriteExplain(w io.Writer, ex Explanation) error {
 	return nil
 }
 
+// relPath is p relative to dir for display, or p when it is outside.
 func relPath(dir, p string) string {
-	if r := relTo(dir, p); !strings.HasPrefix(r, "..") {
+	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
 		return r
 	}
 	return p
-}
-
-func bytesText(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -1,4 +1,4 @@
-package jaxcache_test
+package shareddir_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 	"github.com/xlacache/xlacache/xla/jaxcache"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 // TestPruneShared: one bound over the whole directory, least recently used
@@ -43,14 +44,14 @@ func TestPruneShared(t *testing.T) {
 	for _, f := range files[:4] {
 		bound -= f.Size
 	}
-	dry, err := jaxcache.PruneShared(ctx, c, dir, bound, true, nil)
+	dry, err := shareddir.Prune(ctx, c, dir, bound, true, nil)
 	if err != nil || cachetest.DirTotal(t, dir) != total {
 		t.Fatalf("dry run changed the directory: %v", err)
 	}
 	if dry.Before() != total || dry.After() != bound || dry.OwnBefore != own || dry.Own.Removed != 3 {
 		t.Errorf("dry run %+v: before %d after %d, want %d and %d", dry, dry.Before(), dry.After(), total, bound)
 	}
-	res, err := jaxcache.PruneShared(ctx, c, dir, bound, false, nil)
+	res, err := shareddir.Prune(ctx, c, dir, bound, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestPruneShared(t *testing.T) {
 		t.Errorf("removed %v; want the four least recently used", gone)
 	}
 	// A bound below everything empties both parts.
-	if res, err = jaxcache.PruneShared(ctx, c, dir, 1, false, nil); err != nil || cachetest.DirTotal(t, dir) != 0 || res.After() != 0 {
+	if res, err = shareddir.Prune(ctx, c, dir, 1, false, nil); err != nil || cachetest.DirTotal(t, dir) != 0 || res.After() != 0 {
 		t.Errorf("prune to 1 byte left %d bytes: %+v %v", cachetest.DirTotal(t, dir), res, err)
 	}
 }
@@ -115,7 +116,7 @@ func TestPruneSharedKeepsXLATempFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := jaxcache.PruneShared(ctx, c, dir, 1, false, nil)
+	res, err := shareddir.Prune(ctx, c, dir, 1, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package jaxcache
+package shareddir
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // PruneDir bounds a node-local cache directory to opts.MaxSize
 // (XLACACHE_MAX_SIZE), whatever it holds: xlacache's tiers, XLA's
 // subcaches, JAX's entries, or a mix. It is what `xlacache exec` runs at
 // exit, and it has the protections of every deleting path in a directory
-// shared with JAX and XLA (see Prune and internal/inuse): the trim lock
-// and JAX's .lockfile, a grace period (DefaultGrace) for files XLA or JAX
+// shared with JAX and XLA (see jaxcache.Prune and internal/inuse): the trim lock
+// and JAX's .lockfile, a grace period (jaxcache.DefaultGrace) for files XLA or JAX
 // may be writing, no removal of a file a process on this host has open for
 // writing, and a re-check of each file just before it goes. Temporary
 // files XLA's crashed writers left (autotune results in tmp/,
@@ -29,8 +30,8 @@ import (
 // xlacache's state, PruneDir opens a local writer on it for the prune
 // (never touching the shared tier). With opts.MaxSize <= 0 only garbage
 // goes: stale temporary files and JAX's orphaned atime files.
-func PruneDir(ctx context.Context, c *cache.Cache, opts config.Options, logger *slog.Logger) (SharedPruneResult, error) {
-	var res SharedPruneResult
+func PruneDir(ctx context.Context, c *cache.Cache, opts config.Options, logger *slog.Logger) (Result, error) {
+	var res Result
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -45,7 +46,7 @@ func PruneDir(ctx context.Context, c *cache.Cache, opts config.Options, logger *
 		return res, fmt.Errorf("prune %s: %w", dir, err)
 	}
 	if !lay.Own {
-		jres, err := Prune(ctx, dir, PruneOptions{MaxSize: opts.MaxSize, FileMode: opts.EffectiveFileMode(), Logger: logger})
+		jres, err := jaxcache.Prune(ctx, dir, jaxcache.PruneOptions{MaxSize: opts.MaxSize, FileMode: opts.EffectiveFileMode(), Logger: logger})
 		res.JAX = jres
 		return res, err
 	}
@@ -65,11 +66,11 @@ func PruneDir(ctx context.Context, c *cache.Cache, opts config.Options, logger *
 		c = own
 	}
 	if lay.JAX {
-		return PruneShared(ctx, c, dir, opts.MaxSize, false, logger)
+		return Prune(ctx, c, dir, opts.MaxSize, false, logger)
 	}
 	xres, err := c.Prune(ctx, opts.MaxSize, false)
 	if err != nil {
 		return res, err
 	}
-	return SharedPruneResult{Own: xres, OwnBefore: xres.Bytes, OwnLeft: xres.Left()}, nil
+	return Result{Own: xres, OwnBefore: xres.Bytes, OwnLeft: xres.Left()}, nil
 }

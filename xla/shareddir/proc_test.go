@@ -1,4 +1,4 @@
-package jaxcache_test
+package shareddir_test
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 	"github.com/xlacache/xlacache/xla/jaxcache"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 // holdEnv names the file TestHoldChild holds open for writing.
@@ -205,13 +206,13 @@ func TestPruneNeverRemovesFilesBeingWritten(t *testing.T) {
 		prune    func(t *testing.T, dir string) error
 	}{
 		{"PruneShared", true, true, func(t *testing.T, dir string) error {
-			_, err := jaxcache.PruneShared(ctx, openWriter(t, dir), dir, 1, false, quiet())
+			_, err := shareddir.Prune(ctx, openWriter(t, dir), dir, 1, false, quiet())
 			return err
 		}},
 		{"PruneDir", true, true, func(t *testing.T, dir string) error {
 			o := config.Defaults()
 			o.Dir, o.MaxSize = dir, 1
-			_, err := jaxcache.PruneDir(ctx, nil, o, quiet())
+			_, err := shareddir.PruneDir(ctx, nil, o, quiet())
 			return err
 		}},
 		{"JAX-only Prune", true, false, func(t *testing.T, dir string) error {
@@ -303,7 +304,7 @@ func TestPruneDir(t *testing.T) {
 	before := cachetest.DirTotal(t, dir)
 	o := config.Defaults()
 	o.Dir = dir
-	res, err := jaxcache.PruneDir(ctx, nil, o, quiet())
+	res, err := shareddir.PruneDir(ctx, nil, o, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +319,7 @@ func TestPruneDir(t *testing.T) {
 	}
 	defer reader.Close()
 	o.MaxSize = 1
-	res, err = jaxcache.PruneDir(ctx, reader, o, quiet())
+	res, err = shareddir.PruneDir(ctx, reader, o, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,93 +1,37 @@
-package jaxcache
-
-// A directory shared by JAX and xlacache. `xlacache env` points
-// JAX_COMPILATION_CACHE_DIR at the xlacache directory, so a directory
-// commonly holds both xlacache's tiers and JAX's "<module>-<hash>-cache"
-// entries, with XLA's subcaches in it once, counted as xlacache's. This
-// file tells which parts a directory holds and enforces one size bound over
-// both.
+// Package shareddir enforces one size bound over a cache directory shared
+// by xlacache and JAX. `xlacache env` points JAX_COMPILATION_CACHE_DIR at
+// the xlacache directory, so a directory commonly holds both xlacache's
+// tiers and JAX's "<module>-<hash>-cache" entries, with XLA's raw files in
+// it once, counted as xlacache's. The JAX side is package jaxcache (which
+// knows only JAX's format); the xlacache side is the core, package cache.
+package shareddir
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/xlacache/xlacache/cache"
-	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
-// Contents says whose caches a directory holds.
-type Contents struct {
-	// Own: xlacache's tiers or state. JAX: at least one JAX entry.
-	Own, JAX bool
-}
-
-// Inspect tells whose caches dir holds. A directory with neither (empty,
-// or XLA's subcaches alone) is xlacache's.
-func Inspect(ctx context.Context, dir string) (Contents, error) {
-	jax, err := IsJAXDir(dir)
-	if err != nil {
-		return Contents{}, fmt.Errorf("cache directory: %w", err)
-	}
-	if !jax {
-		return Contents{Own: true}, nil
-	}
-	own, err := hasOwnState(ctx, dir)
-	return Contents{Own: own, JAX: true}, err
-}
-
-// hasOwnState reports whether xlacache has used dir: its state,
-// executables or quarantine directory, or a backend tier. XLA's subcaches
-// alone do not count, since JAX puts them there too.
-func hasOwnState(ctx context.Context, dir string) (bool, error) {
-	d := layout.Dir(dir)
-	for _, p := range []string{d.State(), d.Tier(layout.ExecutablesDir), d.Quarantine()} {
-		if st, err := os.Lstat(p); err == nil && st.IsDir() {
-			return true, nil
-		}
-	}
-	u, err := cache.Scan(ctx, dir)
-	if err != nil {
-		return false, err
-	}
-	for area := range u.Areas {
-		if strings.Contains(area, "/") { // a backend tier, "cpu/kernels"
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// OwnBytes are the bytes of JAX's own files: entries, their atime files and
-// orphaned atime files, without XLA's subcaches.
-func (s Stats) OwnBytes() int64 {
-	n := s.TotalBytes
-	for _, ss := range s.Subcaches {
-		n -= ss.Bytes
-	}
-	return n
-}
-
-// SharedPruneResult reports what PruneShared did (or would do).
-type SharedPruneResult struct {
+// Result reports what Prune did (or would do).
+type Result struct {
 	// Own is xlacache's part (tiers, XLA's subcaches, quarantine):
 	// Removed, RemovedBytes and StaleTemps summed over its passes.
 	Own cache.PruneResult
 	// OwnBefore and OwnLeft are xlacache's bytes before and after.
 	OwnBefore, OwnLeft int64
 	// JAX is JAX's part (entries and atime files).
-	JAX PruneResult
+	JAX jaxcache.PruneResult
 }
 
 // Before is the whole directory's bytes before the prune.
-func (r SharedPruneResult) Before() int64 { return r.OwnBefore + r.JAX.Before }
+func (r Result) Before() int64 { return r.OwnBefore + r.JAX.Before }
 
 // After is the whole directory's bytes after the prune.
-func (r SharedPruneResult) After() int64 { return r.OwnLeft + r.JAX.After }
+func (r Result) After() int64 { return r.OwnLeft + r.JAX.After }
 
 // pruneFile is one file in the global least-recently-used order of a
 // shared directory.
@@ -97,7 +41,7 @@ type pruneFile struct {
 	lastUse time.Time
 }
 
-// PruneShared enforces one bound, maxSize, on a directory holding both
+// Prune enforces one bound, maxSize, on a directory holding both
 // xlacache's part (c's directory) and JAX entries, evicting least recently
 // used files first across both: xlacache files by modification time, which
 // its hits refresh; JAX entries by their atime files. It prunes xlacache's
@@ -113,17 +57,17 @@ type pruneFile struct {
 // grace period or open for writing on this host, and re-checked just
 // before removal. maxSize <= 0 removes only garbage (stale temporary
 // files, orphaned atime files).
-func PruneShared(ctx context.Context, c *cache.Cache, dir string, maxSize int64, dryRun bool, logger *slog.Logger) (SharedPruneResult, error) {
-	var res SharedPruneResult
+func Prune(ctx context.Context, c *cache.Cache, dir string, maxSize int64, dryRun bool, logger *slog.Logger) (Result, error) {
+	var res Result
 	if maxSize <= 0 {
 		xres, err := c.Prune(ctx, 0, dryRun)
 		if err != nil {
 			return res, err
 		}
-		jres, err := Prune(ctx, dir, PruneOptions{SkipSubcaches: true, DryRun: dryRun, Logger: logger})
-		return SharedPruneResult{Own: xres, OwnBefore: xres.Bytes, OwnLeft: xres.Left(), JAX: jres}, err
+		jres, err := jaxcache.Prune(ctx, dir, jaxcache.PruneOptions{SkipSubcaches: true, DryRun: dryRun, Logger: logger})
+		return Result{Own: xres, OwnBefore: xres.Bytes, OwnLeft: xres.Left(), JAX: jres}, err
 	}
-	jd, err := Scan(ctx, dir)
+	jd, err := jaxcache.Scan(ctx, dir)
 	if err != nil {
 		return res, err
 	}
@@ -148,7 +92,7 @@ func PruneShared(ctx context.Context, c *cache.Cache, dir string, maxSize int64,
 	}
 	ownBefore := xres.Bytes
 	ownLeft := xres.Left()
-	jres, err := Prune(ctx, dir, PruneOptions{MaxSize: maxSize, OtherBytes: ownLeft, SkipSubcaches: true, DryRun: dryRun, Logger: logger})
+	jres, err := jaxcache.Prune(ctx, dir, jaxcache.PruneOptions{MaxSize: maxSize, OtherBytes: ownLeft, SkipSubcaches: true, DryRun: dryRun, Logger: logger})
 	if err != nil {
 		return res, err
 	}
@@ -169,7 +113,7 @@ func PruneShared(ctx context.Context, c *cache.Cache, dir string, maxSize int64,
 		}
 		ownLeft = ownBefore - xres.RemovedBytes - xres.StaleTempBytes
 	}
-	return SharedPruneResult{Own: xres, OwnBefore: ownBefore, OwnLeft: ownLeft, JAX: jres}, nil
+	return Result{Own: xres, OwnBefore: ownBefore, OwnLeft: ownLeft, JAX: jres}, nil
 }
 
 // planOwnTarget returns the bytes xlacache's part of a shared directory
@@ -179,7 +123,7 @@ func PruneShared(ctx context.Context, c *cache.Cache, dir string, maxSize int64,
 // total as its prune counts it; JAX's orphaned atime files are garbage
 // that JAX's prune removes anyway, so they do not take a place in the
 // order.
-func planOwnTarget(ownTotal int64, own []pruneFile, jd *Dir, maxSize int64) int64 {
+func planOwnTarget(ownTotal int64, own []pruneFile, jd *jaxcache.Dir, maxSize int64) int64 {
 	files := append([]pruneFile(nil), own...)
 	total := ownTotal
 	for _, e := range jd.Entries {
