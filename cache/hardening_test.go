@@ -413,4 +413,3 @@ func openLedgerAt(t testing.TB, dir string) *ledger {
 	}
 	return l
 }
-
