@@ -2,7 +2,7 @@
 // gradient descent) with xlacache configured from the environment.
 //
 // Without a PJRT plugin, or with GOMLX_BACKEND=xlacache, it trains on
-// xlacache's own GoMLX backend (backend/gomlx): GoMLX's graphs become
+// xlacache's own GoMLX backend (package gomlx): GoMLX's graphs become
 // StableHLO, compiled by the cpu backend through the cache, so a second
 // run starts from the cache. It prints the time to the first step and how
 // many programs came from the cache.
