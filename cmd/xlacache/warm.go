@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -24,7 +20,7 @@ import (
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/internal/atomicfile"
-	"github.com/xlacache/xlacache/stablehlo"
+	"github.com/xlacache/xlacache/warm"
 )
 
 // warmCmd is `xlacache warm`: compile many programs through the cache
@@ -57,48 +53,6 @@ func init() {
 	rootCmd.AddCommand(warmCmd)
 }
 
-// warmResult is one program's line in the report.
-type warmResult struct {
-	Path   string `json:"path"`
-	Module string `json:"module,omitempty"`
-	Key    string `json:"key,omitempty"`
-	// Hit is true when the executable was already cached; Source says
-	// where it came from ("local" or "shared").
-	Hit    bool   `json:"hit"`
-	Source string `json:"source,omitempty"`
-	// Stored is true when the compile's result was written to the cache.
-	Stored bool `json:"stored"`
-	// Time is the wall time of the program's compile (or load) through
-	// the cache; CompileTime the backend compile alone.
-	Time        time.Duration `json:"time_ns"`
-	CompileTime time.Duration `json:"compile_time_ns"`
-	Err         string        `json:"error,omitempty"`
-}
-
-// warmReport is the whole report (the --json form).
-type warmReport struct {
-	Dir      string       `json:"dir"`
-	Writer   bool         `json:"writer"`
-	Programs []warmResult `json:"programs"`
-	Hits     int          `json:"hits"`
-	Compiled int          `json:"compiled"`
-	Stored   int          `json:"stored"`
-	Failed   int          `json:"failed"`
-	// CompileTime sums the backend compiles; Wall is the whole warm.
-	CompileTime time.Duration `json:"compile_time_ns"`
-	Wall        time.Duration `json:"wall_ns"`
-	// Export is the --export archive, if any.
-	Export *warmExport `json:"export,omitempty"`
-}
-
-// warmExport describes the --export archive.
-type warmExport struct {
-	Path    string `json:"path"`
-	Files   int64  `json:"files"`
-	Bytes   int64  `json:"bytes"`
-	Skipped int64  `json:"skipped"`
-}
-
 func runWarm(cmd *cobra.Command, args []string) error {
 	ctx := cmd.Context()
 	jobs, _ := cmd.Flags().GetInt("jobs")
@@ -113,7 +67,7 @@ func runWarm(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	paths, results := findPrograms(args)
+	paths, results := warm.Find(args)
 	if len(paths) == 0 && len(results) == 0 {
 		return fmt.Errorf("no .mlir programs in %s", strings.Join(args, ", "))
 	}
@@ -130,25 +84,10 @@ func runWarm(cmd *cobra.Command, args []string) error {
 
 	bar := newWarmBar(cmd, len(paths))
 	b := cpu.New()
-	compile := func(p string) warmResult { return warmOne(ctx, c, b, p) }
-	results = append(results, warmAll(ctx, paths, jobs, compile, bar.done)...)
+	compile := func(p string) warm.Result { return warm.One(ctx, c, b, p) }
+	results = append(results, warm.All(ctx, paths, jobs, compile, bar.done)...)
 	bar.finish()
-	rep := warmReport{Dir: c.Dir(), Writer: c.Writer(), Programs: results}
-	slices.SortFunc(rep.Programs, func(a, b warmResult) int { return strings.Compare(a.Path, b.Path) })
-	for _, r := range rep.Programs {
-		switch {
-		case r.Err != "":
-			rep.Failed++
-		case r.Hit:
-			rep.Hits++
-		default:
-			rep.Compiled++
-		}
-		if r.Stored {
-			rep.Stored++
-		}
-		rep.CompileTime += r.CompileTime
-	}
+	rep := warm.NewReport(c.Dir(), c.Writer(), results)
 	// Closed before the export: stats and background work are done, and
 	// the archive sees every entry.
 	if err := c.Close(); err != nil {
@@ -188,119 +127,8 @@ func roleReason(c *cache.Cache) string {
 	return "XLACACHE_ROLE or the process index"
 }
 
-// findPrograms expands args into .mlir files: a file is taken as named
-// (whatever its extension), a directory is searched recursively for
-// *.mlir (symbolic links to directories are not followed). Paths that
-// cannot be read become failed results naming them.
-func findPrograms(args []string) ([]string, []warmResult) {
-	var paths []string
-	var failed []warmResult
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			failed = append(failed, warmResult{Path: a, Err: err.Error()})
-			continue
-		}
-		if !st.IsDir() {
-			paths = append(paths, a)
-			continue
-		}
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				failed = append(failed, warmResult{Path: p, Err: err.Error()})
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if !d.IsDir() && strings.EqualFold(filepath.Ext(p), ".mlir") {
-				paths = append(paths, p)
-			}
-			return nil
-		})
-		if err != nil {
-			failed = append(failed, warmResult{Path: a, Err: err.Error()})
-		}
-	}
-	slices.Sort(paths)
-	return slices.Compact(paths), failed
-}
-
-// warmAll runs compile on every path, at most jobs at once, calling done
-// after each; it stops handing out paths when ctx is done. Results are in
-// no particular order.
-func warmAll(ctx context.Context, paths []string, jobs int, compile func(path string) warmResult, done func()) []warmResult {
-	work := make(chan string)
-	res := make(chan warmResult)
-	var wg sync.WaitGroup
-	for range min(jobs, max(len(paths), 1)) {
-		wg.Go(func() {
-			for p := range work {
-				res <- compile(p)
-			}
-		})
-	}
-	go func() {
-		defer close(work)
-		for _, p := range paths {
-			if ctx.Err() != nil {
-				return
-			}
-			select {
-			case work <- p:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() {
-		wg.Wait()
-		close(res)
-	}()
-	var out []warmResult
-	for r := range res {
-		out = append(out, r)
-		done()
-	}
-	return out
-}
-
-// warmOne compiles the program at path through c.
-func warmOne(ctx context.Context, c *cache.Cache, b cache.Backend, path string) warmResult {
-	r := warmResult{Path: path}
-	fail := func(err error) warmResult {
-		r.Err = err.Error()
-		return r
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return fail(fmt.Errorf("reading program: %w", err))
-	}
-	m, err := stablehlo.Parse(src, path) // Parse verifies
-	if err != nil {
-		return fail(err)
-	}
-	if m.Main() == nil {
-		return fail(fmt.Errorf("%s: no main function", path))
-	}
-	r.Module = programModuleName(m, path)
-	start := time.Now()
-	exe, rep, err := cache.Compile(ctx, c, b, cache.Program{Name: r.Module, Text: src})
-	r.Time = time.Since(start)
-	if rep != nil {
-		r.Key, r.Hit, r.Source, r.Stored, r.CompileTime = rep.Key, rep.Hit, rep.Source, rep.Stored, rep.CompileTime
-	}
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", path, err))
-	}
-	if cl, ok := exe.(io.Closer); ok {
-		cl.Close() // warming keeps nothing loaded
-	}
-	return r
-}
-
 // warmExportTo packs the cache directory into path, as `export` does.
-func warmExportTo(cmd *cobra.Command, path string) (*warmExport, error) {
+func warmExportTo(cmd *cobra.Command, path string) (*warm.Export, error) {
 	opts, err := loadExistingDir(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("export %s: %w", path, err)
@@ -313,10 +141,10 @@ func warmExportTo(cmd *cobra.Command, path string) (*warmExport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export %s: %w", path, err)
 	}
-	return &warmExport{Path: path, Files: int64(st.Files), Bytes: st.Bytes, Skipped: int64(st.Skipped)}, nil
+	return &warm.Export{Path: path, Files: int64(st.Files), Bytes: st.Bytes, Skipped: int64(st.Skipped)}, nil
 }
 
-func writeWarmText(w io.Writer, r warmReport) error {
+func writeWarmText(w io.Writer, r warm.Report) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROGRAM\tRESULT\tTIME\tSTORED")
 	for _, p := range r.Programs {

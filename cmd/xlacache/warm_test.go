@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -18,6 +14,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/warm"
 )
 
 // warmProgram is a small program whose shape n makes its key distinct.
@@ -133,7 +130,7 @@ func TestCLIWarmJSONAndMetrics(t *testing.T) {
 		t.Fatalf("warm --json: exit %d\n%s", code, out)
 	}
 	checkJSONKeys(t, out, "programs", "path", "hit", "stored", "time_ns", "compiled", "wall_ns")
-	var rep warmReport
+	var rep warm.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Compiled != 2 || rep.Stored != 2 || !rep.Writer {
 		t.Fatalf("report %+v, %v", rep, err)
 	}
@@ -241,65 +238,4 @@ func promValue(fams map[string]*dto.MetricFamily, name string, kv ...string) flo
 		return m.GetCounter().GetValue()
 	}
 	return -1
-}
-
-// warmAll runs exactly jobs compiles at once when there is work for
-// them, never more, and reports every program.
-func TestWarmAllBoundsParallelism(t *testing.T) {
-	const jobs, n = 3, 20
-	var paths []string
-	for i := range n {
-		paths = append(paths, fmt.Sprintf("p%02d.mlir", i))
-	}
-	var mu sync.Mutex
-	active, most, started := 0, 0, 0
-	full := make(chan struct{}) // closed once jobs compiles run at once
-	compile := func(p string) warmResult {
-		mu.Lock()
-		active++
-		started++
-		most = max(most, active)
-		first := started <= jobs
-		if active == jobs && started == jobs {
-			close(full)
-		}
-		mu.Unlock()
-		if first {
-			// The first jobs compiles wait for each other: the bound is
-			// reached, and a worker beyond it would start meanwhile.
-			<-full
-		}
-		mu.Lock()
-		active--
-		mu.Unlock()
-		return warmResult{Path: p}
-	}
-	var dones atomic.Int32
-	res := warmAll(context.Background(), paths, jobs, compile, func() { dones.Add(1) })
-	if len(res) != n || dones.Load() != n {
-		t.Fatalf("%d results and %d progress steps, want %d", len(res), dones.Load(), n)
-	}
-	if most != jobs {
-		t.Fatalf("%d compiles at once, want %d", most, jobs)
-	}
-}
-
-// A cancelled warm stops handing out programs and returns.
-func TestWarmAllCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var calls atomic.Int32
-	compile := func(p string) warmResult {
-		if calls.Add(1) == 1 {
-			cancel()
-		}
-		return warmResult{Path: p}
-	}
-	paths := make([]string, 100)
-	for i := range paths {
-		paths[i] = fmt.Sprintf("p%d.mlir", i)
-	}
-	res := warmAll(ctx, paths, 1, compile, func() {})
-	if len(res) == len(paths) || len(res) != int(calls.Load()) {
-		t.Fatalf("%d results of %d compiles after cancelling at the first of %d", len(res), calls.Load(), len(paths))
-	}
 }
