@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"time"
 )
 
 // KeyPart is one named component of a cache key. Backends supply the parts;
@@ -48,46 +47,4 @@ type Backend interface {
 	// executable. The bytes have passed the cache's integrity checks, but a
 	// backend must still reject anything it cannot parse with an error.
 	Load(ctx context.Context, data []byte, env *Session) (Executable, error)
-}
-
-// Phase is the time one named compile phase took ("parse", "fuse",
-// "autotune", "compile", "link", "load", ...).
-type Phase struct {
-	Name     string        `json:"name"`
-	Duration time.Duration `json:"duration_ns"`
-}
-
-// PhaseTime sums the durations of the phases named name.
-func (r *Report) PhaseTime(name string) time.Duration {
-	var d time.Duration
-	for _, p := range r.Phases {
-		if p.Name == name {
-			d += p.Duration
-		}
-	}
-	return d
-}
-
-// PhaseTotals sums the phases of a report by name, in the order each name
-// first appears: a phase can repeat (code generation runs once per
-// candidate set and once for the final program).
-func (r *Report) PhaseTotals() []Phase {
-	var out []Phase
-	at := map[string]int{}
-	for _, p := range r.Phases {
-		i, ok := at[p.Name]
-		if !ok {
-			i = len(out)
-			at[p.Name] = i
-			out = append(out, Phase{Name: p.Name})
-		}
-		out[i].Duration += p.Duration
-	}
-	return out
-}
-
-// TierResult counts lookups of one tier during one compile.
-type TierResult struct {
-	Hits   int `json:"hits"`
-	Misses int `json:"misses"`
 }

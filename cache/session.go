@@ -151,38 +151,3 @@ func (e *Session) Report() *Report {
 	defer e.mu.Unlock()
 	return e.report.clone()
 }
-
-// Report describes one Compile.
-type Report struct {
-	// Key is the key text, "" when the backend could not supply key parts.
-	Key string `json:"key"`
-	// Hit is true when the executable came from the cache.
-	Hit bool `json:"hit"`
-	// Source is where a hit came from: "local" or "shared".
-	Source string `json:"source,omitempty"`
-	// Stored is true when this compile's result was written to the cache.
-	Stored bool `json:"stored"`
-	// Tiers counts lookups per tier name during this compile.
-	Tiers map[string]TierResult `json:"tiers"`
-	// Phases are timings in the order recorded: "key", "lookup", "load",
-	// "wait", "compile" (the whole backend compile), "store", and the
-	// backend's own phases.
-	Phases []Phase `json:"phases"`
-	// CompileTime is the backend compile time (zero on a hit).
-	CompileTime time.Duration `json:"compile_time_ns"`
-	// Explain says, for a miss with ExplainMisses on, which key component
-	// differs from the closest stored entry of the same module.
-	Explain string `json:"explain,omitempty"`
-}
-
-func newReport() *Report { return &Report{Tiers: map[string]TierResult{}} }
-
-func (r *Report) clone() *Report {
-	cp := *r
-	cp.Tiers = make(map[string]TierResult, len(r.Tiers))
-	for k, v := range r.Tiers {
-		cp.Tiers[k] = v
-	}
-	cp.Phases = append([]Phase(nil), r.Phases...)
-	return &cp
-}
