@@ -1,4 +1,4 @@
-package hostfill
+package jobrun
 
 import (
 	"fmt"
@@ -196,19 +196,6 @@ func TestLaunchForLeavesUserAutotuneFlags(t *testing.T) {
 				t.Errorf("%s=%q, want JAX's own arrangement", v.Name, v.Value)
 			}
 		}
-	}
-}
-
-// TestLocalRank reads the launchers' local-rank variables in order.
-func TestLocalRank(t *testing.T) {
-	env := map[string]string{"LOCAL_RANK": "3", "MPI_LOCALRANKID": "1"}
-	get := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	if r, v, ok := LocalRank(get); !ok || r != 3 || v != "LOCAL_RANK" {
-		t.Errorf("rank %d from %s (%v)", r, v, ok)
-	}
-	env = map[string]string{"SLURM_LOCALID": "x"}
-	if _, _, ok := LocalRank(get); ok {
-		t.Error("a bad value was used")
 	}
 }
 

@@ -1,4 +1,4 @@
-package hostfill
+package jobrun
 
 import (
 	"context"
