@@ -20,15 +20,16 @@ import (
 	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/internal/logonce"
 )
 
-// ForwardedSignals are the signals exec passes on to the command. Besides
+// forwardedSignals are the signals exec passes on to the command. Besides
 // the ones that end a job, SIGQUIT, SIGUSR1 and SIGUSR2: by default they
 // would end exec itself (Slurm's --signal=USR1@120 preemption warning is
 // meant for the command's checkpoint handler), leaving the command
 // without its parent and the launcher reporting the step failed.
-var ForwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
 // Job is one command run under exec.
 type Job struct {
@@ -53,7 +54,7 @@ type Job struct {
 	Store blob.Store
 	// Logger receives one line per kind of failure; nil: slog.Default.
 	Logger *slog.Logger
-	// Poll is the watcher's full-scan interval (WatchOptions.Poll).
+	// Poll is the watcher's full-scan interval (hostfill.WatchOptions.Poll).
 	Poll time.Duration
 	// FinalTimeout bounds the final publish; 0 means 60 s.
 	FinalTimeout time.Duration
@@ -79,152 +80,206 @@ type Report struct {
 	// publisher to the shared tier.
 	Leader, AutotuneWriter, Publisher bool
 	LeaderWhy                         string
-	Fill                              FillResult
-	Publish                           PublishStats
+	Fill                              hostfill.FillResult
+	Publish                           hostfill.PublishStats
 	// ExitCode is the command's exit status; 128+n when a signal n ended
 	// it.
 	ExitCode int
 	// Requests counts the requests made to the shared tier.
 	Requests int64
-	// Errors counts the cache failures by step (the Err* kinds), each
-	// logged once and degraded to running the command without that step.
+	// Errors counts the cache failures by step ("dir", "autotune_dir",
+	// "fill", "xla_flags", "env", "list", "publish", "prune"), each logged
+	// once and degraded to running the command without that step.
 	Errors map[string]int
 }
 
-// Run prepares the directory, runs the command and finishes up. Every
-// failure of the cache is logged (once per kind) and leaves the command
-// running normally; the error is returned only when the command itself
-// could not be started (then ExitCode is 127, as a shell reports it).
+// Run prepares the directory, runs the command and finishes up, in five
+// steps: prepare (the directory, the host's leader and this process's
+// roles), fill (once per host, from the shared tier), launch (the
+// command, with the cache's environment and the signals passed on),
+// publish loop (new files while the command runs) and finish (the final
+// publish and the prune at exit). Every failure of the cache is logged
+// (once per kind) and leaves the command running normally; the error is
+// returned only when the command itself could not be started (then
+// ExitCode is 127, as a shell reports it).
 func (j *Job) Run(ctx context.Context) (rep Report, runErr error) {
-	store := j.live.start(j.Store)
-	defer func() { j.live.finish(&rep) }()
-	started := j.Started
-	if started.IsZero() {
-		started = time.Now()
+	r := j.prepare()
+	defer func() {
+		r.close()
+		j.live.finish(&rep)
+	}()
+	if early, ok := r.fill(ctx).(syscall.Signal); ok {
+		// A signal before the command started ends the run as it would
+		// have ended the command.
+		r.rep.ExitCode = 128 + int(early)
+		return r.rep, nil
 	}
-	log := j.Logger
-	if log == nil {
-		log = slog.Default()
+	l, err := r.launch()
+	if err != nil {
+		return r.rep, err
 	}
-	logs := logonce.New(log)
-	warn := func(kind, what string, err error) {
-		j.live.addError(kind)
-		if errors.Is(err, blob.ErrUnavailable) {
-			return // the store's Guard logged it, once per outage
-		}
-		logs.Warn(what+":"+logonce.FailureKey(err), "xlacache exec: "+what+"; the command runs without it", "err", err)
+	r.publishLoop(ctx, l)
+	r.finish(ctx)
+	return r.rep, nil
+}
+
+// run is one Job.Run on its way through the steps.
+type run struct {
+	j    *Job
+	opts config.Options // j.Opts with Dir made absolute
+	log  *slog.Logger
+	logs *logonce.Logger
+	// started is j.Started, or when the run began.
+	started time.Time
+	// getenv and env are j.Getenv and j.Env, or the process's own.
+	getenv func(string) (string, bool)
+	env    []string
+	// store is j.Store with its requests counted, nil for none.
+	store blob.Store
+	// sigs receives the forwarded signals from the start of the run.
+	sigs chan os.Signal
+	// root, o and leader are the directory's; root is nil when the
+	// directory is unusable (or the run is Plain).
+	root   *os.Root
+	o      hostfill.Options
+	leader *hostfill.Leader
+	pub    *hostfill.Publisher // nil unless this process publishes
+	rep    Report
+}
+
+// warn counts a cache failure of kind and logs it once per kind.
+func (r *run) warn(kind, what string, err error) {
+	r.j.live.addError(kind)
+	if errors.Is(err, blob.ErrUnavailable) {
+		return // the store's Guard logged it, once per outage
 	}
-	getenv := j.Getenv
-	if getenv == nil {
-		getenv = os.LookupEnv
+	r.logs.Warn(what+":"+logonce.FailureKey(err), "xlacache exec: "+what+"; the command runs without it", "err", err)
+}
+
+// prepare is the first step: the run's defaults, the signals caught from
+// now on, the directory, the host's leader and this process's roles.
+func (j *Job) prepare() *run {
+	r := &run{j: j, opts: j.Opts, log: j.Logger, started: j.Started, getenv: j.Getenv, env: j.Env}
+	r.store = j.live.start(j.Store)
+	if r.started.IsZero() {
+		r.started = time.Now()
 	}
-	env := j.Env
-	if env == nil {
-		env = os.Environ()
+	if r.log == nil {
+		r.log = slog.Default()
 	}
-	opts := j.Opts
-	if abs, err := filepath.Abs(opts.Dir); err == nil {
-		opts.Dir = abs
+	if r.getenv == nil {
+		r.getenv = os.LookupEnv
+	}
+	if r.env == nil {
+		r.env = os.Environ()
+	}
+	r.logs = logonce.New(r.log)
+	if abs, err := filepath.Abs(r.opts.Dir); err == nil {
+		r.opts.Dir = abs
 	}
 
 	// Signals are caught from the start: one that comes before the command
 	// starts cuts the fill short and ends the run as it would have ended
 	// the command.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, ForwardedSignals...)
-	defer signal.Stop(sigs)
+	r.sigs = make(chan os.Signal, 8)
+	signal.Notify(r.sigs, forwardedSignals...)
 
 	// The directory: every cache step needs it; the command does not.
-	var o Options
-	var root *os.Root
-	var leader *Leader
+	opts := r.opts
 	if j.Plain {
 		// No directory, so no leader, fill, publish or prune.
 	} else if err := os.MkdirAll(opts.Dir, opts.EffectiveDirMode()); err != nil {
-		warn(ErrDir, "cache directory unusable", err)
-	} else if root, err = os.OpenRoot(opts.Dir); err != nil {
-		warn(ErrDir, "cache directory unusable", err)
+		r.warn(errDir, "cache directory unusable", err)
+	} else if r.root, err = os.OpenRoot(opts.Dir); err != nil {
+		r.warn(errDir, "cache directory unusable", err)
 	}
-	if root != nil {
-		defer root.Close()
-		o = Options{Root: root, SigningKey: opts.SigningKey, DirMode: opts.EffectiveDirMode(), FileMode: opts.EffectiveFileMode(),
-			MaxObjectSize: opts.EffectiveSharedMaxObjectSize(), Kernels: opts.HasSubcache(config.SubcacheKernels), Logger: log}
-		leader = ElectLeader(o, getenv)
-		defer leader.Release()
-		rep.Leader, rep.LeaderWhy = leader.Is, leader.Why
+	if r.root != nil {
+		r.o = hostfill.Options{Root: r.root, SigningKey: opts.SigningKey, DirMode: opts.EffectiveDirMode(), FileMode: opts.EffectiveFileMode(),
+			MaxObjectSize: opts.EffectiveSharedMaxObjectSize(), Kernels: opts.HasSubcache(config.SubcacheKernels), Logger: r.log}
+		r.leader = hostfill.ElectLeader(r.o, r.getenv)
+		r.rep.Leader, r.rep.LeaderWhy = r.leader.Is, r.leader.Why
 	}
-	rep.AutotuneWriter = rep.Leader && opts.Writer()
-	rep.Publisher = rep.AutotuneWriter && store != nil
-	log.Debug("xlacache exec: roles", "leader", rep.Leader, "why", rep.LeaderWhy, "autotune_writer", rep.AutotuneWriter, "publisher", rep.Publisher)
-	j.live.set(rep)
-	if rep.AutotuneWriter && opts.HasSubcache(config.SubcacheAutotune) {
+	r.rep.AutotuneWriter = r.rep.Leader && opts.Writer()
+	r.rep.Publisher = r.rep.AutotuneWriter && r.store != nil
+	r.log.Debug("xlacache exec: roles", "leader", r.rep.Leader, "why", r.rep.LeaderWhy, "autotune_writer", r.rep.AutotuneWriter, "publisher", r.rep.Publisher)
+	j.live.set(r.rep)
+	if r.rep.AutotuneWriter && opts.HasSubcache(config.SubcacheAutotune) {
 		// XLA would create tmp/ 0755 itself; the configured modes keep a
 		// shared directory usable by its other users.
 		if err := xla.CreateAutotuneDir(opts.Dir, opts.EffectiveDirMode()); err != nil {
-			warn(ErrAutotuneDir, "creating the autotune directory failed", err)
+			r.warn(errAutotuneDir, "creating the autotune directory failed", err)
 		}
 	}
-	var early os.Signal
-	if root != nil && store != nil {
+	return r
+}
+
+// close releases what prepare took, in the reverse order.
+func (r *run) close() {
+	if r.leader != nil {
+		r.leader.Release()
+	}
+	if r.root != nil {
+		r.root.Close()
+	}
+	signal.Stop(r.sigs)
+}
+
+// fill is the second step: once per host, the directory is filled from
+// the shared tier. It returns the signal that came before the command
+// could start, if any, which cuts the fill short.
+func (r *run) fill(ctx context.Context) (early os.Signal) {
+	if r.root != nil && r.store != nil {
 		fillCtx, cancelFill := context.WithCancel(ctx)
 		fillDone := make(chan struct{})
 		caught := make(chan os.Signal, 1)
 		go func() {
 			select {
-			case s := <-sigs:
+			case s := <-r.sigs:
 				caught <- s
 				cancelFill()
 			case <-fillDone:
 				caught <- nil
 			}
 		}()
-		fr, err := CoordinatedFill(fillCtx, store, o, started, opts.WaitTimeout)
+		fr, err := hostfill.CoordinatedFill(fillCtx, r.store, r.o, r.started, r.opts.WaitTimeout)
 		close(fillDone)
 		early = <-caught
 		cancelFill()
-		rep.Fill = fr
-		j.live.set(rep)
+		r.rep.Fill = fr
+		r.j.live.set(r.rep)
 		if err != nil {
-			warn(ErrFill, "filling the local directory from the shared tier failed", err)
+			r.warn(errFill, "filling the local directory from the shared tier failed", err)
 		}
 		if fr.Filled {
-			log.Info("xlacache exec: filled the local directory", "files", fr.Stats.Files, "bytes", fr.Stats.Bytes,
+			r.log.Info("xlacache exec: filled the local directory", "files", fr.Stats.Files, "bytes", fr.Stats.Bytes,
 				"packs", fr.Stats.PacksFetched, "present", fr.Stats.Present, "refused", fr.Stats.Refused)
 		}
 	}
-
 	if early == nil && ctx.Err() != nil {
 		// The caller's context ended by a signal it caught itself.
 		select {
-		case early = <-sigs:
+		case early = <-r.sigs:
 		default:
 		}
 	}
-	if ws, ok := early.(syscall.Signal); ok {
-		rep.ExitCode = 128 + int(ws)
-		return rep, nil
-	}
+	return early
+}
 
-	existing, _ := getenv(xla.EnvXLAFlags)
-	if j.Target == xla.TargetGo {
-		// XLA_FLAGS may name a file of flags: merge with its content.
-		if inl, err := xla.InlineFlags(existing); err != nil {
-			warn(ErrXLAFlags, "reading the XLA_FLAGS file failed", err)
-		} else {
-			existing = inl
-		}
-	}
-	cmdEnv := env
-	if j.Plain {
-		// The environment stays the caller's.
-	} else if l, err := LaunchFor(opts, j.Target, j.Support, existing, rep.AutotuneWriter); err != nil {
-		warn(ErrEnv, "working out the cache environment failed", err)
-	} else {
-		cmdEnv = Environ(env, l)
-	}
+// launched is the command while it runs, with the goroutines that serve
+// it (passing signals on, watching for files to publish).
+type launched struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the command has exited
+	wg   sync.WaitGroup
+}
 
+// launch is the third step: the command starts with the cache's
+// environment, and the signals exec catches are passed on to it.
+func (r *run) launch() (*launched, error) {
+	j := r.j
+	cmdEnv := r.commandEnv()
 	if len(j.Args) == 0 {
-		return rep, errors.New("no command")
+		return nil, errors.New("no command")
 	}
 	cmd := exec.Command(j.Args[0], j.Args[1:]...)
 	cmd.Env = cmdEnv
@@ -237,99 +292,124 @@ func (j *Job) Run(ctx context.Context) (rep Report, runErr error) {
 	if err := cmd.Start(); err != nil {
 		// As a shell reports it: 126 for a command found but not
 		// executable, 127 otherwise.
-		rep.ExitCode = 127
+		r.rep.ExitCode = 127
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC) {
-			rep.ExitCode = 126
+			r.rep.ExitCode = 126
 		}
-		return rep, fmt.Errorf("starting %s: %w", j.Args[0], err)
+		return nil, fmt.Errorf("starting %s: %w", j.Args[0], err)
 	}
-	done := make(chan struct{})
+	l := &launched{cmd: cmd, done: make(chan struct{})}
 	fg := inForeground()
-	var wg sync.WaitGroup
-	wg.Add(1)
+	l.wg.Add(1)
 	go func() {
-		defer wg.Done()
+		defer l.wg.Done()
 		for {
 			select {
-			case s := <-sigs:
+			case s := <-r.sigs:
 				if (s == syscall.SIGINT || s == syscall.SIGQUIT) && fg && inOurGroup(cmd.Process.Pid) {
 					continue // the terminal sent it to the command too
 				}
 				_ = cmd.Process.Signal(s)
-			case <-done:
+			case <-l.done:
 				return
 			}
 		}
 	}()
-	var pub *Publisher
-	wctx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
-	if rep.Publisher {
-		remote := rep.Fill.Stats.Remote
-		if !rep.Fill.Filled {
-			// Another process on the host filled: learn what the store
-			// has from the indexes (kept locally by that fill), so as not
-			// to publish the filled files again.
-			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fillBound(opts.WaitTimeout))
-			var err error
-			remote, err = RemoteNames(lctx, store, o)
-			cancel()
-			if err != nil {
-				warn(ErrList, "listing the shared tier failed", err)
-			}
+	return l, nil
+}
+
+// commandEnv is the command's environment: the caller's, with what
+// `xlacache env` sets for this process (unchanged when Plain, or when
+// that cannot be worked out).
+func (r *run) commandEnv() []string {
+	j, env := r.j, r.env
+	existing, _ := r.getenv(xla.EnvXLAFlags)
+	if j.Target == xla.TargetGo {
+		// XLA_FLAGS may name a file of flags: merge with its content.
+		if inl, err := xla.InlineFlags(existing); err != nil {
+			r.warn(errXLAFlags, "reading the XLA_FLAGS file failed", err)
+		} else {
+			existing = inl
 		}
-		pub = NewPublisher(store, o, remote)
-		j.live.setPublisher(pub)
-		wg.Add(1)
+	}
+	if j.Plain {
+		return env // the environment stays the caller's
+	}
+	l, err := launchFor(r.opts, j.Target, j.Support, existing, r.rep.AutotuneWriter)
+	if err != nil {
+		r.warn(errEnv, "working out the cache environment failed", err)
+		return env
+	}
+	return environ(env, l)
+}
+
+// publishLoop is the fourth step: on the publisher, new complete files go
+// to the shared tier while the command runs. It returns once the command
+// has exited and every goroutine serving it has ended.
+func (r *run) publishLoop(ctx context.Context, l *launched) {
+	wctx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	if r.rep.Publisher {
+		pub, err := hostfill.PublisherAfterFill(context.WithoutCancel(ctx), r.store, r.o, r.rep.Fill, r.opts.WaitTimeout)
+		if err != nil {
+			r.warn(errList, "listing the shared tier failed", err)
+		}
+		r.pub = pub
+		r.j.live.setPublisher(pub)
+		l.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			Watch(wctx, pub, WatchOptions{Dir: opts.Dir, Poll: j.Poll, OnError: func(err error) { warn(ErrPublish, "publishing to the shared tier failed", err) }})
+			defer l.wg.Done()
+			hostfill.Watch(wctx, pub, hostfill.WatchOptions{Dir: r.opts.Dir, Poll: r.j.Poll,
+				OnError: func(err error) { r.warn(errPublish, "publishing to the shared tier failed", err) }})
 		}()
 	}
-	werr := cmd.Wait()
-	rep.ExitCode = exitStatus(cmd.ProcessState, werr)
+	werr := l.cmd.Wait()
+	r.rep.ExitCode = exitStatus(l.cmd.ProcessState, werr)
 	stopWatch()
-	close(done)
-	wg.Wait()
+	close(l.done)
+	l.wg.Wait()
+}
 
-	final := j.FinalTimeout
+// finish is the last step, once the command has exited: the final
+// publish and, on the host's leader, the prune of the directory, each
+// within FinalTimeout. A signal now (the user or the launcher giving up
+// on a slow final publish) cuts them short; the command's status stands.
+func (r *run) finish(ctx context.Context) {
+	final := r.j.FinalTimeout
 	if final <= 0 {
 		final = 60 * time.Second
 	}
-	// A signal now (the user or the launcher giving up on a slow final
-	// publish) cuts the final steps short; the command's status stands.
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	finished := make(chan struct{})
 	defer close(finished)
 	go func() {
 		select {
-		case <-sigs:
+		case <-r.sigs:
 			stop()
 		case <-finished:
 		}
 	}()
-	if pub != nil {
+	if r.pub != nil {
 		fctx, cancel := context.WithTimeout(sctx, final)
-		err := pub.Publish(fctx, true)
+		err := r.pub.Publish(fctx, true)
 		cancel()
 		if err != nil {
-			warn(ErrPublish, "publishing to the shared tier failed", err)
+			r.warn(errPublish, "publishing to the shared tier failed", err)
 		}
-		rep.Publish = pub.Stats()
-		if rep.Publish.Incomplete > 0 {
-			log.Info("xlacache exec: files left unpublished: incomplete or not of their kind", "count", rep.Publish.Incomplete)
+		r.rep.Publish = r.pub.Stats()
+		if r.rep.Publish.Incomplete > 0 {
+			r.log.Info("xlacache exec: files left unpublished: incomplete or not of their kind", "count", r.rep.Publish.Incomplete)
 		}
 	}
-	if rep.Leader && opts.MaxSize > 0 && j.Prune != nil {
+	if r.rep.Leader && r.opts.MaxSize > 0 && r.j.Prune != nil {
 		// A budget of its own: a slow store that used up the publish's
 		// must not leave the local directory unbounded.
 		pctx, cancel := context.WithTimeout(sctx, final)
 		defer cancel()
-		if err := j.Prune(pctx, opts.Dir, opts.MaxSize); err != nil {
-			warn(ErrPrune, "pruning the local directory failed", err)
+		if err := r.j.Prune(pctx, r.opts.Dir, r.opts.MaxSize); err != nil {
+			r.warn(errPrune, "pruning the local directory failed", err)
 		}
 	}
-	return rep, nil
 }
 
 func orStd(r io.Reader, d *os.File) io.Reader {

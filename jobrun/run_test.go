@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -59,7 +60,14 @@ func TestMain(m *testing.M) {
 	os.Exit(5)
 }
 
+// noLauncher is the environment of a process no launcher started.
 func noLauncher(string) (string, bool) { return "", false }
+
+// autotuneName is the name of XLA autotune file i, as hostfill's tests
+// make them.
+func autotuneName(i int) string {
+	return fmt.Sprintf("xla_gpu_per_fusion_autotune_cache_dir/%s.textproto", hex.EncodeToString([]byte(fmt.Sprintf("file%06d", i))))
+}
 
 func testJob(t *testing.T, child string) *Job {
 	t.Helper()
