@@ -129,7 +129,8 @@ type FillResult struct {
 	// Filled is true when this process ran the fill; false when another
 	// process on the host had just done it (or the wait ran out).
 	Filled bool
-	Stats  FillStats
+	// Stats is what the fill did (zero when Filled is false).
+	Stats FillStats
 	// Waited is how long this process waited for another one's fill.
 	Waited time.Duration
 }

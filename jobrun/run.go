@@ -1,3 +1,13 @@
+// Package jobrun is the job runner `xlacache exec` is: it runs one
+// process of a job (srun, torchrun, mpirun, a Kubernetes pod) in front of
+// its cache directory. Before the command starts, one process per host
+// fills the directory from the shared tier (package hostfill); the
+// command gets the environment `xlacache env` prints, with one XLA
+// autotune writer per host; while it runs, the job's writer publishes new
+// complete files; at exit it publishes once more and bounds the
+// directory. Signals are passed on to the command and its exit status
+// comes back as exec's own. A failure of the cache never stops the
+// command: it is logged once per kind and counted in the Report.
 package jobrun
 
 import (
@@ -79,9 +89,12 @@ type Report struct {
 	// its host: leader of the host, XLA autotune writer (UPDATE), and
 	// publisher to the shared tier.
 	Leader, AutotuneWriter, Publisher bool
-	LeaderWhy                         string
-	Fill                              hostfill.FillResult
-	Publish                           hostfill.PublishStats
+	// LeaderWhy says how leadership was decided, for the log.
+	LeaderWhy string
+	// Fill is what the host's fill did, as this process saw it.
+	Fill hostfill.FillResult
+	// Publish is what this process's publishes did (the publisher only).
+	Publish hostfill.PublishStats
 	// ExitCode is the command's exit status; 128+n when a signal n ended
 	// it.
 	ExitCode int

@@ -18,16 +18,18 @@ import (
 // field so that this package (which the root package imports) does not
 // import the job runner and, through it, the pack transport.
 type ExecReport struct {
-	// FillFiles, FillBytes, FillPacks, FillPresent and FillRefused are
-	// the fill's (hostfill.FillStats); FillWaited is how long this
-	// process waited for another one's fill.
+	// FillFiles, FillPacks, FillPresent and FillRefused are the fill's
+	// counts (hostfill.FillStats).
 	FillFiles, FillPacks, FillPresent, FillRefused int
-	FillBytes                                      int64
-	FillWaited                                     time.Duration
-	// PublishedFiles, PublishedPacks and PublishedBytes are the
-	// publishes' (hostfill.PublishStats).
+	// FillBytes is the size of the files the fill wrote.
+	FillBytes int64
+	// FillWaited is how long this process waited for another one's fill.
+	FillWaited time.Duration
+	// PublishedFiles and PublishedPacks are the publishes' counts
+	// (hostfill.PublishStats).
 	PublishedFiles, PublishedPacks int
-	PublishedBytes                 int64
+	// PublishedBytes is the size of the files published.
+	PublishedBytes int64
 	// Requests counts the requests made to the shared tier.
 	Requests int64
 	// Errors counts the failures by step (jobrun.Report.Errors).
