@@ -29,6 +29,7 @@ import (
 
 	"github.com/xlacache/xlacache/backend/xla"
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/internal/logonce"
@@ -157,6 +158,12 @@ type run struct {
 	o      hostfill.Options
 	leader *hostfill.Leader
 	pub    *hostfill.Publisher // nil unless this process publishes
+	// plain is j.Plain, or set when the directory was refused: the
+	// command runs with its environment unchanged and no cache work.
+	plain bool
+	// shared is set when others can write the directory (accepted for a
+	// signing key): it is filled and used, never published from.
+	shared bool
 	rep    Report
 }
 
@@ -199,12 +206,28 @@ func (j *Job) prepare() *run {
 
 	// The directory: every cache step needs it; the command does not.
 	opts := r.opts
-	if j.Plain {
-		// No directory, so no leader, fill, publish or prune.
-	} else if err := os.MkdirAll(opts.Dir, opts.EffectiveDirMode()); err != nil {
-		r.warn(errDir, "cache directory unusable", err)
-	} else if r.root, err = os.OpenRoot(opts.Dir); err != nil {
-		r.warn(errDir, "cache directory unusable", err)
+	r.plain = j.Plain
+	if !r.plain {
+		// The same checks as `xlacache run`: a directory another user owns
+		// or others can write may hold their executables, which JAX would
+		// load and a publisher would sign and ship to every host.
+		root, trust, err := cache.CheckDir(opts.Dir, opts)
+		switch {
+		case errors.Is(err, cache.ErrUntrustedDir):
+			r.j.live.addError(errDir)
+			r.log.Warn("xlacache exec: refusing the cache directory; running the command without the cache", "err", err)
+			r.plain = true
+		case err != nil:
+			r.warn(errDir, "cache directory unusable", err)
+		default:
+			r.root, r.shared = root, trust.Shared
+			if trust.Shared {
+				r.log.Warn("xlacache exec: others can write the cache directory; nothing from it is published", "reason", trust.Why)
+			}
+		}
+	}
+	if r.store != nil && !r.plain && len(opts.SigningKey) == 0 {
+		r.log.Warn("xlacache exec: "+cache.UnsignedSharedWarning, "url", opts.SharedURL)
 	}
 	if r.root != nil {
 		r.o = hostfill.Options{Root: r.root, SigningKey: opts.SigningKey, DirMode: opts.EffectiveDirMode(), FileMode: opts.EffectiveFileMode(),
@@ -213,7 +236,9 @@ func (j *Job) prepare() *run {
 		r.rep.Leader, r.rep.LeaderWhy = r.leader.Is, r.leader.Why
 	}
 	r.rep.AutotuneWriter = r.rep.Leader && opts.Writer()
-	r.rep.Publisher = r.rep.AutotuneWriter && r.store != nil
+	// Never publish from a directory others can write, key or not: the
+	// publisher would seal what they planted with this job's key.
+	r.rep.Publisher = r.rep.AutotuneWriter && r.store != nil && !r.shared
 	r.log.Debug("xlacache exec: roles", "leader", r.rep.Leader, "why", r.rep.LeaderWhy, "autotune_writer", r.rep.AutotuneWriter, "publisher", r.rep.Publisher)
 	j.live.set(r.rep)
 	if r.rep.AutotuneWriter && opts.HasSubcache(config.SubcacheAutotune) {
@@ -345,7 +370,7 @@ func (r *run) commandEnv() []string {
 			existing = inl
 		}
 	}
-	if j.Plain {
+	if r.plain {
 		return env // the environment stays the caller's
 	}
 	l, err := launchFor(r.opts, j.Target, j.Support, existing, r.rep.AutotuneWriter)

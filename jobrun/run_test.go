@@ -26,7 +26,8 @@ import (
 // envRunChild makes the test binary the command a Job runs: "usr1" waits
 // for SIGUSR1 and exits 42; "write" writes an autotune file into the
 // cache directory and exits 0; "orphan" starts a background sleep that
-// keeps its standard output, prints its pid and exits 0.
+// keeps its standard output, prints its pid and exits 0; "printdir"
+// prints the XLACACHE_DIR it was given and exits 0.
 const envRunChild = "HOSTFILL_TEST_RUN_CHILD"
 
 func TestMain(m *testing.M) {
@@ -47,6 +48,11 @@ func TestMain(m *testing.M) {
 		if err := os.WriteFile(dir, []byte("results { child: 1 }\n"), 0o600); err != nil {
 			os.Exit(4)
 		}
+		os.Exit(0)
+	case "printdir":
+		// What exec pointed the command at: nothing when it ran it plain.
+		d, set := os.LookupEnv("XLACACHE_DIR")
+		fmt.Printf("XLACACHE_DIR=%q set=%v\n", d, set)
 		os.Exit(0)
 	case "orphan":
 		bg := exec.Command("sleep", "300")
