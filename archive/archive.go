@@ -1,6 +1,7 @@
-// Package archive packs a cache directory into one portable file and
-// unpacks such a file into a cache directory, so that a warm cache can be
-// shipped (in a container image, to a host without the shared tier).
+// Package archive exports a cache directory as one portable file (an
+// archive) and imports such a file into a cache directory, so that a warm
+// cache can be shipped (in a container image, to a host without the
+// shared tier).
 //
 // An archive is a zstd-compressed tar stream. Its first member is a
 // manifest (ManifestName, JSON) listing the SHA-256 of every XLA raw

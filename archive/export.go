@@ -21,16 +21,16 @@ import (
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
-// ExportStats counts what Export packed.
+// ExportStats counts what Export wrote into the archive.
 type ExportStats struct {
-	// Files and Bytes count the files packed (the manifest aside).
+	// Files and Bytes count the files archived (the manifest aside).
 	Files int
 	Bytes int64
 	// Skipped counts entries left out because they failed verification.
 	Skipped int
 }
 
-// exportFile is one file to pack.
+// exportFile is one file to archive.
 type exportFile struct {
 	rel   string // slash path relative to the directory
 	path  string
@@ -93,7 +93,7 @@ func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStat
 			return st, err
 		}
 		// The raw file may have changed since it was hashed (XLA appends
-		// to its kernel cache): pack only what the manifest says.
+		// to its kernel cache): archive only what the manifest says.
 		if f.class.Kind != layout.Entry && sha256Hex(data) != m.Raw[f.rel] {
 			return st, fmt.Errorf("%s changed while exporting; try again", f.path)
 		}

@@ -33,7 +33,7 @@ type ImportStats struct {
 // maxManifest bounds the manifest's size.
 const maxManifest = 64 << 20
 
-// Import unpacks the archive read from r into the cache directory dir,
+// Import extracts the archive read from r into the cache directory dir,
 // creating dir if needed. A member that fails a check is refused (listed in
 // the result) and the others are still imported; the error reports only
 // failures to read the archive or to write the directory. Existing entries

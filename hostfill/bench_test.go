@@ -34,7 +34,7 @@ func benchFiles(b testing.TB) map[string][]byte {
 const singlePrefix = "single/"
 
 // BenchmarkColdFill fills an empty directory with 10,000 autotune files
-// and 50 JAX entries from versitygw on loopback: in packs (Fill), and one
+// and 50 JAX entries from versitygw on loopback: in packs (fill), and one
 // object per file (List, then a Get per file, the same parallelism),
 // reporting requests and files per fill.
 //
@@ -53,7 +53,7 @@ func BenchmarkColdFill(b *testing.B) {
 	for rel, data := range files {
 		src.write(b, rel, data)
 	}
-	if err := NewPublisher(raw, src.o, nil).Publish(ctx, false); err != nil {
+	if err := newPublisher(raw, src.o, nil).Publish(ctx, false); err != nil {
 		b.Fatal(err)
 	}
 	rels := make([]string, 0, len(files))
@@ -89,7 +89,7 @@ func BenchmarkColdFill(b *testing.B) {
 			dst.o.Kernels = false
 			store.n.Store(0)
 			b.StartTimer()
-			st, err := Fill(ctx, store, dst.o)
+			st, err := fill(ctx, store, dst.o)
 			if err != nil || st.Files != len(files) {
 				b.Fatalf("filled %d of %d: %v", st.Files, len(files), err)
 			}
@@ -130,7 +130,7 @@ func BenchmarkColdFill(b *testing.B) {
 
 // writeFloor writes every file through atomicfile.Publish (temporary
 // file, fsync, link: one flush per file, as the per-object fill pays),
-// with the parallelism Fill writes with. Fill itself flushes once per
+// with the parallelism fill writes with. fill itself flushes once per
 // pack (atomicfile.Batch), so it can beat this floor.
 func writeFloor(ctx context.Context, files map[string][]byte, rels []string, o Options) error {
 	var ferr atomic.Value
@@ -144,7 +144,7 @@ func writeFloor(ctx context.Context, files map[string][]byte, rels []string, o O
 }
 
 // fillPerObject is the baseline: every file its own object, verified and
-// written as Fill does.
+// written as fill does.
 func fillPerObject(ctx context.Context, store blob.Store, o Options) (int, error) {
 	objs, err := store.List(ctx, singlePrefix)
 	if err != nil {
@@ -164,7 +164,7 @@ func fillPerObject(ctx context.Context, store blob.Store, o Options) (int, error
 		}
 		data, err := openPayload(Member{Record: Record{Name: rel}, Sealed: b}, o.SigningKey)
 		if err == nil {
-			err = checkContent(Classify(rel), rel, data, o.SigningKey)
+			err = checkContent(classify(rel), rel, data, o.SigningKey)
 		}
 		if err != nil {
 			ferr.Store(err)

@@ -12,70 +12,70 @@ import (
 
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/xla/rawfiles"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
-// Kind is what a packed file is.
-type Kind int
+// fileKind is what a packed file is.
+type fileKind int
 
 // Kinds of files packs carry. XLA's kernel cache file is not one: it is a
 // single file XLA extends, merged part by part (rawfiles.Mirror).
 const (
-	KindNone Kind = iota
-	// KindJAX is a JAX executable entry, "<module>-<hash>-cache".
-	KindJAX
-	// KindAutotune is an XLA autotune result file.
-	KindAutotune
-	// KindEntry is an xlacache entry, "<tier>/<shard>/<key>".
-	KindEntry
+	fileNone fileKind = iota
+	// fileJAX is a JAX executable entry, "<module>-<hash>-cache".
+	fileJAX
+	// fileAutotune is an XLA autotune result file.
+	fileAutotune
+	// fileEntry is an xlacache entry, "<tier>/<shard>/<key>".
+	fileEntry
 )
 
 var kindNames = [...]string{"other", "jax", "autotune", "entry"}
 
 // String names the kind for logs and stats.
-func (k Kind) String() string {
+func (k fileKind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
 
-// Classify says which kind of packed file rel (slash-separated, relative
-// to the cache directory) is, from its name alone; KindNone for anything
+// classify says which kind of packed file rel (slash-separated, relative
+// to the cache directory) is, from its name alone; fileNone for anything
 // else: JAX's "-atime" files and lock file (JAX writes them itself;
 // without a size bound it never reads them), temporary files, state.
-func Classify(rel string) Kind {
+func classify(rel string) fileKind {
 	if layout.ValidRel(rel) != nil || len(rel) > maxNameLen {
-		return KindNone
+		return fileNone
 	}
 	dir, base := path.Split(rel)
 	switch {
 	case dir == "" && strings.HasSuffix(base, layout.JAXCacheSuffix):
 		if _, _, ok := jaxcache.SplitKey(strings.TrimSuffix(base, layout.JAXCacheSuffix)); ok {
-			return KindJAX
+			return fileJAX
 		}
-		return KindNone
+		return fileNone
 	case dir == layout.XLAAutotuneDir+"/":
 		if rawfiles.ValidAutotuneName(base) && !layout.IsTemp(base) {
-			return KindAutotune
+			return fileAutotune
 		}
-		return KindNone
+		return fileNone
 	}
 	if layout.Classify(rel).Kind == layout.Entry {
-		return KindEntry
+		return fileEntry
 	}
-	return KindNone
+	return fileNone
 }
 
-// MaxFileSize bounds a file that travels in a pack: the largest JAX
+// maxFileSize bounds a file that travels in a pack: the largest JAX
 // executables are a few gigabytes, and a pack is held in memory.
-const MaxFileSize = 2 << 30
+const maxFileSize = 2 << 30
 
-// ErrIncomplete marks a local file that is not (yet) a whole file of its
+// errIncomplete marks a local file that is not (yet) a whole file of its
 // kind: a JAX entry still being written in place, say. It is never
 // published.
-var ErrIncomplete = errors.New("hostfill: file incomplete or not of its kind")
+var errIncomplete = errors.New("hostfill: file incomplete or not of its kind")
 
 // checkContent verifies that data is a whole, well-formed file of kind
 // named rel. A JAX entry is whole when its zstd or zlib stream decodes to
@@ -83,20 +83,20 @@ var ErrIncomplete = errors.New("hostfill: file incomplete or not of its kind")
 // entries in place, so a partial file is a truncated stream); autotune
 // results and xlacache entries are installed by rename, and are checked
 // for their format.
-func checkContent(kind Kind, rel string, data []byte, signingKey []byte) error {
+func checkContent(kind fileKind, rel string, data []byte, signingKey []byte) error {
 	var err error
 	switch kind {
-	case KindJAX:
+	case fileJAX:
 		_, err = jaxcache.Decode(data)
-	case KindAutotune:
+	case fileAutotune:
 		err = rawfiles.VerifyAutotuneFile(data)
-	case KindEntry:
+	case fileEntry:
 		_, err = entry.DecodeAs(data, layout.Classify(rel).Key, signingKey)
 	default:
 		err = errors.New("not a packed kind")
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrIncomplete, rel, err)
+		return fmt.Errorf("%w: %s: %v", errIncomplete, rel, err)
 	}
 	return nil
 }
@@ -117,17 +117,17 @@ func seal(rel string, data []byte, signingKey []byte, now time.Time) (Member, er
 
 // unseal verifies a pack member and returns its content, checked against
 // its record's digest and its kind's format.
-func unseal(m Member, signingKey []byte) ([]byte, Kind, error) {
-	kind := Classify(m.Name)
-	if kind == KindNone {
-		return nil, kind, fmt.Errorf("%w: %s is not a file packs carry", ErrBadPack, m.Name)
+func unseal(m Member, signingKey []byte) ([]byte, fileKind, error) {
+	kind := classify(m.Name)
+	if kind == fileNone {
+		return nil, kind, fmt.Errorf("%w: %s is not a file packs carry", errBadPack, m.Name)
 	}
 	e, err := entry.DecodeAs(m.Sealed, sealKey(m.Name), signingKey)
 	if err != nil {
 		return nil, kind, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	if sha256.Sum256(e.Payload) != m.Digest {
-		return nil, kind, fmt.Errorf("%w: %s: content does not match the index digest", ErrBadPack, m.Name)
+		return nil, kind, fmt.Errorf("%w: %s: content does not match the index digest", errBadPack, m.Name)
 	}
 	if err := checkContent(kind, m.Name, e.Payload, signingKey); err != nil {
 		return nil, kind, err
@@ -138,7 +138,7 @@ func unseal(m Member, signingKey []byte) ([]byte, Kind, error) {
 // localFile is a candidate for publishing found by a scan.
 type localFile struct {
 	rel     string
-	kind    Kind
+	kind    fileKind
 	size    int64
 	modTime time.Time
 }
@@ -155,8 +155,8 @@ func scanLocal(root *os.Root) ([]localFile, error) {
 		if !d.Type().IsRegular() {
 			return
 		}
-		k := Classify(rel)
-		if k == KindNone {
+		k := classify(rel)
+		if k == fileNone {
 			return
 		}
 		info, err := d.Info()
@@ -200,7 +200,7 @@ func Seal(rel string, data, signingKey []byte) (Member, error) {
 
 // ObjectNames returns the store names of pack and of its index.
 func ObjectNames(pack []byte) (packName, indexName string) {
-	id := PackID(pack)
+	id := packID(pack)
 	return Prefix + id + packSuffix, Prefix + id + indexSuffix
 }
 

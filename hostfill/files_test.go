@@ -68,7 +68,7 @@ func TestCheckContentRefusesEveryTruncation(t *testing.T) {
 		{"zlib", zl.Bytes()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := checkContent(KindJAX, rel, tc.data, nil); err != nil {
+			if err := checkContent(fileJAX, rel, tc.data, nil); err != nil {
 				t.Fatalf("whole entry refused: %v", err)
 			}
 			n := len(tc.data)
@@ -90,8 +90,8 @@ func TestCheckContentRefusesEveryTruncation(t *testing.T) {
 				}
 			}
 			for _, c := range cuts {
-				err := checkContent(KindJAX, rel, tc.data[:c], nil)
-				if !errors.Is(err, ErrIncomplete) {
+				err := checkContent(fileJAX, rel, tc.data[:c], nil)
+				if !errors.Is(err, errIncomplete) {
 					t.Fatalf("prefix of %d of %d bytes passes as a whole entry (err %v)", c, n, err)
 				}
 			}

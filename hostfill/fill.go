@@ -122,12 +122,12 @@ type indexRef struct {
 	recs []Record
 }
 
-// Fill copies into the directory every packed file the store has and the
+// fill copies into the directory every packed file the store has and the
 // directory lacks. Every file is verified before it is written; a file
 // already present locally is never replaced, whatever the store holds
 // under its name. A failure of the store ends the fill with an error
 // wrapping blob.ErrUnavailable; what was written stays.
-func Fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
+func fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 	st := FillStats{Remote: map[string]bool{}}
 	// The kernel cache parts are listed beside the packs, at the same time:
 	// a start with nothing to fetch costs one round trip, not two.
@@ -179,7 +179,7 @@ func Fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 	for _, r := range refs {
 		for _, rec := range r.recs {
 			st.Remote[rec.Name] = true
-			if Classify(rec.Name) == KindNone {
+			if classify(rec.Name) == fileNone {
 				continue
 			}
 			if claimed[rec.Name] {
@@ -216,10 +216,10 @@ func Fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 	return st, errors.Join(errs...)
 }
 
-// RemoteNames returns every file name the store's packs hold, for a
+// remoteNames returns every file name the store's packs hold, for a
 // publisher on a host whose fill another process ran. It reads the indexes
 // this host has not seen (usually none: the fill kept copies).
-func RemoteNames(ctx context.Context, store blob.Store, o Options) (map[string]bool, error) {
+func remoteNames(ctx context.Context, store blob.Store, o Options) (map[string]bool, error) {
 	var st FillStats
 	refs, err := listIndexes(ctx, store, o, &st)
 	names := map[string]bool{}
@@ -325,9 +325,9 @@ func fetchPacks(ctx context.Context, store blob.Store, o Options, want map[strin
 			}
 			return
 		}
-		members, err := DecodePack(b)
-		if err == nil && PackID(b) != id {
-			err = fmt.Errorf("%w: content does not match its name", ErrBadPack)
+		members, err := decodePack(b)
+		if err == nil && packID(b) != id {
+			err = fmt.Errorf("%w: content does not match its name", errBadPack)
 		}
 		mu.Lock()
 		st.PacksFetched++

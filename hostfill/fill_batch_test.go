@@ -37,13 +37,13 @@ func TestFillBatchConfinedAndClean(t *testing.T) {
 		a.write(t, rel, data)
 	}
 	a.o.PackFiles = 16
-	if err := NewPublisher(store, a.o, nil).Publish(ctx, false); err != nil {
+	if err := newPublisher(store, a.o, nil).Publish(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 
 	clean := newHost(t, nil)
 	clean.o.Kernels = false
-	st, err := Fill(ctx, store, clean.o)
+	st, err := fill(ctx, store, clean.o)
 	if err != nil || st.Files != len(want) {
 		t.Fatalf("fill: %+v, %v", st, err)
 	}
@@ -67,7 +67,7 @@ func TestFillBatchConfinedAndClean(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	planted.o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	st, err = Fill(ctx, store, planted.o)
+	st, err = fill(ctx, store, planted.o)
 	if err != nil || st.Files != 3 {
 		t.Fatalf("fill through a planted link: %+v, %v", st, err)
 	}

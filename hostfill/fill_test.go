@@ -143,11 +143,11 @@ func TestFixturesTravelByteIdentical(t *testing.T) {
 			a, b := newHost(t, key), newHost(t, key)
 			names := copyFixture(t, a, filepath.Join(fixtures, sub))
 			a.write(t, ".lockfile", nil)
-			p := NewPublisher(store, a.o, nil)
+			p := newPublisher(store, a.o, nil)
 			if err := p.Publish(context.Background(), true); err != nil {
 				t.Fatal(err)
 			}
-			st, err := Fill(context.Background(), store, b.o)
+			st, err := fill(context.Background(), store, b.o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +199,7 @@ func TestFillAllKinds(t *testing.T) {
 	kernels := []byte{0x0a, 0x03, 'a', 'b', 'c'} // one length-delimited field
 	a.write(t, "xla_gpu_kernel_cache_file", kernels)
 	a.o.PackFiles = 64
-	p := NewPublisher(store, a.o, nil)
+	p := newPublisher(store, a.o, nil)
 	if err := p.Publish(ctx, true); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestFillAllKinds(t *testing.T) {
 		t.Fatalf("published %+v", ps)
 	}
 	store.n.Store(0)
-	st, err := Fill(ctx, store, b.o)
+	st, err := fill(ctx, store, b.o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestFillAllKinds(t *testing.T) {
 	}
 	// A second fill fetches no pack, and no index (the local copies).
 	store.n.Store(0)
-	st, err = Fill(ctx, store, b.o)
+	st, err = fill(ctx, store, b.o)
 	if err != nil || st.Files != 0 || st.PacksFetched != 0 || st.IndexesFetched != 0 {
 		t.Errorf("second fill: files %d packs %d indexes %d, %v", st.Files, st.PacksFetched, st.IndexesFetched, err)
 	}
@@ -233,7 +233,7 @@ func TestFillAllKinds(t *testing.T) {
 		t.Errorf("second fill made %d requests", n)
 	}
 	// The publisher knows what the store has: nothing is sent again.
-	p2 := NewPublisher(store, b.o, st.Remote)
+	p2 := newPublisher(store, b.o, st.Remote)
 	if err := p2.Publish(ctx, false); err != nil || p2.Stats().Files != 0 {
 		t.Errorf("republished %+v, %v", p2.Stats(), err)
 	}
@@ -248,10 +248,10 @@ func TestFillNeverReplacesLocal(t *testing.T) {
 	rel := autotuneName(1)
 	a.write(t, rel, []byte("results { remote: 1 }\n"))
 	b.write(t, rel, []byte("results { local: 1 }\n"))
-	if err := NewPublisher(store, a.o, nil).Publish(ctx, false); err != nil {
+	if err := newPublisher(store, a.o, nil).Publish(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Fill(ctx, store, b.o)
+	st, err := fill(ctx, store, b.o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestForgedPackRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		id := PackID(pack)
+		id := packID(pack)
 		store.PutIfAbsent(ctx, Prefix+id+packSuffix, pack)
 		store.PutIfAbsent(ctx, Prefix+id+indexSuffix, index)
 	}
@@ -290,11 +290,11 @@ func TestForgedPackRefused(t *testing.T) {
 	_, index, _ := EncodePack([]Member{m1})
 	m2.Name, m2.Digest = m1.Name, m1.Digest
 	pack, _, _ := EncodePack([]Member{m2})
-	id := PackID(pack)
+	id := packID(pack)
 	store.PutIfAbsent(ctx, Prefix+id+packSuffix, pack)
 	store.PutIfAbsent(ctx, Prefix+id+indexSuffix, index)
 
-	st, err := Fill(ctx, store, b.o)
+	st, err := fill(ctx, store, b.o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestForgedPackRefused(t *testing.T) {
 	// A good copy published later is installed: a bad pack published
 	// first does not keep the file from the host.
 	forge(autotuneName(3), []byte("results { good: 3 }\n"), key)
-	st, err = Fill(ctx, store, b.o)
+	st, err = fill(ctx, store, b.o)
 	if got, _ := b.read(t, autotuneName(3)); err != nil || string(got) != "results { good: 3 }\n" || st.Files != 1 {
 		t.Errorf("good copy: %q, files %d refused %d packs %d indexes %d, %v", got, st.Files, st.Refused, st.PacksFetched, st.Indexes, err)
 	}
@@ -324,7 +324,7 @@ func TestPartialJAXEntryNotPublished(t *testing.T) {
 	for _, c := range []jaxcache.Codec{jaxcache.CodecZstd, jaxcache.CodecZlib} {
 		a := newHost(t, nil)
 		full := jaxEntry(t, c, 3, bytes.Repeat([]byte("executable "), 1000))
-		p := NewPublisher(store, a.o, nil)
+		p := newPublisher(store, a.o, nil)
 		for _, n := range []int{1, 4, len(full) / 2, len(full) - 1} {
 			a.write(t, rel, full[:n])
 			if err := p.Publish(ctx, false); err != nil {
@@ -363,10 +363,10 @@ func TestStoreDown(t *testing.T) {
 	a.o.Kernels = false
 	a.write(t, autotuneName(1), []byte("results {}\n"))
 	down := failingStore{memblob.New(memblob.Options{})}
-	if _, err := Fill(ctx, down, a.o); !errors.Is(err, blob.ErrUnavailable) {
+	if _, err := fill(ctx, down, a.o); !errors.Is(err, blob.ErrUnavailable) {
 		t.Errorf("fill: %v", err)
 	}
-	p := NewPublisher(down, a.o, nil)
+	p := newPublisher(down, a.o, nil)
 	if err := p.Publish(ctx, false); !errors.Is(err, blob.ErrUnavailable) {
 		t.Errorf("publish: %v", err)
 	}

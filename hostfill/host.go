@@ -34,10 +34,10 @@ const (
 // right only for processes srun starts directly, so it comes last.
 var LocalRankVars = []string{"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PALS_LOCAL_RANKID", "SLURM_LOCALID"}
 
-// LocalRank returns the process's rank on its host from the launcher's
+// localRank returns the process's rank on its host from the launcher's
 // variables, and which variable gave it; ok is false when none is set (a
 // process started by hand, or several independent processes).
-func LocalRank(getenv func(string) (string, bool)) (rank int, from string, ok bool) {
+func localRank(getenv func(string) (string, bool)) (rank int, from string, ok bool) {
 	for _, v := range LocalRankVars {
 		s, set := getenv(v)
 		if !set || strings.TrimSpace(s) == "" {
@@ -83,7 +83,7 @@ func (l *Leader) Release() {
 // for any reason but another holder (no state directory, say) still
 // leads, as its launcher says.
 func ElectLeader(o Options, getenv func(string) (string, bool)) *Leader {
-	r, v, ranked := LocalRank(getenv)
+	r, v, ranked := localRank(getenv)
 	if ranked && r != 0 {
 		return &Leader{Why: fmt.Sprintf("%s=%d", v, r)}
 	}
@@ -129,7 +129,8 @@ type FillResult struct {
 	// Filled is true when this process ran the fill; false when another
 	// process on the host had just done it (or the wait ran out).
 	Filled bool
-	Stats  FillStats
+	// Stats is what the fill did (zero when Filled is false).
+	Stats FillStats
 	// Waited is how long this process waited for another one's fill.
 	Waited time.Duration
 }
@@ -166,7 +167,7 @@ func CoordinatedFill(ctx context.Context, store blob.Store, o Options, started t
 	fctx, cancel := context.WithTimeout(ctx, fillBound(wait))
 	defer cancel()
 	res.Filled = true
-	res.Stats, err = Fill(fctx, store, o)
+	res.Stats, err = fill(fctx, store, o)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("fill cut short after %v (XLACACHE_WAIT_SECS): %w", fillBound(wait), err)
 	}

@@ -14,6 +14,9 @@ import (
 	"github.com/xlacache/xlacache/internal/lockedfile"
 )
 
+// noLauncher is the environment of a process no launcher started.
+func noLauncher(string) (string, bool) { return "", false }
+
 // TestLocalRankInnermostLauncherWins: a launcher started inside another
 // one (torchrun or mpirun inside a Slurm allocation) inherits the outer
 // one's variables, which are the same for every process it starts; the
@@ -38,10 +41,23 @@ func TestLocalRankInnermostLauncherWins(t *testing.T) {
 		{map[string]string{"LOCAL_RANK": "x", "SLURM_LOCALID": "6"}, 6, "SLURM_LOCALID"},
 	} {
 		get := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
-		r, from, ok := LocalRank(get)
+		r, from, ok := localRank(get)
 		if !ok || r != tc.rank || from != tc.from {
 			t.Errorf("%v: rank %d from %s (%v), want %d from %s", tc.env, r, from, ok, tc.rank, tc.from)
 		}
+	}
+}
+
+// TestLocalRank reads the launchers' local-rank variables in order.
+func TestLocalRank(t *testing.T) {
+	env := map[string]string{"LOCAL_RANK": "3", "MPI_LOCALRANKID": "1"}
+	get := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	if r, v, ok := localRank(get); !ok || r != 3 || v != "LOCAL_RANK" {
+		t.Errorf("rank %d from %s (%v)", r, v, ok)
+	}
+	env = map[string]string{"SLURM_LOCALID": "x"}
+	if _, _, ok := localRank(get); ok {
+		t.Error("a bad value was used")
 	}
 }
 
@@ -114,7 +130,7 @@ func TestCoordinatedFillLeaderKilledMidFill(t *testing.T) {
 	store := memblob.New(memblob.Options{})
 	a := newHost(t, nil)
 	a.write(t, autotuneName(0), []byte("results { a: 1 }\n"))
-	if err := NewPublisher(store, a.o, nil).Publish(ctx, false); err != nil {
+	if err := newPublisher(store, a.o, nil).Publish(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	b := newHost(t, nil)

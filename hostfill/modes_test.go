@@ -26,7 +26,7 @@ func TestFillCreatesWithConfiguredModes(t *testing.T) {
 	a := newHost(t, nil)
 	a.write(t, autotuneName(0), []byte("results { m: 1 }\n"))
 	a.write(t, jaxKey("jit_m", 1)+"-cache", jaxEntry(t, jaxcache.CodecZstd, 1, []byte("exe")))
-	if err := NewPublisher(store, a.o, nil).Publish(ctx, false); err != nil {
+	if err := newPublisher(store, a.o, nil).Publish(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []struct{ file, dir os.FileMode }{{0o600, 0o700}, {0o640, 0o750}} {

@@ -1,10 +1,12 @@
 // Package hostfill moves a node-local cache directory's files to and from
-// the shared tier in packs, and runs a job's command in front of it
-// (`xlacache exec`): before the command starts, one process per host fills
-// the directory with everything the shared tier has and the directory
-// lacks (JAX's "-cache" entries, XLA's autotune files and kernel cache,
-// xlacache's own entries); while it runs, the job's writer publishes new
-// complete files; at exit it publishes once more and bounds the directory.
+// the shared tier in packs: once per host, a fill copies into the
+// directory everything the shared tier has and the directory lacks (JAX's
+// "-cache" entries, XLA's autotune files and kernel cache, xlacache's own
+// entries); a Publisher sends the directory's new complete files, and
+// Watch does so whenever files appear; PrunePacks bounds the packs on the
+// shared tier by age. It also decides which process leads its host (the
+// one autotune writer and publisher). Package jobrun runs a job's command
+// in front of it (`xlacache exec`).
 //
 // On the shared tier every file travels inside xlacache's entry format
 // (internal/entry: checksum, and an HMAC with XLACACHE_SIGNING_KEY), many
@@ -29,7 +31,7 @@ import (
 // pack holds for a few bytes per file. Integers are little-endian.
 //
 //	0   magic "XLCP"
-//	4   format version (PackVersion)
+//	4   format version (packVersion)
 //	5   kind: 0 pack, 1 index
 //	6   reserved, 0 (2 bytes)
 //	8   file count N (uint32)
@@ -44,24 +46,24 @@ import (
 // entry (checksum, and the HMAC when a signing key is set), checked before
 // a byte of it is written.
 const (
-	// PackVersion is the pack format version this package writes and reads.
-	PackVersion = 1
+	// packVersion is the pack format version this package writes and reads.
+	packVersion = 1
 	packMagic   = "XLCP"
 	kindPack    = 0
 	kindIndex   = 1
 	fixedSize   = 12
 	crcSize     = 4
-	// MaxPackFiles bounds the records a pack may declare.
-	MaxPackFiles = 1 << 20
+	// maxPackFiles bounds the records a pack may declare.
+	maxPackFiles = 1 << 20
 	// maxNameLen bounds a record's name (layout.ValidRel accepts longer
 	// paths, but no cache file is named like that; the sealed entry key must fit entry.MaxKeyLen).
 	maxNameLen = 1000
-	// maxSealed bounds one sealed file (1 TiB; MaxFileSize is far less).
+	// maxSealed bounds one sealed file (1 TiB; maxFileSize is far less).
 	maxSealed = 1 << 40
 )
 
-// ErrBadPack is wrapped by every error about a pack's or index's bytes.
-var ErrBadPack = errors.New("hostfill: malformed pack")
+// errBadPack is wrapped by every error about a pack's or index's bytes.
+var errBadPack = errors.New("hostfill: malformed pack")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -85,12 +87,12 @@ type Member struct {
 // EncodePack builds a pack and its index from members (Sealed set; Name
 // and Digest taken from the record, SealedSize filled in).
 func EncodePack(members []Member) (pack, index []byte, err error) {
-	if len(members) > MaxPackFiles {
-		return nil, nil, fmt.Errorf("pack of %d files: at most %d", len(members), MaxPackFiles)
+	if len(members) > maxPackFiles {
+		return nil, nil, fmt.Errorf("pack of %d files: at most %d", len(members), maxPackFiles)
 	}
 	head := make([]byte, fixedSize, fixedSize+len(members)*64)
 	copy(head, packMagic)
-	head[4] = PackVersion
+	head[4] = packVersion
 	binary.LittleEndian.PutUint32(head[8:], uint32(len(members)))
 	bodies := 0
 	for _, m := range members {
@@ -118,10 +120,10 @@ func EncodePack(members []Member) (pack, index []byte, err error) {
 
 func validName(name string) error {
 	if len(name) == 0 || len(name) > maxNameLen {
-		return fmt.Errorf("%w: name of %d bytes", ErrBadPack, len(name))
+		return fmt.Errorf("%w: name of %d bytes", errBadPack, len(name))
 	}
 	if err := layout.ValidRel(name); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadPack, err)
+		return fmt.Errorf("%w: %v", errBadPack, err)
 	}
 	return nil
 }
@@ -132,9 +134,9 @@ func DecodeIndex(b []byte) ([]Record, error) {
 	return recs, err
 }
 
-// DecodePack parses a pack object. The members' Sealed bytes alias b and
+// decodePack parses a pack object. The members' Sealed bytes alias b and
 // are not yet verified: open each with Unseal.
-func DecodePack(b []byte) ([]Member, error) {
+func decodePack(b []byte) ([]Member, error) {
 	recs, off, err := decode(b, kindPack)
 	if err != nil {
 		return nil, err
@@ -153,23 +155,23 @@ func DecodePack(b []byte) ([]Member, error) {
 // its records and the offset of the first body.
 func decode(b []byte, kind byte) ([]Record, int, error) {
 	if len(b) < fixedSize+crcSize || string(b[:4]) != packMagic {
-		return nil, 0, fmt.Errorf("%w: no pack header", ErrBadPack)
+		return nil, 0, fmt.Errorf("%w: no pack header", errBadPack)
 	}
-	if b[4] != PackVersion {
-		return nil, 0, fmt.Errorf("%w: format version %d, want %d", ErrBadPack, b[4], PackVersion)
+	if b[4] != packVersion {
+		return nil, 0, fmt.Errorf("%w: format version %d, want %d", errBadPack, b[4], packVersion)
 	}
 	if b[5] != kind || b[6] != 0 || b[7] != 0 {
-		return nil, 0, fmt.Errorf("%w: kind %d (want %d) or reserved bytes set", ErrBadPack, b[5], kind)
+		return nil, 0, fmt.Errorf("%w: kind %d (want %d) or reserved bytes set", errBadPack, b[5], kind)
 	}
 	end := len(b) - crcSize
 	if got, want := crc32.Checksum(b[:end], castagnoli), binary.LittleEndian.Uint32(b[end:]); got != want {
-		return nil, 0, fmt.Errorf("%w: checksum %08x, want %08x", ErrBadPack, got, want)
+		return nil, 0, fmt.Errorf("%w: checksum %08x, want %08x", errBadPack, got, want)
 	}
 	n := binary.LittleEndian.Uint32(b[8:])
 	// Every record takes at least 2+1+8+32 bytes: a count the bytes
 	// cannot hold is refused before anything is allocated for it.
-	if n > MaxPackFiles || uint64(n)*43 > uint64(end-fixedSize) {
-		return nil, 0, fmt.Errorf("%w: %d records in %d bytes", ErrBadPack, n, len(b))
+	if n > maxPackFiles || uint64(n)*43 > uint64(end-fixedSize) {
+		return nil, 0, fmt.Errorf("%w: %d records in %d bytes", errBadPack, n, len(b))
 	}
 	recs := make([]Record, 0, n)
 	seen := make(map[string]bool, n)
@@ -177,12 +179,12 @@ func decode(b []byte, kind byte) ([]Record, int, error) {
 	var bodies uint64
 	for i := uint32(0); i < n; i++ {
 		if end-off < 2 {
-			return nil, 0, fmt.Errorf("%w: record %d truncated", ErrBadPack, i)
+			return nil, 0, fmt.Errorf("%w: record %d truncated", errBadPack, i)
 		}
 		l := int(binary.LittleEndian.Uint16(b[off:]))
 		off += 2
 		if end-off < l+8+32 {
-			return nil, 0, fmt.Errorf("%w: record %d truncated", ErrBadPack, i)
+			return nil, 0, fmt.Errorf("%w: record %d truncated", errBadPack, i)
 		}
 		r := Record{Name: string(b[off : off+l])}
 		off += l
@@ -190,7 +192,7 @@ func decode(b []byte, kind byte) ([]Record, int, error) {
 			return nil, 0, fmt.Errorf("record %d: %w", i, err)
 		}
 		if seen[r.Name] {
-			return nil, 0, fmt.Errorf("%w: %s listed twice", ErrBadPack, r.Name)
+			return nil, 0, fmt.Errorf("%w: %s listed twice", errBadPack, r.Name)
 		}
 		seen[r.Name] = true
 		r.SealedSize = binary.LittleEndian.Uint64(b[off:])
@@ -198,9 +200,9 @@ func decode(b []byte, kind byte) ([]Record, int, error) {
 		copy(r.Digest[:], b[off:off+32])
 		off += 32
 		// An index describes bodies it does not hold; bounding each one
-		// keeps the sum from overflowing (MaxPackFiles << 40 < 1<<63).
+		// keeps the sum from overflowing (maxPackFiles << 40 < 1<<63).
 		if r.SealedSize > maxSealed || (kind == kindPack && r.SealedSize > uint64(len(b))) {
-			return nil, 0, fmt.Errorf("%w: %s: %d sealed bytes", ErrBadPack, r.Name, r.SealedSize)
+			return nil, 0, fmt.Errorf("%w: %s: %d sealed bytes", errBadPack, r.Name, r.SealedSize)
 		}
 		bodies += r.SealedSize
 		recs = append(recs, r)
@@ -210,16 +212,16 @@ func decode(b []byte, kind byte) ([]Record, int, error) {
 		want = bodies
 	}
 	if uint64(end-off) != want {
-		return nil, 0, fmt.Errorf("%w: %d bytes of bodies, records declare %d", ErrBadPack, end-off, want)
+		return nil, 0, fmt.Errorf("%w: %d bytes of bodies, records declare %d", errBadPack, end-off, want)
 	}
 	return recs, off, nil
 }
 
-// PackID names a pack by its bytes: the first 32 hex digits of their
+// packID names a pack by its bytes: the first 32 hex digits of their
 // SHA-256. Nobody can publish other bytes under a pack's name ahead of its
 // writer (first writer wins only between identical packs), and a fill
 // checks the bytes it fetched against the name.
-func PackID(pack []byte) string {
+func packID(pack []byte) string {
 	sum := sha256.Sum256(pack)
 	return fmt.Sprintf("%x", sum[:16])
 }

@@ -35,7 +35,7 @@ func TestPackRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := DecodePack(pack)
+	got, err := decodePack(pack)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestPackRoundTrip(t *testing.T) {
 			t.Errorf("member %d: %+v", i, m.Record)
 		}
 		data, kind, err := unseal(m, key)
-		if err != nil || kind != KindAutotune || sha256.Sum256(data) != m.Digest {
+		if err != nil || kind != fileAutotune || sha256.Sum256(data) != m.Digest {
 			t.Errorf("unseal %d: kind %v err %v", i, kind, err)
 		}
 		if _, _, err := unseal(m, []byte("other key")); err == nil {
@@ -55,27 +55,27 @@ func TestPackRoundTrip(t *testing.T) {
 		}
 	}
 	// An index is not a pack and a pack is not an index.
-	if _, err := DecodePack(index); !errors.Is(err, ErrBadPack) {
+	if _, err := decodePack(index); !errors.Is(err, errBadPack) {
 		t.Errorf("index decoded as a pack: %v", err)
 	}
-	if _, err := DecodeIndex(pack); !errors.Is(err, ErrBadPack) {
+	if _, err := DecodeIndex(pack); !errors.Is(err, errBadPack) {
 		t.Errorf("pack decoded as an index: %v", err)
 	}
 	// Every single-byte change and every truncation is refused.
 	for i := range pack {
 		b := bytes.Clone(pack)
 		b[i] ^= 0x40
-		if _, err := DecodePack(b); err == nil {
+		if _, err := decodePack(b); err == nil {
 			t.Fatalf("byte %d changed: accepted", i)
 		}
-		if _, err := DecodePack(pack[:i]); err == nil {
+		if _, err := decodePack(pack[:i]); err == nil {
 			t.Fatalf("truncated to %d: accepted", i)
 		}
 	}
 	// A different version is refused, not misread.
 	b := bytes.Clone(index)
-	b[4] = PackVersion + 1
-	if _, err := DecodeIndex(b); !errors.Is(err, ErrBadPack) {
+	b[4] = packVersion + 1
+	if _, err := DecodeIndex(b); !errors.Is(err, errBadPack) {
 		t.Errorf("version %d: %v", b[4], err)
 	}
 }
@@ -108,7 +108,7 @@ func FuzzDecodePack(f *testing.F) {
 				}
 			}
 		}
-		members, err := DecodePack(b)
+		members, err := decodePack(b)
 		if err != nil {
 			return
 		}

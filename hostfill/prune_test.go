@@ -38,11 +38,11 @@ func TestPrunePacksByAge(t *testing.T) {
 	a := newHost(t, nil)
 	a.o.Kernels = false
 	a.write(t, autotuneName(1), []byte("results { old: 1 }\n"))
-	if err := NewPublisher(store, a.o, nil).Publish(ctx, false); err != nil {
+	if err := newPublisher(store, a.o, nil).Publish(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	a.write(t, autotuneName(2), []byte("results { young: 1 }\n"))
-	if err := NewPublisher(store, a.o, map[string]bool{autotuneName(1): true}).Publish(ctx, false); err != nil {
+	if err := newPublisher(store, a.o, map[string]bool{autotuneName(1): true}).Publish(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	if p, i := packNames(t, store); p != 2 || i != 2 {
@@ -83,7 +83,7 @@ func TestPrunePacksByAge(t *testing.T) {
 	}
 	b := newHost(t, nil)
 	b.o.Kernels = false
-	st, err := Fill(ctx, store, b.o)
+	st, err := fill(ctx, store, b.o)
 	if err != nil || st.Files != 1 || st.Refused != 0 {
 		t.Fatalf("fill after the prune: %+v, %v", st, err)
 	}
@@ -94,7 +94,7 @@ func TestPrunePacksByAge(t *testing.T) {
 		t.Error("the pruned pack's file was filled")
 	}
 	// The writer's next run publishes what the store no longer has.
-	names, err := RemoteNames(ctx, store, a.o)
+	names, err := remoteNames(ctx, store, a.o)
 	if err != nil || names[autotuneName(1)] || !names[autotuneName(2)] {
 		t.Fatalf("remote names after the prune: %v, %v", names, err)
 	}
@@ -163,12 +163,12 @@ func TestFillSkipsPrunedPack(t *testing.T) {
 	a := newHost(t, nil)
 	a.o.Kernels = false
 	a.write(t, autotuneName(1), []byte("results { a: 1 }\n"))
-	if err := NewPublisher(mem, a.o, nil).Publish(ctx, false); err != nil {
+	if err := newPublisher(mem, a.o, nil).Publish(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	b := newHost(t, nil)
 	b.o.Kernels = false
-	st, err := Fill(ctx, &vanishingStore{Store: mem}, b.o)
+	st, err := fill(ctx, &vanishingStore{Store: mem}, b.o)
 	if err != nil || st.Files != 0 || st.Refused != 0 || st.Indexes != 1 {
 		t.Fatalf("fill: %+v, %v", st, err)
 	}

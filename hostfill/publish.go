@@ -45,9 +45,9 @@ type fileSig struct {
 	mod  time.Time
 }
 
-// NewPublisher returns a Publisher of o.Root's files to store; remote is
+// newPublisher returns a Publisher of o.Root's files to store; remote is
 // what the store already holds (FillStats.Remote), or nil.
-func NewPublisher(store blob.Store, o Options, remote map[string]bool) *Publisher {
+func newPublisher(store blob.Store, o Options, remote map[string]bool) *Publisher {
 	p := &Publisher{store: store, o: o, done: map[string]bool{}, skipped: map[string]fileSig{}}
 	for n := range remote {
 		p.done[n] = true
@@ -57,6 +57,25 @@ func NewPublisher(store blob.Store, o Options, remote map[string]bool) *Publishe
 			DirMode: o.DirMode, FileMode: o.FileMode, MaxObjectSize: o.MaxObjectSize})
 	}
 	return p
+}
+
+// PublisherAfterFill returns the Publisher of o.Root's files to store for
+// a host whose fill ended as fr says: it skips what the store already
+// holds, the names the fill learned or, when another process of the host
+// ran the fill, the names in the store's indexes (read from the copies
+// that fill kept, else from the store, within the fill's bound for wait).
+// A failure to list the store is returned beside a Publisher that knows
+// what could be read: it may then publish files the store already has,
+// which costs requests and space, never a wrong result.
+func PublisherAfterFill(ctx context.Context, store blob.Store, o Options, fr FillResult, wait time.Duration) (*Publisher, error) {
+	remote := fr.Stats.Remote
+	var err error
+	if !fr.Filled {
+		lctx, cancel := context.WithTimeout(ctx, fillBound(wait))
+		remote, err = remoteNames(lctx, store, o)
+		cancel()
+	}
+	return newPublisher(store, o, remote), err
 }
 
 // Stats returns the totals so far.
@@ -134,7 +153,7 @@ func (p *Publisher) publishLocked(ctx context.Context, files []localFile) error 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		data, err := atomicfile.ReadRegular(p.o.Root, f.rel, MaxFileSize)
+		data, err := atomicfile.ReadRegular(p.o.Root, f.rel, maxFileSize)
 		if err != nil {
 			continue // removed or replaced meanwhile: the next scan sees it
 		}
@@ -171,7 +190,7 @@ func (p *Publisher) putPack(ctx context.Context, members []Member) error {
 	if err != nil {
 		return err
 	}
-	id := PackID(pack)
+	id := packID(pack)
 	for _, obj := range []struct {
 		name string
 		data []byte

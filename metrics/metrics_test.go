@@ -173,9 +173,16 @@ func parseFile(t *testing.T, path string) map[string]*dto.MetricFamily {
 // absent).
 func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, l map[string]string) float64 {
 	t.Helper()
+	v, _ := lookup(fams, name, l)
+	return v
+}
+
+// lookup returns the counter of family name with exactly labels l, and
+// whether there is one.
+func lookup(fams map[string]*dto.MetricFamily, name string, l map[string]string) (float64, bool) {
 	mf := fams[name]
 	if mf == nil {
-		return 0
+		return 0, false
 	}
 	for _, m := range mf.GetMetric() {
 		if len(m.GetLabel()) != len(l) {
@@ -188,10 +195,10 @@ func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, l map[s
 			}
 		}
 		if match {
-			return m.GetCounter().GetValue()
+			return m.GetCounter().GetValue(), true
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // sum adds up every series of family name, checking its type and role.

@@ -14,7 +14,8 @@ import (
 
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/blob"
-	"github.com/xlacache/xlacache/hostfill"
+	"github.com/xlacache/xlacache/jobrun"
+	"github.com/xlacache/xlacache/metrics"
 	"github.com/xlacache/xlacache/xla"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
@@ -120,7 +121,7 @@ func runExec(cmd *cobra.Command, args []string) error {
 		}
 	}
 	poll, _ := f.GetDuration("poll")
-	job := &hostfill.Job{
+	job := &jobrun.Job{
 		Opts: opts, Target: target, Support: sup, Args: args,
 		Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
 		Store: store, Logger: logger, Poll: poll, Started: started,
@@ -135,8 +136,9 @@ func runExec(cmd *cobra.Command, args []string) error {
 	if opts.MetricsFile != "" {
 		// exec's file is the job step's; the command's own xlacache, if
 		// it has one, writes beside it rather than over it.
-		job.Env = withCommandMetricsFile(os.Environ(), opts.MetricsFile)
-		stopMetrics = execMetricsWriter(job, opts, 0, logger)
+		job.Env = metrics.WithCommandFile(os.Environ(), opts.MetricsFile)
+		report := func() metrics.ExecReport { return execMetrics(job.Snapshot()) }
+		stopMetrics = metrics.StartExecWriter(opts.MetricsFile, opts.EffectiveFileMode(), report, opts.Writer(), 0, logger)
 	}
 	rep, err := job.Run(cmd.Context())
 	// Before exitProcess, which runs no deferred calls.
@@ -163,9 +165,9 @@ func lookCommand(cmd *cobra.Command, name string) (code int, ok bool) {
 // must never be the reason a job does not run.
 func runPlain(cmd *cobra.Command, args []string, started time.Time, cause error) error {
 	slog.Error("xlacache exec: unusable cache configuration; running the command without the cache", "err", cause)
-	// Job.Run reports a missing (127) or non-executable (126) command
+	// jobrun.Job.Run reports a missing (127) or non-executable (126) command
 	// itself, so there is no need to look it up first here.
-	job := &hostfill.Job{
+	job := &jobrun.Job{
 		Plain: true, Args: args, Started: started, Logger: slog.Default(),
 		Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
 	}
@@ -175,7 +177,7 @@ func runPlain(cmd *cobra.Command, args []string, started time.Time, cause error)
 
 // finishExec reports a run's error and ends the process with the
 // command's exit status.
-func finishExec(cmd *cobra.Command, rep hostfill.Report, err error) error {
+func finishExec(cmd *cobra.Command, rep jobrun.Report, err error) error {
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "xlacache exec: %v\n", err)
 	}
@@ -183,4 +185,15 @@ func finishExec(cmd *cobra.Command, rep hostfill.Report, err error) error {
 		exitProcess(rep.ExitCode)
 	}
 	return nil
+}
+
+// execMetrics is what exec's metrics file shows of rep.
+func execMetrics(rep jobrun.Report) metrics.ExecReport {
+	st := rep.Fill.Stats
+	return metrics.ExecReport{
+		FillFiles: st.Files, FillBytes: st.Bytes, FillPacks: st.PacksFetched, FillPresent: st.Present, FillRefused: st.Refused,
+		FillWaited:     rep.Fill.Waited,
+		PublishedFiles: rep.Publish.Files, PublishedPacks: rep.Publish.Packs, PublishedBytes: rep.Publish.Bytes,
+		Requests: rep.Requests, Errors: rep.Errors,
+	}
 }

@@ -1,9 +1,10 @@
-package hostfill
+package jobrun
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +26,8 @@ import (
 // envRunChild makes the test binary the command a Job runs: "usr1" waits
 // for SIGUSR1 and exits 42; "write" writes an autotune file into the
 // cache directory and exits 0; "orphan" starts a background sleep that
-// keeps its standard output, prints its pid and exits 0.
+// keeps its standard output, prints its pid and exits 0; "printdir"
+// prints the XLACACHE_DIR it was given and exits 0.
 const envRunChild = "HOSTFILL_TEST_RUN_CHILD"
 
 func TestMain(m *testing.M) {
@@ -47,6 +49,11 @@ func TestMain(m *testing.M) {
 			os.Exit(4)
 		}
 		os.Exit(0)
+	case "printdir":
+		// What exec pointed the command at: nothing when it ran it plain.
+		d, set := os.LookupEnv("XLACACHE_DIR")
+		fmt.Printf("XLACACHE_DIR=%q set=%v\n", d, set)
+		os.Exit(0)
 	case "orphan":
 		bg := exec.Command("sleep", "300")
 		bg.Stdout = os.Stdout
@@ -59,7 +66,14 @@ func TestMain(m *testing.M) {
 	os.Exit(5)
 }
 
+// noLauncher is the environment of a process no launcher started.
 func noLauncher(string) (string, bool) { return "", false }
+
+// autotuneName is the name of XLA autotune file i, as hostfill's tests
+// make them.
+func autotuneName(i int) string {
+	return fmt.Sprintf("xla_gpu_per_fusion_autotune_cache_dir/%s.textproto", hex.EncodeToString([]byte(fmt.Sprintf("file%06d", i))))
+}
 
 func testJob(t *testing.T, child string) *Job {
 	t.Helper()

@@ -1,4 +1,4 @@
-package hostfill
+package jobrun
 
 import (
 	"context"
@@ -8,19 +8,20 @@ import (
 	"sync/atomic"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/hostfill"
 )
 
 // Kinds of failure a run counts in Report.Errors, one per step that can
 // fail without stopping the command.
 const (
-	ErrDir         = "dir"          // the cache directory is unusable
-	ErrAutotuneDir = "autotune_dir" // creating XLA's autotune directory
-	ErrFill        = "fill"         // filling from the shared tier
-	ErrXLAFlags    = "xla_flags"    // reading an XLA_FLAGS file
-	ErrEnv         = "env"          // working out the command's environment
-	ErrList        = "list"         // listing the shared tier's packs
-	ErrPublish     = "publish"      // publishing to the shared tier
-	ErrPrune       = "prune"        // bounding the local directory at exit
+	errDir         = "dir"          // the cache directory is unusable
+	errAutotuneDir = "autotune_dir" // creating XLA's autotune directory
+	errFill        = "fill"         // filling from the shared tier
+	errXLAFlags    = "xla_flags"    // reading an XLA_FLAGS file
+	errEnv         = "env"          // working out the command's environment
+	errList        = "list"         // listing the shared tier's packs
+	errPublish     = "publish"      // publishing to the shared tier
+	errPrune       = "prune"        // bounding the local directory at exit
 )
 
 // Snapshot returns the run's report so far: while the command runs, the
@@ -34,7 +35,7 @@ type liveReport struct {
 	mu       sync.Mutex
 	rep      Report
 	errors   map[string]int
-	pub      *Publisher
+	pub      *hostfill.Publisher
 	requests atomic.Int64
 	done     bool
 }
@@ -55,7 +56,7 @@ func (l *liveReport) set(rep Report) {
 	l.rep.Errors = errs
 }
 
-func (l *liveReport) setPublisher(p *Publisher) {
+func (l *liveReport) setPublisher(p *hostfill.Publisher) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pub = p

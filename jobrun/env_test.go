@@ -1,4 +1,4 @@
-package hostfill
+package jobrun
 
 import (
 	"fmt"
@@ -137,7 +137,7 @@ func TestKeysIdenticalAcrossProcesses(t *testing.T) {
 						for i, p := range procs {
 							opts := config.Options{Dir: "/node/cache dir", Subcaches: sc, SubcachesExplicit: true, ProcessIndex: p.index}
 							writer := p.leader && opts.Writer()
-							l, err := LaunchFor(opts, xla.TargetAll, xla.SupportForVersion(ver, xla.SourceVersion), "--xla_gpu_autotune_level=2", writer)
+							l, err := launchFor(opts, xla.TargetAll, xla.SupportForVersion(ver, xla.SourceVersion), "--xla_gpu_autotune_level=2", writer)
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -184,7 +184,7 @@ func TestLaunchForLeavesUserAutotuneFlags(t *testing.T) {
 	opts := config.Options{Dir: "/c", Subcaches: sc, SubcachesExplicit: true}
 	sup := xla.SupportForVersion(xla.DefaultVersion, xla.SourceDefault)
 	for _, existing := range []string{"--xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_UPDATE", "/path/to/flagfile"} {
-		l, err := LaunchFor(opts, xla.TargetAll, sup, existing, false)
+		l, err := launchFor(opts, xla.TargetAll, sup, existing, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,19 +199,6 @@ func TestLaunchForLeavesUserAutotuneFlags(t *testing.T) {
 	}
 }
 
-// TestLocalRank reads the launchers' local-rank variables in order.
-func TestLocalRank(t *testing.T) {
-	env := map[string]string{"LOCAL_RANK": "3", "MPI_LOCALRANKID": "1"}
-	get := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	if r, v, ok := LocalRank(get); !ok || r != 3 || v != "LOCAL_RANK" {
-		t.Errorf("rank %d from %s (%v)", r, v, ok)
-	}
-	env = map[string]string{"SLURM_LOCALID": "x"}
-	if _, _, ok := LocalRank(get); ok {
-		t.Error("a bad value was used")
-	}
-}
-
 // TestLaunchForGoSecondWriter: for a Go program, a writer that is not its
 // host's autotune writer reads (role and XLA_FLAGS mode).
 func TestLaunchForGoSecondWriter(t *testing.T) {
@@ -219,7 +206,7 @@ func TestLaunchForGoSecondWriter(t *testing.T) {
 	opts := config.Options{Dir: "/c", Subcaches: sc, SubcachesExplicit: true}
 	sup := xla.SupportForVersion(xla.DefaultVersion, xla.SourceDefault)
 	for _, writer := range []bool{true, false} {
-		l, err := LaunchFor(opts, xla.TargetGo, sup, "", writer)
+		l, err := launchFor(opts, xla.TargetGo, sup, "", writer)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,9 @@
-package main
+package metrics
 
 import (
 	"context"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -10,9 +11,30 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/hostfill"
-	"github.com/xlacache/xlacache/metrics"
 )
+
+// ExecReport is what an `xlacache exec` job step did so far, as its
+// metrics show it: the counters of jobrun.Report, given here field by
+// field so that this package (which the root package imports) does not
+// import the job runner and, through it, the pack transport.
+type ExecReport struct {
+	// FillFiles, FillPacks, FillPresent and FillRefused are the fill's
+	// counts (hostfill.FillStats).
+	FillFiles, FillPacks, FillPresent, FillRefused int
+	// FillBytes is the size of the files the fill wrote.
+	FillBytes int64
+	// FillWaited is how long this process waited for another one's fill.
+	FillWaited time.Duration
+	// PublishedFiles and PublishedPacks are the publishes' counts
+	// (hostfill.PublishStats).
+	PublishedFiles, PublishedPacks int
+	// PublishedBytes is the size of the files published.
+	PublishedBytes int64
+	// Requests counts the requests made to the shared tier.
+	Requests int64
+	// Errors counts the failures by step (jobrun.Report.Errors).
+	Errors map[string]int
+}
 
 // The metrics `xlacache exec` writes to XLACACHE_METRICS_FILE for its
 // whole job step: what the fill and the publishes did (docs/metrics.md,
@@ -51,7 +73,7 @@ var (
 
 // execCollector renders the report that report returns.
 type execCollector struct {
-	report func() hostfill.Report
+	report func() ExecReport
 	role   string
 }
 
@@ -65,20 +87,19 @@ func (execCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c execCollector) Collect(ch chan<- prometheus.Metric) {
 	rep := c.report()
-	fs := rep.Fill.Stats
 	for _, m := range []struct {
 		d *prometheus.Desc
 		v float64
 	}{
-		{execFillFilesDesc, float64(fs.Files)},
-		{execFillBytesDesc, float64(fs.Bytes)},
-		{execFillPacksDesc, float64(fs.PacksFetched)},
-		{execFillPresentDesc, float64(fs.Present)},
-		{execFillRefusedDesc, float64(fs.Refused)},
-		{execFillWaitDesc, rep.Fill.Waited.Seconds()},
-		{execPublishedFilesDesc, float64(rep.Publish.Files)},
-		{execPublishedBytesDesc, float64(rep.Publish.Bytes)},
-		{execPublishedPacksDesc, float64(rep.Publish.Packs)},
+		{execFillFilesDesc, float64(rep.FillFiles)},
+		{execFillBytesDesc, float64(rep.FillBytes)},
+		{execFillPacksDesc, float64(rep.FillPacks)},
+		{execFillPresentDesc, float64(rep.FillPresent)},
+		{execFillRefusedDesc, float64(rep.FillRefused)},
+		{execFillWaitDesc, rep.FillWaited.Seconds()},
+		{execPublishedFilesDesc, float64(rep.PublishedFiles)},
+		{execPublishedBytesDesc, float64(rep.PublishedBytes)},
+		{execPublishedPacksDesc, float64(rep.PublishedPacks)},
 		{execRequestsDesc, float64(rep.Requests)},
 	} {
 		ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, m.v, c.role)
@@ -88,12 +109,13 @@ func (c execCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// execGatherer is the registry of a job's exec metrics, read from report
-// at every gathering.
-func execGatherer(report func() hostfill.Report, writer bool) (prometheus.Gatherer, error) {
-	role := metrics.RoleReader
+// ExecGatherer returns the registry of a job step's exec metrics, read
+// from report at every gathering and labelled with the writer's role or
+// the reader's.
+func ExecGatherer(report func() ExecReport, writer bool) (prometheus.Gatherer, error) {
+	role := RoleReader
 	if writer {
-		role = metrics.RoleWriter
+		role = RoleWriter
 	}
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(execCollector{report: report, role: role}); err != nil {
@@ -102,39 +124,41 @@ func execGatherer(report func() hostfill.Report, writer bool) (prometheus.Gather
 	return reg, nil
 }
 
-// commandMetricsFile is where the command's own xlacache (a Go program
-// using xlacache.Open) writes its metrics: beside exec's file, never over
-// it.
-func commandMetricsFile(path string) string {
+// CommandFile is where the command under `xlacache exec` writes its own
+// metrics (a Go program using xlacache.Open) when exec writes its job
+// step's to path: beside exec's file, never over it.
+func CommandFile(path string) string {
 	return strings.TrimSuffix(path, ".prom") + ".command.prom"
 }
 
-// withCommandMetricsFile returns env with XLACACHE_METRICS_FILE pointed
-// at commandMetricsFile.
-func withCommandMetricsFile(env []string, path string) []string {
+// WithCommandFile returns env (KEY=VALUE strings) with
+// XLACACHE_METRICS_FILE pointed at CommandFile(path).
+func WithCommandFile(env []string, path string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, config.EnvMetricsFile+"=") {
 			out = append(out, kv)
 		}
 	}
-	return append(out, config.EnvMetricsFile+"="+commandMetricsFile(path))
+	return append(out, config.EnvMetricsFile+"="+CommandFile(path))
 }
 
-// execMetricsWriter writes job's metrics to path every interval until
-// stop is called, which writes them once more (the final report) and
-// returns when that is done. A write that fails is logged once.
-func execMetricsWriter(job *hostfill.Job, opts config.Options, interval time.Duration, logger *slog.Logger) (stop func()) {
-	g, err := execGatherer(job.Snapshot, opts.Writer())
+// StartExecWriter writes the exec metrics of report to path (with mode
+// perm, see WriteFileMode) every interval (<= 0:
+// cache.DefaultMetricsInterval) until stop is called, which writes them
+// once more (the final report) and returns when that is done. A write
+// that fails is logged once; the job is unaffected.
+func StartExecWriter(path string, perm os.FileMode, report func() ExecReport, writer bool, interval time.Duration, logger *slog.Logger) (stop func()) {
+	g, err := ExecGatherer(report, writer)
 	if err != nil {
 		logger.Warn("xlacache exec: metrics unavailable", "err", err)
 		return func() {}
 	}
 	logged := false
 	write := func() {
-		if err := metrics.WriteFileMode(opts.MetricsFile, g, opts.EffectiveFileMode()); err != nil && !logged {
+		if err := WriteFileMode(path, g, perm); err != nil && !logged {
 			logged = true
-			logger.Warn("xlacache exec: writing the metrics file failed; the command is unaffected", "file", opts.MetricsFile, "err", err)
+			logger.Warn("xlacache exec: writing the metrics file failed; the command is unaffected", "file", path, "err", err)
 		}
 	}
 	if interval <= 0 {

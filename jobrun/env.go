@@ -1,4 +1,4 @@
-package hostfill
+package jobrun
 
 import (
 	"errors"
@@ -43,12 +43,12 @@ import (
 // leader, which it is unless the job uses jax.distributed with a process
 // 0 that is not its host's local rank 0.
 
-// LaunchFor returns the environment for a process under exec: what
+// launchFor returns the environment for a process under exec: what
 // `xlacache env` prints for opts and target, with the one-writer-per-host
 // arrangement above when autotuneWriter says whether this process is its
 // host's autotune writer. sup is what the target XLA knows (the autotune
 // flags are put in XLA_FLAGS only when it knows both).
-func LaunchFor(opts config.Options, target xla.Target, sup xla.Support, existingFlags string, autotuneWriter bool) (xla.Launch, error) {
+func launchFor(opts config.Options, target xla.Target, sup xla.Support, existingFlags string, autotuneWriter bool) (xla.Launch, error) {
 	if target == xla.TargetGo && !autotuneWriter && opts.Writer() {
 		// A Go program picks the mode from its role (xla.Prepare, or the
 		// XLA_FLAGS LaunchEnv writes): a second writer on the host reads.
@@ -95,9 +95,9 @@ func LaunchFor(opts config.Options, target xla.Target, sup xla.Support, existing
 	return l, nil
 }
 
-// Environ applies l's variables to base (KEY=VALUE strings), replacing
+// environ applies l's variables to base (KEY=VALUE strings), replacing
 // variables already set.
-func Environ(base []string, l xla.Launch) []string {
+func environ(base []string, l xla.Launch) []string {
 	set := map[string]string{}
 	order := []string{}
 	for _, v := range l.Vars {
