@@ -698,3 +698,28 @@ func convertExpr(a string, from, to stablehlo.DType) string {
 	}
 	return fmt.Sprintf("((%s)%s)", ct, a)
 }
+
+// regionBody emits region b with its arguments bound to C expressions and
+// returns the expressions of its results; body values are computed inline.
+func regionBody(g *gen, b *stablehlo.Block, args []string) []string {
+	for i, a := range b.Args {
+		g.bound[a] = args[i]
+	}
+	saved := g.l.mat
+	g.l.mat = map[*stablehlo.Value]bool{}
+	g.push()
+	ret := b.Ops[len(b.Ops)-1].Operands
+	res := make([]string, len(ret))
+	for i := range ret {
+		v := g.val(ret[i], nil)
+		t := g.name("b")
+		g.line("const %s %s = %s;", ctype(ret[i].Type.DType), t, v)
+		res[i] = t
+	}
+	g.pop()
+	g.l.mat = saved
+	for _, a := range b.Args {
+		delete(g.bound, a)
+	}
+	return res
+}
