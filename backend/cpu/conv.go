@@ -10,6 +10,22 @@ import (
 // register-blocked path for float convolutions (convGemmOK), and genConv,
 // the interpreter's loop (stablehlo/conv.go) for every other form.
 
+// convKernel builds convolution's kernel: the tuned gemm (genConvGemm)
+// where convGemmOK, the interpreter's loop (genConv) otherwise.
+func convKernel(k *kernel, op *stablehlo.Op) {
+	if convGemmOK(op) {
+		k.kind = "convgemm"
+		m, n, taps, kI := convGemmDims(op)
+		k.work = m * n * taps * kI
+		k.cands = convCandidates(op, k.threads, k.work, convDirectOK(k.l, op))
+		k.gen = genConvGemm
+		return
+	}
+	k.kind = op.Name
+	k.cands = defaultOnly()
+	k.gen = func(g *gen, op *stablehlo.Op, _ Config) { genConv(g, op) }
+}
+
 // convGemmOK reports whether genConvGemm handles op: a float convolution
 // (f32 or f64 throughout) without feature or batch groups and without lhs
 // dilation. Everything else (strides, padding, rhs dilation, reversal,

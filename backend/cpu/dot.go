@@ -107,6 +107,32 @@ const (
 	parSerialMax  = 1 << 23
 )
 
+// dotKernel builds dot_general's kernel: the tuned gemm (genDot) for
+// f32 and f64, one in-order variant (genDotHalf) for complex values and
+// 16-bit floats.
+func dotKernel(k *kernel, op *stablehlo.Op) {
+	if hasComplex(op) {
+		// A plain loop in the interpreter's order: the tuned
+		// kernels are real-valued gemms.
+		k.kind = "dotcomplex"
+		k.cands = defaultOnly()
+		k.gen = func(g *gen, op *stablehlo.Op, _ Config) { genDotHalf(g, op) }
+		return
+	}
+	if isHalf(op.Operands[0].Type.DType) || isHalf(op.Operands[1].Type.DType) || isHalf(op.Results[0].Type.DType) {
+		// The tuned kernels work in one C type from packed buffers.
+		k.kind = "dothalf"
+		k.cands = defaultOnly()
+		k.gen = func(g *gen, op *stablehlo.Op, _ Config) { genDotHalf(g, op) }
+		return
+	}
+	k.kind = "dot"
+	b, m, kk, n := dotDims(op)
+	k.work = b * m * kk * n
+	k.cands = dotCandidates(op, k.threads, k.work)
+	k.gen = genDot
+}
+
 func dotCandidates(op *stablehlo.Op, threads int, work int64) []Config {
 	c := []Config{{Name: "ikj"}}
 	dt := op.Results[0].Type.DType

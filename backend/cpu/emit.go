@@ -264,16 +264,11 @@ func sameIdx(o *stablehlo.Value, idx []string) []string {
 	return idx
 }
 
-// exactOps move or pick values without computing new ones, so their
-// 16-bit float results need no rounding.
-var exactOps = map[string]bool{"constant": true, "broadcast_in_dim": true, "transpose": true,
-	"slice": true, "reshape": true, "select": true, "reverse": true, "bitcast_convert": true}
-
 // compute returns the expression for element idx of op's (single) result;
 // a 16-bit float result is rounded to its type.
 func (g *gen) compute(op *stablehlo.Op, idx []string) string {
 	x := g.computeRaw(op, idx)
-	if dt := op.Results[0].Type.DType; isHalf(dt) && !exactOps[op.Name] {
+	if dt := op.Results[0].Type.DType; isHalf(dt) && !opTable[op.Name].exact {
 		return roundExpr(dt, x)
 	}
 	return x

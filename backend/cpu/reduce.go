@@ -50,6 +50,28 @@ func simpleReducer(op *stablehlo.Op) string {
 	return b.Name
 }
 
+// reduceKernel builds reduce's kernel, with tuned variants where the
+// reducer allows reordering (reduceCandidates).
+func reduceKernel(k *kernel, op *stablehlo.Op) {
+	k.kind = "reduce"
+	k.work = op.Operands[0].Type.NumElements()
+	k.cands = reduceCandidates(op, k.threads, k.work)
+	k.gen = genReduce
+}
+
+// checkReduce checks reduce's operands, results and body.
+func checkReduce(l *lowering, op *stablehlo.Op) error {
+	if len(op.Regions) != 1 || op.Regions[0] == nil {
+		return l.errorf(op, "reduce without a body")
+	}
+	body := op.Regions[0]
+	n := len(op.Results)
+	if len(op.Operands) != 2*n || len(body.Args) != 2*n {
+		return l.errorf(op, "reduce with %d operands, %d results, %d body arguments", len(op.Operands), n, len(body.Args))
+	}
+	return l.checkBody(op, 0, n)
+}
+
 func reduceCandidates(op *stablehlo.Op, threads int, work int64) []Config {
 	// Big reductions with enough kept elements split those over threads
 	// (each output element is still reduced by one thread, in the same

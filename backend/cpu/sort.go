@@ -114,3 +114,18 @@ func genTopK(g *gen, op *stablehlo.Op) {
 	g.line("}")
 	g.line("free(used);")
 }
+
+// checkSortBody checks that sort's comparator is a scalar body returning
+// one value.
+func checkSortBody(l *lowering, op *stablehlo.Op) error {
+	return l.checkBody(op, 0, 1)
+}
+
+// checkTopK checks chlo.top_k's k against its operand's last dimension.
+func checkTopK(l *lowering, op *stablehlo.Op) error {
+	x := op.Operands[0].Type
+	if x.Rank() == 0 || op.Attrs.K < 0 || op.Attrs.K > x.Shape[x.Rank()-1] || len(op.Results) != 2 {
+		return l.errorf(op, "chlo.top_k with k=%d on %s", op.Attrs.K, x)
+	}
+	return nil
+}

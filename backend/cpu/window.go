@@ -119,3 +119,12 @@ func genSelectAndScatter(g *gen, op *stablehlo.Op) {
 	g.closeBlock()
 	g.endLoops(len(si))
 }
+
+// checkSelectScatter checks select_and_scatter's two scalar bodies: the
+// select comparator and the scatter reducer, each returning one value.
+func checkSelectScatter(l *lowering, op *stablehlo.Op) error {
+	if err := l.checkBody(op, 0, 1); err != nil {
+		return err
+	}
+	return l.checkBody(op, 1, 1)
+}
