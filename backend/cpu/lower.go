@@ -13,12 +13,14 @@ import (
 // at each materialized value that some op computes; everything it reads that
 // is not materialized is generated inline in its loop body.
 //
-// The rules, in the order they are applied:
+// The rules, in the order they are applied (what each op is, a root, an
+// inline op or control flow, is its row of opTable, ops.go):
 //   - function arguments and non-splat constants live in buffers;
-//   - dot_general, reduce, concatenate, pad and chlo.top_k are kernel roots,
-//     so their results are materialized;
-//   - dot_general and top_k read their operands from memory (their loops
-//     revisit every element many times), as do check.* custom calls;
+//   - the ops of family famRoot (dot_general, reduce, concatenate, pad,
+//     chlo.top_k, …) are kernel roots, so their results are materialized;
+//   - roots marked readsMemory (dot_general, top_k, …) read their operands
+//     from memory (their loops revisit every element many times), as do
+//     check.* custom calls;
 //   - returned values are materialized;
 //   - while, if and case are not kernels but control steps of the plan
 //     (control.go): their operands and results, their regions' arguments

@@ -178,22 +178,32 @@ func init() {
 		"dynamic_slice":    {family: famIndex, cost: 8, complex: complexMove},
 		"gather":           {family: famIndex, cost: 8, complex: complexMove},
 
-		// Kernel roots, by the file that generates them.
-		"dot_general":          {family: famRoot, readsMemory: true, complex: complexCompute, kernel: dotKernel},                                                   // dot.go
-		"convolution":          {family: famRoot, readsMemory: true, kernel: convKernel},                                                                           // conv.go
-		"reduce":               {family: famRoot, complex: complexMove, check: checkReduce, kernel: reduceKernel},                                                  // reduce.go
-		"concatenate":          {family: famRoot, complex: complexMove, kernel: rootKernel("concat", genConcat)},                                                   // movement.go
-		"pad":                  {family: famRoot, complex: complexMove, kernel: rootKernel("pad", genPad)},                                                         // movement.go
-		"dynamic_update_slice": {family: famRoot, complex: complexMove, kernel: rootKernel("", genDynamicUpdateSlice)},                                             // index.go
-		"scatter":              {family: famRoot, complex: complexMove, check: checkResultsBody, kernel: rootKernel("", genScatter)},                               // index.go
-		"reduce_window":        {family: famRoot, readsMemory: true, complex: complexMove, check: checkResultsBody, kernel: rootKernel("", genReduceWindow)},       // window.go
-		"select_and_scatter":   {family: famRoot, readsMemory: true, complex: complexMove, check: checkSelectScatter, kernel: rootKernel("", genSelectAndScatter)}, // window.go
-		"sort":                 {family: famRoot, readsMemory: true, complex: complexMove, check: checkSortBody, kernel: rootKernel("", genSort)},                  // sort.go
-		"chlo.top_k":           {family: famRoot, readsMemory: true, check: checkTopK, kernel: rootKernel("topk", genTopK)},                                        // sort.go
-		"triangular_solve":     {family: famRoot, readsMemory: true, kernel: rootKernel("", genTriSolve)},                                                          // linalg.go
-		"cholesky":             {family: famRoot, readsMemory: true, kernel: rootKernel("", genCholesky)},                                                          // linalg.go
-		"rng_bit_generator":    {family: famRoot, readsMemory: true, kernel: rootKernel("", genRngBits)},                                                           // rng.go
-		"fft":                  {family: famRoot, readsMemory: true, complex: complexCompute, check: (*lowering).checkFFT, kernel: rootKernel("fft", genFFT)},      // fft.go
+		// Kernel roots, grouped by the file that generates them.
+		// dot.go
+		"dot_general": {family: famRoot, readsMemory: true, complex: complexCompute, kernel: dotKernel},
+		// conv.go
+		"convolution": {family: famRoot, readsMemory: true, kernel: convKernel},
+		// reduce.go
+		"reduce": {family: famRoot, complex: complexMove, check: checkReduce, kernel: reduceKernel},
+		// movement.go
+		"concatenate": {family: famRoot, complex: complexMove, kernel: rootKernel("concat", genConcat)},
+		"pad":         {family: famRoot, complex: complexMove, kernel: rootKernel("pad", genPad)},
+		// index.go
+		"dynamic_update_slice": {family: famRoot, complex: complexMove, kernel: rootKernel("", genDynamicUpdateSlice)},
+		"scatter":              {family: famRoot, complex: complexMove, check: checkResultsBody, kernel: rootKernel("", genScatter)},
+		// window.go
+		"reduce_window":      {family: famRoot, readsMemory: true, complex: complexMove, check: checkResultsBody, kernel: rootKernel("", genReduceWindow)},
+		"select_and_scatter": {family: famRoot, readsMemory: true, complex: complexMove, check: checkSelectScatter, kernel: rootKernel("", genSelectAndScatter)},
+		// sort.go
+		"sort":       {family: famRoot, readsMemory: true, complex: complexMove, check: checkSortBody, kernel: rootKernel("", genSort)},
+		"chlo.top_k": {family: famRoot, readsMemory: true, check: checkTopK, kernel: rootKernel("topk", genTopK)},
+		// linalg.go
+		"triangular_solve": {family: famRoot, readsMemory: true, kernel: rootKernel("", genTriSolve)},
+		"cholesky":         {family: famRoot, readsMemory: true, kernel: rootKernel("", genCholesky)},
+		// rng.go
+		"rng_bit_generator": {family: famRoot, readsMemory: true, kernel: rootKernel("", genRngBits)},
+		// fft.go
+		"fft": {family: famRoot, readsMemory: true, complex: complexCompute, check: (*lowering).checkFFT, kernel: rootKernel("fft", genFFT)},
 
 		// Control flow, lowered to plan steps (control.go).
 		"while": {family: famControl, complex: complexMove, check: (*lowering).checkControl},
