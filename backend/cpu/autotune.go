@@ -27,12 +27,6 @@ const (
 	subKernels  = config.SubcacheKernels
 )
 
-// programKey is the "program" key component: the canonical text, which
-// leaves out locations and SSA names.
-func programKey(m *stablehlo.Module, _ []byte) []byte {
-	return stablehlo.Canonical(m)
-}
-
 // tuneRecord is what the autotune tier stores per kernel.
 type tuneRecord struct {
 	Config  Config           `json:"config"`
@@ -120,24 +114,6 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 	return configs, infos, nil
 }
 
-// tuneKey is the autotune tier key of a kernel: its default-configuration
-// source (which fixes ops, shapes and layout), the candidate list, and
-// where the timings are valid (CPU model and features, compiler, and the
-// number of threads parallel candidates were timed on).
-func tuneKey(c *cc.Compiler, k *kernel, def string, threads int) cache.Key {
-	names := make([]string, len(k.cands))
-	for i, cfg := range k.cands {
-		names[i] = cfg.String()
-	}
-	return cache.NewKey("tune_"+k.kind, []cache.KeyPart{
-		{Name: "kernel", Data: []byte(def)},
-		{Name: "candidates", Data: []byte(strings.Join(names, "\n"))},
-		{Name: "cpu", Data: []byte(c.CPU.Key())},
-		{Name: "compiler", Data: []byte(c.Identity())},
-		{Name: "threads", Data: []byte(fmt.Sprintf("threads=%d", threads))},
-	})
-}
-
 func findConfig(cands []Config, c Config) int {
 	for i, x := range cands {
 		if x.String() == c.String() {
@@ -184,11 +160,7 @@ func (pl *pipeline) candidateUnit(k *kernel) (tuneUnit, error) {
 		code.WriteString(strings.ReplaceAll(b, candidateSymbol, u.syms[c]))
 	}
 	u.src = cc.Source{Name: name, Code: []byte(code.String())}
-	u.key = cache.NewKey(name, []cache.KeyPart{
-		{Name: "source", Data: u.src.Code},
-		{Name: "compiler", Data: []byte(pl.cc.Identity())},
-		{Name: "artifact", Data: []byte("autotune candidates, shared object")},
-	})
+	u.key = candidateKey(pl.cc, u.src)
 	return u, nil
 }
 

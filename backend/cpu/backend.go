@@ -1,16 +1,3 @@
-// Package cpu is xlacache's built-in backend: it compiles StableHLO to C,
-// autotunes the matrix and reduction kernels by timing candidates, compiles
-// the chosen kernels with the system C compiler, links them into one shared
-// object and runs them on host buffers.
-//
-// All three cache tiers save real work here: the executables tier skips the
-// whole pipeline, the autotune tier ("cpu/autotune") skips the timing runs,
-// and the kernel tier ("cpu/kernels") skips the C compiler for every kernel
-// whose source was compiled before: both the final kernel objects and the
-// autotuner's per-kernel candidate libraries, so re-tuning with only the
-// kernel tier left runs no compiler. Kernels and candidate libraries are
-// named by a hash of their source, so objects from different programs can
-// never clash, and programs that share a kernel share its entries.
 package cpu
 
 import (
@@ -101,33 +88,6 @@ func (b *Backend) parse(p cache.Program) (*stablehlo.Module, error) {
 	b.parsed[sum] = m
 	b.mu.Unlock()
 	return m, nil
-}
-
-// KeyParts implements cache.Backend: the canonical program, the options
-// that change generated code, and the compiler/CPU identity (kernels are
-// built with -march=native).
-func (b *Backend) KeyParts(ctx context.Context, p cache.Program) ([]cache.KeyPart, error) {
-	if b.threadsErr != nil {
-		return nil, fmt.Errorf("cpu: %w", b.threadsErr)
-	}
-	m, err := b.parse(p)
-	if err != nil {
-		return nil, err
-	}
-	c, err := cc.Find(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return []cache.KeyPart{
-		{Name: "program", Data: programKey(m, p.Text)},
-		{Name: "options", Data: []byte(b.optionsKey(p))},
-		{Name: "backend", Data: []byte(fmt.Sprintf("cpu format=%d codegen=%s\n%s", formatVersion, codegenFingerprint(), c.Identity()))},
-		{Name: "topology", Data: []byte("host cpu x1")},
-	}, nil
-}
-
-func (b *Backend) optionsKey(p cache.Program) string {
-	return fmt.Sprintf("notune=%v\nthreads=%d\noptions=%s", b.NoTune, b.threads(), p.Options)
 }
 
 // Compile implements cache.Backend.
@@ -306,11 +266,6 @@ func finalSource(k *kernel, cfg Config) (cc.Source, error) {
 	name := "k_" + cc.Hash([]byte(body))[:24]
 	// ReplaceAll: a parallel kernel names its symbol in both entry points.
 	return cc.Source{Name: name, Code: []byte(strings.ReplaceAll(body, "KERNEL_SYMBOL", name))}, nil
-}
-
-// objectKey is the kernel-tier key of a final kernel object.
-func (pl *pipeline) objectKey(s cc.Source) cache.Key {
-	return cache.NewKey(s.Name, []cache.KeyPart{{Name: "source", Data: s.Code}, {Name: "compiler", Data: []byte(pl.cc.Identity())}})
 }
 
 // objectCached reports whether k's final object in configuration cfg is in

@@ -14,26 +14,6 @@ import (
 // complexPrelude (complexc.go), which port Go's complex arithmetic and
 // math/cmplx, the reference interpreter's.
 
-// complexMovementOps are the ops that may take or produce complex values
-// without computing on them (or, for reduce, sort and the window ops,
-// whose regions are checked op by op).
-var complexMovementOps = map[string]bool{
-	"constant": true, "iota": true, "broadcast_in_dim": true, "reshape": true, "transpose": true,
-	"slice": true, "reverse": true, "concatenate": true, "pad": true, "dynamic_slice": true,
-	"dynamic_update_slice": true, "gather": true, "scatter": true, "select": true, "reduce": true,
-	"reduce_window": true, "select_and_scatter": true, "sort": true, "while": true, "if": true,
-	"case": true, "return": true, "custom_call": true,
-}
-
-// complexComputeOps are the ops that compute on complex values.
-var complexComputeOps = map[string]bool{
-	"add": true, "subtract": true, "multiply": true, "divide": true, "negate": true, "abs": true,
-	"sign": true, "exponential": true, "log": true, "log_plus_one": true, "exponential_minus_one": true,
-	"logistic": true, "sqrt": true, "rsqrt": true, "sine": true, "cosine": true, "tan": true, "tanh": true, "power": true,
-	"complex": true, "real": true, "imag": true, "convert": true, "compare": true, "dot_general": true,
-	"fft": true,
-}
-
 // hasComplex reports whether an operand or result of op is complex.
 func hasComplex(op *stablehlo.Op) bool {
 	for _, v := range op.Operands {
@@ -63,15 +43,18 @@ func (l *lowering) checkComplex(op *stablehlo.Op) error {
 			break
 		}
 	}
+	// Which ops move and which compute on complex values is the
+	// complex field of their opTable row (ops.go).
+	support := opTable[op.Name].complex
 	switch {
-	case complexMovementOps[op.Name]:
+	case support == complexMove:
 		return nil
 	case op.Name == "compare":
 		if cmpOps[op.Attrs.ComparisonDirection] == "" {
 			return l.unsupportedf(op, "compare %s on %s is not supported", op.Attrs.ComparisonDirection, dt)
 		}
 		return nil
-	case complexComputeOps[op.Name]:
+	case support == complexCompute:
 		return nil
 	}
 	return l.unsupportedf(op, "op %s on %s is not supported", op.Name, dt)

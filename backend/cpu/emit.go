@@ -264,16 +264,11 @@ func sameIdx(o *stablehlo.Value, idx []string) []string {
 	return idx
 }
 
-// exactOps move or pick values without computing new ones, so their
-// 16-bit float results need no rounding.
-var exactOps = map[string]bool{"constant": true, "broadcast_in_dim": true, "transpose": true,
-	"slice": true, "reshape": true, "select": true, "reverse": true, "bitcast_convert": true}
-
 // compute returns the expression for element idx of op's (single) result;
 // a 16-bit float result is rounded to its type.
 func (g *gen) compute(op *stablehlo.Op, idx []string) string {
 	x := g.computeRaw(op, idx)
-	if dt := op.Results[0].Type.DType; isHalf(dt) && !exactOps[op.Name] {
+	if dt := op.Results[0].Type.DType; isHalf(dt) && !opTable[op.Name].exact {
 		return roundExpr(dt, x)
 	}
 	return x
@@ -697,4 +692,29 @@ func convertExpr(a string, from, to stablehlo.DType) string {
 		return fmt.Sprintf("xk_f2i_%s(%s)", ct, a)
 	}
 	return fmt.Sprintf("((%s)%s)", ct, a)
+}
+
+// regionBody emits region b with its arguments bound to C expressions and
+// returns the expressions of its results; body values are computed inline.
+func regionBody(g *gen, b *stablehlo.Block, args []string) []string {
+	for i, a := range b.Args {
+		g.bound[a] = args[i]
+	}
+	saved := g.l.mat
+	g.l.mat = map[*stablehlo.Value]bool{}
+	g.push()
+	ret := b.Ops[len(b.Ops)-1].Operands
+	res := make([]string, len(ret))
+	for i := range ret {
+		v := g.val(ret[i], nil)
+		t := g.name("b")
+		g.line("const %s %s = %s;", ctype(ret[i].Type.DType), t, v)
+		res[i] = t
+	}
+	g.pop()
+	g.l.mat = saved
+	for _, a := range b.Args {
+		delete(g.bound, a)
+	}
+	return res
 }

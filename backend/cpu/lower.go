@@ -13,12 +13,14 @@ import (
 // at each materialized value that some op computes; everything it reads that
 // is not materialized is generated inline in its loop body.
 //
-// The rules, in the order they are applied:
+// The rules, in the order they are applied (what each op is, a root, an
+// inline op or control flow, is its row of opTable, ops.go):
 //   - function arguments and non-splat constants live in buffers;
-//   - dot_general, reduce, concatenate, pad and chlo.top_k are kernel roots,
-//     so their results are materialized;
-//   - dot_general and top_k read their operands from memory (their loops
-//     revisit every element many times), as do check.* custom calls;
+//   - the ops of family famRoot (dot_general, reduce, concatenate, pad,
+//     chlo.top_k, …) are kernel roots, so their results are materialized;
+//   - roots marked readsMemory (dot_general, top_k, …) read their operands
+//     from memory (their loops revisit every element many times), as do
+//     check.* custom calls;
 //   - returned values are materialized;
 //   - while, if and case are not kernels but control steps of the plan
 //     (control.go): their operands and results, their regions' arguments
@@ -64,58 +66,6 @@ func (l *lowering) where(op *stablehlo.Op) string {
 		return fmt.Sprintf("%s:%d:%d", l.file, op.Pos.Line, op.Pos.Col)
 	}
 	return l.file
-}
-
-var elementwiseOps = map[string]bool{
-	"negate": true, "abs": true, "sign": true, "floor": true, "ceil": true,
-	"round_nearest_even": true, "round_nearest_afz": true, "exponential": true,
-	"exponential_minus_one": true, "log": true, "log_plus_one": true, "logistic": true,
-	"tanh": true, "sqrt": true, "rsqrt": true, "cbrt": true, "cosine": true, "sine": true,
-	"not": true, "chlo.acos": true, "chlo.acosh": true, "chlo.asin": true, "chlo.asinh": true,
-	"chlo.atan": true, "chlo.atanh": true, "chlo.cosh": true, "chlo.sinh": true, "chlo.tan": true,
-	"chlo.digamma": true, "chlo.erf": true, "chlo.erf_inv": true, "chlo.erfc": true, "chlo.lgamma": true,
-	"add": true, "subtract": true, "multiply": true, "divide": true, "remainder": true, "power": true,
-	"maximum": true, "minimum": true, "atan2": true, "and": true, "or": true, "xor": true,
-	"chlo.next_after": true, "compare": true, "select": true, "clamp": true, "convert": true,
-	"shift_left": true, "shift_right_logical": true, "shift_right_arithmetic": true,
-	"popcnt": true, "count_leading_zeros": true, "is_finite": true, "reduce_precision": true,
-	"tan": true, "chlo.bessel_i0e": true, "chlo.bessel_i1e": true,
-	"complex": true, "real": true, "imag": true,
-}
-
-var indexOps = map[string]bool{
-	"broadcast_in_dim": true, "reshape": true, "transpose": true, "slice": true, "iota": true, "constant": true,
-	"reverse": true, "bitcast_convert": true, "dynamic_slice": true, "gather": true,
-}
-
-var rootOps = map[string]bool{
-	"dot_general": true, "reduce": true, "concatenate": true, "pad": true, "chlo.top_k": true,
-	"dynamic_update_slice": true, "scatter": true, "reduce_window": true, "select_and_scatter": true, "sort": true,
-	"convolution": true, "rng_bit_generator": true, "triangular_solve": true, "cholesky": true,
-	"fft": true,
-}
-
-// readsFromMemory are the roots whose operands are read many times (or at
-// data-dependent positions), so they live in buffers.
-var readsFromMemory = map[string]bool{"dot_general": true, "chlo.top_k": true, "sort": true,
-	"reduce_window": true, "select_and_scatter": true, "convolution": true, "rng_bit_generator": true,
-	"triangular_solve": true, "cholesky": true, "fft": true}
-
-// controlOps are run by the plan's control steps (see plan.go), not by a
-// kernel: their regions are lowered to steps of their own.
-var controlOps = map[string]bool{"while": true, "if": true, "case": true}
-
-// opCost estimates the per-element cost of computing op inline.
-func opCost(op *stablehlo.Op) int {
-	switch op.Name {
-	case "broadcast_in_dim", "transpose", "slice", "iota", "constant", "reverse":
-		return 0
-	case "add", "subtract", "multiply", "negate", "abs", "and", "or", "xor", "not",
-		"compare", "select", "convert", "reshape", "maximum", "minimum", "clamp", "sign",
-		"real", "imag", "complex":
-		return 1
-	}
-	return 8 // transcendental functions, division, power
 }
 
 func isSplat(t *stablehlo.Tensor) bool {
@@ -192,7 +142,7 @@ func (l *lowering) analyzeBlock(b *stablehlo.Block, top bool) error {
 			if !isSplat(op.Attrs.Constant) {
 				l.mat[op.Results[0]] = true
 			}
-		case controlOps[op.Name]:
+		case opTable[op.Name].family == famControl:
 			for _, v := range op.Operands {
 				l.mat[v] = true
 			}
@@ -210,11 +160,11 @@ func (l *lowering) analyzeBlock(b *stablehlo.Block, top bool) error {
 					return err
 				}
 			}
-		case rootOps[op.Name]:
+		case opTable[op.Name].family == famRoot:
 			for _, r := range op.Results {
 				l.mat[r] = true
 			}
-			if readsFromMemory[op.Name] {
+			if opTable[op.Name].readsMemory {
 				for _, v := range op.Operands {
 					l.mat[v] = true
 				}
@@ -224,11 +174,11 @@ func (l *lowering) analyzeBlock(b *stablehlo.Block, top bool) error {
 	// Cost-driven materialization, in program order so that operand costs
 	// are final before their users are considered.
 	for _, op := range ops {
-		if op.Name == "return" || op.Name == "custom_call" || rootOps[op.Name] || controlOps[op.Name] {
+		if f := opTable[op.Name].family; op.Name == "return" || op.Name == "custom_call" || f == famRoot || f == famControl {
 			continue
 		}
 		v := op.Results[0]
-		c := opCost(op)
+		c := opTable[op.Name].cost
 		for _, o := range op.Operands {
 			if !l.mat[o] {
 				c += l.cost[o]
@@ -238,7 +188,7 @@ func (l *lowering) analyzeBlock(b *stablehlo.Block, top bool) error {
 			o := op.Operands[0]
 			if !l.mat[o] && l.cost[o] > cheapCost && o.Type.NumElements() < v.Type.NumElements() {
 				l.mat[o] = true
-				c = opCost(op)
+				c = opTable[op.Name].cost
 			}
 		}
 		if l.uses[v] > 1 && c > cheapCost {
@@ -250,7 +200,7 @@ func (l *lowering) analyzeBlock(b *stablehlo.Block, top bool) error {
 	for _, op := range ops {
 		switch {
 		case op.Name == "return" || op.Name == "custom_call":
-		case controlOps[op.Name]:
+		case opTable[op.Name].family == famControl:
 			items = append(items, op)
 		case op.Name == "constant" && l.mat[op.Results[0]]:
 			// provided by the plan, not computed
@@ -312,69 +262,45 @@ func (l *lowering) checkOp(op *stablehlo.Op) error {
 	if err := l.checkComplex(op); err != nil {
 		return err
 	}
+	spec, ok := opTable[op.Name]
 	switch {
-	case op.Name == "return":
-	case op.Name == "custom_call":
-		if !stablehlo.CheckOps[op.Attrs.Callee] {
-			return l.unsupportedf(op, "custom_call target %q is not supported (only check.* assertions)", op.Attrs.Callee)
-		}
-		if len(op.Operands) != 2 {
-			return l.errorf(op, "custom_call %s needs 2 operands, has %d", op.Attrs.Callee, len(op.Operands))
-		}
-	case op.Name == "call":
-		return l.errorf(op, "call to @%s survived inlining", op.Attrs.Callee)
-	case elementwiseOps[op.Name] || indexOps[op.Name]:
+	case !ok:
+		return l.unsupportedf(op, "op %s is not supported", op.Name)
+	case spec.family == famElementwise || spec.family == famIndex:
 		if len(op.Results) != 1 {
 			return l.errorf(op, "%s with %d results", op.Name, len(op.Results))
 		}
 		if op.Name == "constant" && op.Attrs.Constant == nil {
 			return l.errorf(op, "constant without a value")
 		}
-	case op.Name == "reduce":
-		if len(op.Regions) != 1 || op.Regions[0] == nil {
-			return l.errorf(op, "reduce without a body")
-		}
-		body := op.Regions[0]
-		n := len(op.Results)
-		if len(op.Operands) != 2*n || len(body.Args) != 2*n {
-			return l.errorf(op, "reduce with %d operands, %d results, %d body arguments", len(op.Operands), n, len(body.Args))
-		}
-		if err := l.checkBody(op, 0, n); err != nil {
-			return err
-		}
-	case op.Name == "scatter" || op.Name == "reduce_window":
-		if err := l.checkBody(op, 0, len(op.Results)); err != nil {
-			return err
-		}
-	case op.Name == "sort":
-		if err := l.checkBody(op, 0, 1); err != nil {
-			return err
-		}
-	case op.Name == "select_and_scatter":
-		if err := l.checkBody(op, 0, 1); err != nil {
-			return err
-		}
-		if err := l.checkBody(op, 1, 1); err != nil {
-			return err
-		}
-	case controlOps[op.Name]:
-		if err := l.checkControl(op); err != nil {
-			return err
-		}
-	case op.Name == "fft":
-		if err := l.checkFFT(op); err != nil {
-			return err
-		}
-	case op.Name == "chlo.top_k":
-		x := op.Operands[0].Type
-		if x.Rank() == 0 || op.Attrs.K < 0 || op.Attrs.K > x.Shape[x.Rank()-1] || len(op.Results) != 2 {
-			return l.errorf(op, "chlo.top_k with k=%d on %s", op.Attrs.K, x)
-		}
-	case rootOps[op.Name]:
-	default:
-		return l.unsupportedf(op, "op %s is not supported", op.Name)
+	case spec.check != nil:
+		return spec.check(l, op)
 	}
 	return nil
+}
+
+// checkCustomCall accepts the check.* assertions, the only custom calls
+// the plan evaluates.
+func checkCustomCall(l *lowering, op *stablehlo.Op) error {
+	if !stablehlo.CheckOps[op.Attrs.Callee] {
+		return l.unsupportedf(op, "custom_call target %q is not supported (only check.* assertions)", op.Attrs.Callee)
+	}
+	if len(op.Operands) != 2 {
+		return l.errorf(op, "custom_call %s needs 2 operands, has %d", op.Attrs.Callee, len(op.Operands))
+	}
+	return nil
+}
+
+// checkCall rejects a call: stablehlo.Inline removes every one before
+// the lowering runs.
+func checkCall(l *lowering, op *stablehlo.Op) error {
+	return l.errorf(op, "call to @%s survived inlining", op.Attrs.Callee)
+}
+
+// checkResultsBody checks that op's first region is a scalar body
+// returning one value per result (scatter, reduce_window).
+func checkResultsBody(l *lowering, op *stablehlo.Op) error {
+	return l.checkBody(op, 0, len(op.Results))
 }
 
 // checkBody checks that region r of op is a scalar body of elementwise
@@ -388,7 +314,7 @@ func (l *lowering) checkBody(op *stablehlo.Op, r, want int) error {
 		return l.errorf(op, "%s region %d must return %d values", op.Name, r, want)
 	}
 	for _, b := range body.Ops[:len(body.Ops)-1] {
-		if !elementwiseOps[b.Name] && !(b.Name == "constant" && b.Attrs.Constant != nil && b.Attrs.Constant.Type.Rank() == 0) {
+		if opTable[b.Name].family != famElementwise && !(b.Name == "constant" && b.Attrs.Constant != nil && b.Attrs.Constant.Type.Rank() == 0) {
 			return l.unsupportedf(b, "op %s in a %s body is not supported (only scalar elementwise ops)", b.Name, op.Name)
 		}
 		if err := l.checkComplex(b); err != nil {

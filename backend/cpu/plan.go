@@ -2,41 +2,15 @@ package cpu
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/stablehlo"
 )
-
-// formatVersion changes whenever the plan encoding, the kernel ABI or the
-// code generator changes in a way that makes old executables wrong.
-// Version 2 added control steps (copy, jump, branch) for while, if and case;
-// version 3 the libraries' allocation-failure counter (xk_alloc_failures),
-// which the runtime requires.
-const formatVersion = 3
-
-// codegenFingerprint identifies the C the generated kernels are built
-// from: the preludes every kernel or some kernels include. It is part of
-// the executable key, so that a change to any of them (a more accurate
-// complex log, say) can never leave an executable built from the old text
-// in use, even where nobody remembered to bump formatVersion. Changes to
-// the Go side of the code generator still need formatVersion.
-// It is computed on first use, not at start-up: most processes that link
-// the package never key a cpu executable.
-var codegenFingerprint = sync.OnceValue(func() string {
-	h := sha256.New()
-	for _, s := range []string{prelude, chloPrelude, complexPrelude, fftPrelude} {
-		fmt.Fprintf(h, "%d\n%s", len(s), s)
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
-})
 
 var exeMagic = []byte("XLCPUEXE")
 

@@ -4,6 +4,10 @@ import (
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
+// This file lowers rng_bit_generator, a kernel root: PHILOX (and
+// DEFAULT) and THREE_FRY, bit for bit as the interpreter does
+// (stablehlo/rng.go).
+
 // genRngBits lowers rng_bit_generator by algorithm: PHILOX and DEFAULT
 // (XLA's CPU compiler expands DEFAULT as PHILOX) by genPhilox, THREE_FRY
 // by genRng. The verifier has already rejected every other form.
@@ -88,4 +92,18 @@ func genPhilox(g *gen, op *stablehlo.Op) {
 	}
 	g.ind--
 	g.line("}")
+}
+
+// genRng implements rng_bit_generator THREE_FRY with a tensor<2xui64>
+// state (the only form the front end accepts) as the interpreter does:
+// element e is threefry(counter + e) under the key; the counter advances
+// by the element count.
+func genRng(g *gen, op *stablehlo.Op) {
+	st := g.input(op.Operands[0])
+	ns, out := g.output(op.Results[0]), g.output(op.Results[1])
+	n := op.Results[1].Type.NumElements()
+	g.line("const uint64_t key = %s[0], ctr = %s[1];", st, st)
+	g.line("for (int64_t e = 0; e < %d; e++) %s[e] = xk_threefry(ctr + (uint64_t)e, key);", n, out)
+	g.line("%s[0] = key;", ns)
+	g.line("%s[1] = ctr + %dull;", ns, n)
 }

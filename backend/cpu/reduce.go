@@ -1,0 +1,251 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// This file lowers reduce, a kernel root with tuned variants: an
+// in-order scalar loop (the reference's order), and for one
+// commutative, associative reducer, unrolled and row-major variants.
+
+// reduceShape splits a reduce's input dims into kept and reduced.
+func reduceShape(op *stablehlo.Op) (kept, reduced []int) {
+	red := map[int64]bool{}
+	for _, d := range op.Attrs.ReduceDims {
+		red[d] = true
+	}
+	for d := 0; d < op.Operands[0].Type.Rank(); d++ {
+		if red[int64(d)] {
+			reduced = append(reduced, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	return kept, reduced
+}
+
+// simpleReducer returns the binary op name when the body is one
+// commutative, associative op on (acc, elem), the case variants may reorder.
+func simpleReducer(op *stablehlo.Op) string {
+	if len(op.Results) != 1 {
+		return ""
+	}
+	body := op.Regions[0]
+	if len(body.Ops) != 2 {
+		return ""
+	}
+	b := body.Ops[0]
+	switch b.Name {
+	case "add", "multiply", "maximum", "minimum", "and", "or", "xor":
+	default:
+		return ""
+	}
+	acc, el := body.Args[0], body.Args[1]
+	ok := (b.Operands[0] == acc && b.Operands[1] == el) || (b.Operands[0] == el && b.Operands[1] == acc)
+	if !ok || body.Ops[1].Operands[0] != b.Results[0] {
+		return ""
+	}
+	return b.Name
+}
+
+// reduceKernel builds reduce's kernel, with tuned variants where the
+// reducer allows reordering (reduceCandidates).
+func reduceKernel(k *kernel, op *stablehlo.Op) {
+	k.kind = "reduce"
+	k.work = op.Operands[0].Type.NumElements()
+	k.cands = reduceCandidates(op, k.threads, k.work)
+	k.gen = genReduce
+}
+
+// checkReduce checks reduce's operands, results and body.
+func checkReduce(l *lowering, op *stablehlo.Op) error {
+	if len(op.Regions) != 1 || op.Regions[0] == nil {
+		return l.errorf(op, "reduce without a body")
+	}
+	body := op.Regions[0]
+	n := len(op.Results)
+	if len(op.Operands) != 2*n || len(body.Args) != 2*n {
+		return l.errorf(op, "reduce with %d operands, %d results, %d body arguments", len(op.Operands), n, len(body.Args))
+	}
+	return l.checkBody(op, 0, n)
+}
+
+func reduceCandidates(op *stablehlo.Op, threads int, work int64) []Config {
+	// Big reductions with enough kept elements split those over threads
+	// (each output element is still reduced by one thread, in the same
+	// order, so results do not depend on the thread count).
+	kept, reduced := reduceShape(op)
+	inShape := op.Operands[0].Type.Shape
+	keptN := int64(1)
+	for _, d := range kept {
+		keptN *= inShape[d]
+	}
+	var par map[string]int
+	if threads > 1 && work >= parMinElements && len(kept) > 0 && keptN >= int64(2*threads) {
+		par = map[string]int{"par": 1}
+	}
+	c := []Config{{Name: "scalar", Params: par}}
+	if dt := op.Results[0].Type.DType; simpleReducer(op) == "" || isHalf(dt) || dt.IsComplex() {
+		// 16-bit floats round after every step: only the in-order
+		// accumulation gives the reference's result. Complex reductions
+		// keep that order too (and their products need the helpers the
+		// reordered variants do not emit).
+		return c
+	}
+	r := op.Operands[0].Type.Rank()
+	if len(reduced) == 1 && reduced[0] == r-1 {
+		for _, u := range []int{2, 4, 8} {
+			p := map[string]int{"u": u}
+			if par != nil {
+				p["par"] = 1
+			}
+			c = append(c, Config{Name: "unroll", Params: p})
+		}
+	}
+	c = append(c, Config{Name: "rowmajor"})
+	if par != nil {
+		// The serial scalar loop too: a reduction that does not pay for
+		// threads on this machine keeps one.
+		c = append(c, Config{Name: "scalar"})
+	}
+	return c
+}
+
+// reducerBody emits the body with acc/elem bound to C names and returns the
+// new accumulator expressions.
+func reducerBody(g *gen, op *stablehlo.Op, accs, elems []string) []string {
+	body := op.Regions[0]
+	n := len(op.Results)
+	for i := 0; i < n; i++ {
+		g.bound[body.Args[i]] = accs[i]
+		g.bound[body.Args[n+i]] = elems[i]
+	}
+	saved := g.l.mat
+	// Body values are never materialized; compute them inline.
+	g.l.mat = map[*stablehlo.Value]bool{}
+	g.push()
+	ret := body.Ops[len(body.Ops)-1].Operands
+	res := make([]string, n)
+	for i := range ret {
+		res[i] = g.val(ret[i], nil)
+	}
+	g.pop()
+	g.l.mat = saved
+	return res
+}
+
+func genReduce(g *gen, op *stablehlo.Op, cfg Config) {
+	n := len(op.Results)
+	in := op.Operands[:n]
+	inits := op.Operands[n:]
+	kept, reduced := reduceShape(op)
+	inShape := in[0].Type.Shape
+	outs := make([]string, n)
+	for i, r := range op.Results {
+		outs[i] = g.output(r)
+	}
+	keptShape := make([]int64, len(kept))
+	for i, d := range kept {
+		keptShape[i] = inShape[d]
+	}
+	redShape := make([]int64, len(reduced))
+	for i, d := range reduced {
+		redShape[i] = inShape[d]
+	}
+	initv := make([]string, n)
+	for i := range inits {
+		initv[i] = g.val(inits[i], nil)
+	}
+	merge := func(o, r []string) []string {
+		idx := make([]string, len(inShape))
+		for i, d := range kept {
+			idx[d] = o[i]
+		}
+		for i, d := range reduced {
+			idx[d] = r[i]
+		}
+		return idx
+	}
+	switch cfg.Name {
+	case "rowmajor":
+		// Accumulate into the output in input order: contiguous reads and
+		// vectorizable updates when the reduced dims are leading.
+		dt := op.Results[0].Type.DType
+		opName := simpleReducer(op)
+		o := g.loops(keptShape, "o")
+		g.line("%s[%s] = %s;", outs[0], offset(keptShape, o), initv[0])
+		g.endLoops(len(o))
+		idx := g.loops(inShape, "i")
+		oi := make([]string, len(kept))
+		for i, d := range kept {
+			oi[i] = idx[d]
+		}
+		x := g.val(in[0], idx)
+		dst := fmt.Sprintf("%s[%s]", outs[0], offset(keptShape, oi))
+		g.line("%s = %s;", dst, binaryExpr(opName, dst, x, dt))
+		g.endLoops(len(idx))
+		return
+	case "unroll":
+		u := cfg.p("u")
+		dt := op.Results[0].Type.DType
+		ct := ctype(dt)
+		opName := simpleReducer(op)
+		rn := redShape[0]
+		o, no := parLoops(g, keptShape, "o", cfg.p("par") > 0)
+		accs := make([]string, u)
+		for j := range accs {
+			accs[j] = g.name("acc")
+			g.line("%s %s = %s;", ct, accs[j], initv[0])
+		}
+		g.line("int64_t r0 = 0;")
+		g.line("for (; r0 + %d <= %d; r0 += %d) {", u, rn, u)
+		g.ind++
+		g.push()
+		for j := 0; j < u; j++ {
+			x := g.val(in[0], merge(o, []string{fmt.Sprintf("(r0 + %d)", j)}))
+			g.line("%s = %s;", accs[j], binaryExpr(opName, accs[j], x, dt))
+		}
+		g.closeBlock()
+		g.line("for (; r0 < %d; r0++) {", rn)
+		g.ind++
+		g.push()
+		x := g.val(in[0], merge(o, []string{"r0"}))
+		g.line("%s = %s;", accs[0], binaryExpr(opName, accs[0], x, dt))
+		g.closeBlock()
+		total := accs[0]
+		for j := 1; j < u; j++ {
+			total = binaryExpr(opName, total, accs[j], dt)
+		}
+		g.line("%s[%s] = %s;", outs[0], offset(keptShape, o), total)
+		g.endLoops(no)
+		return
+	}
+	// scalar: one accumulator per output, reducer body applied per element.
+	o, no := parLoops(g, keptShape, "o", cfg.p("par") > 0)
+	accs := make([]string, n)
+	for i := range accs {
+		accs[i] = g.name("acc")
+		g.line("%s %s = %s;", ctype(op.Results[i].Type.DType), accs[i], initv[i])
+	}
+	r := g.loops(redShape, "r")
+	elems := make([]string, n)
+	for i := range in {
+		elems[i] = g.val(in[i], merge(o, r))
+	}
+	next := reducerBody(g, op, accs, elems)
+	tmps := make([]string, n)
+	for i := range next {
+		tmps[i] = g.name("n")
+		g.line("const %s %s = %s;", ctype(op.Results[i].Type.DType), tmps[i], next[i])
+	}
+	for i := range next {
+		g.line("%s = %s;", accs[i], tmps[i])
+	}
+	g.endLoops(len(r))
+	for i := range outs {
+		g.line("%s[%s] = %s;", outs[i], offset(keptShape, o), storeExpr(op.Results[i].Type.DType, accs[i]))
+	}
+	g.endLoops(no)
+}
