@@ -308,3 +308,25 @@ func TestTopKTotalOrderNaNs(t *testing.T) {
 		}
 	}
 }
+
+// bitcast_convert from i1 to i1 is the identity (i1 to any other type
+// stays unsupported: its bit representation is the implementation's).
+func TestBitcastI1ToI1(t *testing.T) {
+	src := `func.func @main(%p: tensor<2x2xi1>) -> tensor<2x2xi1> {
+  %b = stablehlo.bitcast_convert %p : (tensor<2x2xi1>) -> tensor<2x2xi1>
+  return %b : tensor<2x2xi1>
+}`
+	p, _ := FromBools([]int64{2, 2}, []bool{true, false, false, true})
+	out := evalText(t, src, p)
+	for j, w := range []int64{1, 0, 0, 1} {
+		if got := out[0].Int64At(int64(j)); got != w {
+			t.Fatalf("element %d = %d, want %d", j, got, w)
+		}
+	}
+	if _, err := Parse([]byte(`func.func @main(%p: tensor<8xi1>) -> tensor<i8> {
+  %b = stablehlo.bitcast_convert %p : (tensor<8xi1>) -> tensor<i8>
+  return %b : tensor<i8>
+}`), "t.mlir"); err == nil || !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("i1 to i8: %v, want unsupported", err)
+	}
+}
