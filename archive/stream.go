@@ -314,7 +314,12 @@ func (c *entryCheck) parse() {
 
 // decodedSize checks that r decompresses to exactly want bytes.
 func decodedSize(r io.Reader, want int64) error {
-	dec, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderMaxMemory(uint64(want)+1))
+	// The memory cap must leave room for the frame's window as well as
+	// its content: a zstd window is at least 1 KiB whatever the content
+	// size, so a cap of want+1 alone refused every small payload ("window
+	// size exceeded"). What the frame may produce is bounded below by
+	// the LimitReader, not by this cap.
+	dec, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderMaxMemory(max(uint64(want)+1, zstdMaxWindow)))
 	if err != nil {
 		return err
 	}

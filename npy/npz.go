@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/xlacache/xlacache/internal/sysmem"
 )
 
 // Named is an array with its name in an .npz archive (the member name
@@ -20,6 +22,44 @@ type Named struct {
 // malicious archive cannot exhaust memory.
 const maxMember = 8 << 30
 
+// npzBudget is what all the members of one archive may decompress to
+// together: at most maxMember, and at most half of the memory this
+// process can still allocate. A bound per member alone let a 3 MB archive
+// of many deflated members each declaring gigabytes of zeros exhaust
+// memory (a fatal out-of-memory, which no caller can recover from).
+var npzBudget = func() int64 {
+	b := int64(maxMember)
+	if l, ok := sysmem.Available(); ok && l.Bytes/2 < b {
+		b = max(l.Bytes/2, 1<<20)
+	}
+	return b
+}
+
+// budget is what is left of one archive's npzBudget.
+type budget struct{ total, left int64 }
+
+func newBudget() *budget {
+	b := npzBudget()
+	return &budget{total: b, left: b}
+}
+
+// open opens member f for reading through a reader that the .npy decoder
+// can size (sizedReader) and that cannot yield more than the member's
+// declared size, after charging that size to the archive's budget.
+func (b *budget) open(f *zip.File) (io.ReadCloser, *sizedReader, error) {
+	size := memberSize(f)
+	if size > b.left {
+		return nil, nil, fmt.Errorf("member %q declares %d bytes uncompressed, more than the %d bytes left of the %s that all of one archive's arrays may take",
+			f.Name, f.UncompressedSize64, b.left, sysmem.FormatBytes(b.total))
+	}
+	b.left -= size
+	rc, err := f.Open()
+	if err != nil {
+		return nil, nil, fmt.Errorf("member %q: %w", f.Name, err)
+	}
+	return rc, &sizedReader{r: io.LimitReader(rc, size), left: size}, nil
+}
+
 // ReadNPZ reads every array of an .npz archive (stored or deflated), in
 // archive order.
 func ReadNPZ(r io.ReaderAt, size int64) ([]Named, error) {
@@ -29,6 +69,7 @@ func ReadNPZ(r io.ReaderAt, size int64) ([]Named, error) {
 	}
 	var out []Named
 	seen := map[string]bool{}
+	mem := newBudget()
 	for _, f := range zr.File {
 		if !strings.HasSuffix(f.Name, ".npy") {
 			return nil, fmt.Errorf("npz: member %q is not a .npy file", f.Name)
@@ -38,11 +79,11 @@ func ReadNPZ(r io.ReaderAt, size int64) ([]Named, error) {
 			return nil, fmt.Errorf("npz: duplicate member %q", f.Name)
 		}
 		seen[name] = true
-		rc, err := f.Open()
+		rc, sr, err := mem.open(f)
 		if err != nil {
-			return nil, fmt.Errorf("npz: member %q: %w", f.Name, err)
+			return nil, fmt.Errorf("npz: %w", err)
 		}
-		a, err := Read(&sizedReader{r: io.LimitReader(rc, maxMember), left: memberSize(f)})
+		a, err := Read(sr)
 		rc.Close()
 		if err != nil {
 			return nil, fmt.Errorf("npz: member %q: %w", f.Name, err)

@@ -217,6 +217,7 @@ func argsFromNPZ(path string, fn *stablehlo.Func) ([]*stablehlo.Tensor, error) {
 		byName[name] = m
 	}
 	out := make([]*stablehlo.Tensor, len(fn.Args))
+	mem := newBudget()
 	for i, a := range fn.Args {
 		m := byName[a.Name]
 		if m == nil {
@@ -228,11 +229,11 @@ func argsFromNPZ(path string, fn *stablehlo.Func) ([]*stablehlo.Tensor, error) {
 		if m == nil {
 			return nil, fmt.Errorf("%s: no array for argument #%d (%s)", path, i, a.Name)
 		}
-		rc, err := m.Open()
+		rc, sr, err := mem.open(m)
 		if err != nil {
-			return nil, fmt.Errorf("%s: npz: member %q: %w", path, m.Name, err)
+			return nil, fmt.Errorf("%s: npz: %w", path, err)
 		}
-		out[i], err = readTensor(&sizedReader{r: io.LimitReader(rc, maxMember), left: memberSize(m)}, a.Type)
+		out[i], err = readTensor(sr, a.Type)
 		rc.Close()
 		if errors.Is(err, errMismatch) {
 			return nil, fmt.Errorf("%s: argument #%d (%s): %w", path, i, a.Name, err)

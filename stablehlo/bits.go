@@ -43,6 +43,13 @@ func inferIndexOrBits(op *Op) ([]TensorType, error) {
 			return nil, err
 		}
 		in := ops[0].Type
+		if in.DType == I1 && r.DType == I1 {
+			// i1 to i1 is the identity whatever the representation.
+			if !in.SameShape(r) {
+				return nil, fmt.Errorf("cannot bitcast %s to %s: shapes differ", in, r)
+			}
+			return []TensorType{r}, nil
+		}
 		if in.DType == I1 || r.DType == I1 {
 			// i1's bit representation is implementation-defined (one
 			// byte here, one bit elsewhere): refuse rather than guess.

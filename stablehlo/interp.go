@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -532,19 +533,28 @@ func evalTopK(x *Tensor, k int64) (*Tensor, *Tensor) {
 	return vals, idxs
 }
 
-// greater orders elements for top_k: NaN sorts above everything (as in
-// XLA's TopK, which uses a total order with NaN largest).
+// greater orders elements for top_k as XLA's TopK does: floats in IEEE
+// 754 total order (-NaN < -Inf < … < -0 < +0 < … < +Inf < +NaN), so a
+// NaN with its sign bit clear comes first and one with it set last.
 func greater(x *Tensor, i, j int64) bool {
 	dt := x.Type.DType
 	if dt.IsFloat() {
-		a, b := x.Float64At(i), x.Float64At(j)
-		if a != a {
-			return b == b
-		}
-		return a > b
+		return totalOrderKey(x.Float64At(i)) > totalOrderKey(x.Float64At(j))
 	}
 	if dt.IsUnsigned() || dt == I1 {
 		return uint64(x.Int64At(i)) > uint64(x.Int64At(j))
 	}
 	return x.Int64At(i) > x.Int64At(j)
+}
+
+// totalOrderKey maps f to an integer that orders as IEEE 754's
+// totalOrder: negative values (sign bit set, NaNs included) have their
+// magnitude bits flipped so that larger magnitudes sort lower. Widening a
+// float32 to float64 keeps a NaN's sign, so one key serves every width.
+func totalOrderKey(f float64) int64 {
+	k := int64(math.Float64bits(f))
+	if k < 0 {
+		k ^= math.MaxInt64
+	}
+	return k
 }

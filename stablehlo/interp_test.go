@@ -2,7 +2,9 @@ package stablehlo
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -268,5 +270,63 @@ func TestDotMatchesNaive(t *testing.T) {
 				t.Fatalf("[%d,%d]: got %v want %v", i, j, got[i*7+j], s)
 			}
 		}
+	}
+}
+
+// top_k orders floats as XLA's TopK does, in IEEE 754 total order: +NaN
+// first, then +Inf, the finite values, +0 before -0, -Inf, and -NaN last;
+// ties keep the lower index first. f32 and f64 alike.
+func TestTopKTotalOrderNaNs(t *testing.T) {
+	posNaN, negNaN := math.Float32frombits(0x7fc00000), math.Float32frombits(0xffc00000)
+	negZero := float32(math.Copysign(0, -1))
+	in := []float32{1, negNaN, posNaN, float32(math.Inf(-1)), negZero, float32(math.Inf(1)), 0, -2, 1}
+	wantIdx := []int32{2, 5, 0, 8, 6, 4, 7, 3, 1}
+	for _, ty := range []string{"f32", "f64"} {
+		src := fmt.Sprintf(`func.func @main(%%x: tensor<9x%[1]s>) -> (tensor<9x%[1]s>, tensor<9xi32>) {
+  %%v, %%i = chlo.top_k(%%x, k = 9) : tensor<9x%[1]s> -> (tensor<9x%[1]s>, tensor<9xi32>)
+  return %%v, %%i : tensor<9x%[1]s>, tensor<9xi32>
+}`, ty)
+		x, _ := FromFloat32s([]int64{9}, in)
+		if ty == "f64" {
+			wide := make([]float64, len(in))
+			for j, v := range in {
+				wide[j] = float64(v) // keeps each NaN's sign
+			}
+			x, _ = FromFloat64s([]int64{9}, wide)
+		}
+		out := evalText(t, src, x)
+		idx := out[1].Int32s()
+		if !slices.Equal(idx, wantIdx) {
+			t.Errorf("%s: top_k indices %v, want %v", ty, idx, wantIdx)
+		}
+		for j, w := range wantIdx {
+			got := out[0].Float64At(int64(j))
+			want := float64(in[w])
+			if math.Float64bits(got) != math.Float64bits(want) && !(got != got && want != want && math.Signbit(got) == math.Signbit(want)) {
+				t.Errorf("%s: value %d = %v, want %v", ty, j, got, want)
+			}
+		}
+	}
+}
+
+// bitcast_convert from i1 to i1 is the identity (i1 to any other type
+// stays unsupported: its bit representation is the implementation's).
+func TestBitcastI1ToI1(t *testing.T) {
+	src := `func.func @main(%p: tensor<2x2xi1>) -> tensor<2x2xi1> {
+  %b = stablehlo.bitcast_convert %p : (tensor<2x2xi1>) -> tensor<2x2xi1>
+  return %b : tensor<2x2xi1>
+}`
+	p, _ := FromBools([]int64{2, 2}, []bool{true, false, false, true})
+	out := evalText(t, src, p)
+	for j, w := range []int64{1, 0, 0, 1} {
+		if got := out[0].Int64At(int64(j)); got != w {
+			t.Fatalf("element %d = %d, want %d", j, got, w)
+		}
+	}
+	if _, err := Parse([]byte(`func.func @main(%p: tensor<8xi1>) -> tensor<i8> {
+  %b = stablehlo.bitcast_convert %p : (tensor<8xi1>) -> tensor<i8>
+  return %b : tensor<i8>
+}`), "t.mlir"); err == nil || !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("i1 to i8: %v, want unsupported", err)
 	}
 }
