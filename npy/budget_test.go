@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xlacache/xlacache/internal/memtest"
+	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/internal/memtest"
+	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 )
 
 // An S3 List answered with an endless body that is not XML costs an error
