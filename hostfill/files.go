@@ -12,8 +12,8 @@ import (
 
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/xla/rawfiles"
 	"github.com/xlacache/xlacache/xla/jaxcache"
+	"github.com/xlacache/xlacache/xla/rawfiles"
 )
 
 // fileKind is what a packed file is.

@@ -27,12 +27,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/xlacache/xlacache/xla"
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/internal/logonce"
+	"github.com/xlacache/xlacache/xla"
 )
 
 // forwardedSignals are the signals exec passes on to the command. Besides

@@ -21,12 +21,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/xlacache/xlacache"
-	"github.com/xlacache/xlacache/xla"
 	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/internal/testsupport/s3test"
-	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/jobrun"
 	"github.com/xlacache/xlacache/metrics"
+	"github.com/xlacache/xlacache/xla"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // The test binary doubles as xlacache (testMainEnv set: it runs main) and
