@@ -14,9 +14,11 @@ package testneed
 
 import (
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,9 +50,10 @@ const PeersCommand = "bash scripts/peers.sh"
 func Missing(t testing.TB, group, what, howToGet string) {
 	t.Helper()
 	logSkip(t, group, what)
-	msg := fmt.Sprintf("needs %s (%s), not available; to install: %s", what, group, howToGet)
+	msg := oneLine(fmt.Sprintf("needs %s (%s), not available; to install: %s", what, group, howToGet))
 	if InCI() {
 		t.Fatal(msg + " [CI=true: a missing need fails the run]")
+		return // t.Fatal does not return; a TB that records it might
 	}
 	t.Skip(msg)
 }
@@ -212,4 +215,86 @@ func PeerPython(t testing.TB, list string) string {
 		return py
 	}
 	return filepath.Join(venv, "bin", "python")
+}
+
+// PluginsList is the peer list that installs the PJRT plugin wheels.
+const PluginsList = "pjrt-plugins"
+
+// PJRTPlugins returns the PJRT plugin libraries installed in the plugins
+// peer environment, by the top-level package that ships each
+// (xla_cpu_pjrt's lives in xla_plugins/xla_cpu_pjrt, so "xla_plugins/xla_cpu_pjrt"),
+// or ends the test through Missing. A plugin is a shared object that
+// exports GetPjrtApi, the PJRT C API's entry point.
+func PJRTPlugins(t testing.TB) map[string]string {
+	t.Helper()
+	venv, err := FindPeer(PluginsList)
+	if err == nil {
+		var found map[string]string
+		found, err = FindPJRTPlugins(venv)
+		if err == nil && len(found) == 0 {
+			err = fmt.Errorf("no library exporting GetPjrtApi in %s", venv)
+		}
+		if err == nil {
+			return found
+		}
+	}
+	t.Logf("testneed: %v", err)
+	Missing(t, GroupPeers, "PJRT plugin wheels ("+PluginsList+")", PeersCommand+" "+PluginsList)
+	return nil
+}
+
+// FindPJRTPlugins walks the site-packages of venv for shared objects that
+// export GetPjrtApi, keyed by their directory relative to site-packages.
+func FindPJRTPlugins(venv string) (map[string]string, error) {
+	sites, err := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+	if err != nil || len(sites) == 0 {
+		return nil, fmt.Errorf("no site-packages in %s", venv)
+	}
+	found := map[string]string{}
+	for _, site := range sites {
+		err := filepath.WalkDir(site, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !strings.HasSuffix(d.Name(), ".so") || !d.Type().IsRegular() {
+				return nil
+			}
+			if !exportsPJRT(path) {
+				return nil
+			}
+			rel, err := filepath.Rel(site, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			if prev, dup := found[rel]; dup {
+				return fmt.Errorf("two PJRT plugins in %s: %s and %s", rel, prev, path)
+			}
+			found[rel] = path
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("looking for PJRT plugins: %w", err)
+		}
+	}
+	return found, nil
+}
+
+// exportsPJRT reports whether the ELF file at path defines GetPjrtApi in
+// its dynamic symbol table. Only the symbol tables are read.
+func exportsPJRT(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return false
+	}
+	for _, s := range syms {
+		if s.Name == "GetPjrtApi" && s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			return true
+		}
+	}
+	return false
 }
