@@ -92,22 +92,38 @@ install_list() {
   hash=$(sha256sum "$list" | cut -c1-12)
   venv=$peers_dir/$name-$hash
   if [ ! -f "$venv/$marker" ]; then
+    # One installer per venv: the cache directory is shared by every
+    # checkout of the user, and a second installer would delete the venv
+    # under the first. Venvs cannot be moved into place (their scripts name
+    # their path), hence a lock rather than a rename.
+    mkdir -p "$peers_dir"
+    exec {lockfd}>"$peers_dir/.$name-$hash.lock"
+    if command -v flock >/dev/null 2>&1; then
+      flock "$lockfd" || die "cannot lock $peers_dir/.$name-$hash.lock"
+    fi
+  fi
+  if [ ! -f "$venv/$marker" ]; then
     py=$(find_python)
     rm -rf "$venv"
     mkdir -p "$peers_dir"
-    "$py" -m venv "$venv" || die "cannot create a venv with $py in $venv"
     log=$(mktemp)
+    "$py" -m venv "$venv" >"$log" 2>&1 ||
+      die "cannot create a venv with $py in $venv: $(tail -n1 "$log") (run again to retry)"
     echo "peers.sh: installing $name into $venv" >&2
-    if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+    if ! "$venv/bin/python" -m pip install --disable-pip-version-check --no-input \
         --require-hashes --no-deps --only-binary=:all: -r "$list" >"$log" 2>&1; then
-      if grep -qiE 'connection|resolve|network|timed out|unreachable|proxy|ssl' "$log"; then
-        die "package index unreachable while installing $name ($(grep -iE 'error' "$log" | tail -n1))"
+      if grep -qiE 'NewConnectionError|Connection refused|Temporary failure in name resolution|timed out|ProxyError|SSLError|connection error' "$log"; then
+        die "package index ${PIP_INDEX_URL:-https://pypi.org/simple} unreachable while installing $name: $(grep -iE 'connection|timed out|proxy|ssl' "$log" | tail -n1 | cut -c1-200)"
+      fi
+      if grep -q 'from versions: none' "$log"; then
+        die "package index ${PIP_INDEX_URL:-https://pypi.org/simple} unreachable, or it has no $(grep -o 'requirement [^ ]*' "$log" | head -n1 | cut -d' ' -f2) (installing $name; full log: $log)"
       fi
       die "pip install of $name failed: $(grep -iE 'error' "$log" | tail -n1) (full log: $log)"
     fi
     rm -f "$log"
     touch "$venv/$marker"
   fi
+  [ -z "${lockfd:-}" ] || { exec {lockfd}>&-; unset lockfd; }
   echo "$(env_name "$name")=$venv/bin/python"
 }
 
@@ -130,6 +146,7 @@ fi
 
 mkdir -p "$peers_dir"
 out=$(mktemp "$peers_dir/.current.XXXXXX")
+trap 'rm -f "$out"' EXIT
 for l in "${lists[@]}"; do
   install_list "$l" >>"$out"
 done

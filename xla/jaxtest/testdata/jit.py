@@ -35,7 +35,11 @@ xla_options = {}
 try:
     from jax._src import compiler
 
-    d = compiler.get_compile_options(num_replicas=1, num_partitions=1).executable_build_options.debug_options
+    # Each object held in a name: with jaxlib 0.12 a chained read through
+    # the temporaries segfaults once they are freed.
+    opts = compiler.get_compile_options(num_replicas=1, num_partitions=1)
+    build = opts.executable_build_options
+    d = build.debug_options
     for name in (
         "xla_gpu_kernel_cache_file",
         "xla_gpu_per_fusion_autotune_cache_dir",
