@@ -64,7 +64,8 @@ env_name() { # jax-0.12.0.1 -> XLACACHE_PEER_JAX_0_12_0_1
 lock() {
   local name=$1; shift
   [ $# -gt 0 ] || die "--lock NAME REQUIREMENT...: no requirement given"
-  local py tmp
+  local py
+  tmp=""
   py=$(find_python)
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
