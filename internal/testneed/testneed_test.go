@@ -272,3 +272,15 @@ func TestFindPJRTPlugins(t *testing.T) {
 		t.Fatalf("FindPJRTPlugins = %v, want only %s", got, want)
 	}
 }
+
+// TestPJRTPluginsInstalled: the plugins peer holds both plugin wheels'
+// libraries (skips where scripts/peers.sh has not installed it).
+func TestPJRTPluginsInstalled(t *testing.T) {
+	got := PJRTPlugins(t)
+	for _, dir := range []string{"xla_plugins/xla_cpu_pjrt", "lammps_jax_pjrt_cpu"} {
+		if got[dir] == "" {
+			t.Errorf("no PJRT plugin in %s; found %v", dir, got)
+		}
+	}
+	t.Logf("%v", got)
+}
