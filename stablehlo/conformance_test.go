@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/xlacache/xlacache/internal/testneed"
 )
 
 // conformanceDir locates the JAX-generated StableHLO test programs:
@@ -29,28 +31,7 @@ func extConformanceDir(t *testing.T) string {
 
 func sharedConformanceDir(t *testing.T, env, name string) string {
 	t.Helper()
-	if d := os.Getenv(env); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("module root (go.mod) not found above the test directory")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "conformance", name)
-	if _, err := os.Stat(d); err != nil {
-		t.Fatalf("conformance programs not found at %s (set %s): %v", d, env, err)
-	}
-	return d
+	return testneed.SharedData(t, env, "conformance/"+name)
 }
 
 // runInterpConformance runs every program of dir through the interpreter

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/testneed"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
@@ -26,17 +27,8 @@ func extConformanceDir(t testing.TB) string {
 }
 
 func sharedConformanceDir(t testing.TB, env, name string) string {
-	if d := os.Getenv(env); d != "" {
-		return d
-	}
-	d, err := filepath.Abs(filepath.Join("../../../shared/conformance", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(d); err != nil {
-		t.Fatalf("conformance programs not found at %s (set %s): %v", d, env, err)
-	}
-	return d
+	t.Helper()
+	return testneed.SharedData(t, env, "conformance/"+name)
 }
 
 // testCache opens a cache in a fresh directory with every subcache on.

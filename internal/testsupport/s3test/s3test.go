@@ -28,6 +28,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/xlacache/xlacache/internal/testneed"
 	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
@@ -80,12 +81,13 @@ func Binary() string {
 }
 
 // Start starts a server with one bucket per name in buckets and stops it
-// when the test ends. It skips the test when versitygw is not installed.
+// when the test ends. When versitygw is not installed the test skips
+// (fails under CI=true: testneed.Missing).
 func Start(t testing.TB, buckets ...string) *Server {
 	t.Helper()
 	bin := Binary()
 	if bin == "" {
-		t.Skip("versitygw not installed (looked on PATH and in $(go env GOPATH)/bin); install it with: go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
+		Missing(t)
 	}
 	root := t.TempDir()
 	for _, b := range buckets {
@@ -300,4 +302,13 @@ func (s *Server) Logs() string {
 		return ""
 	}
 	return s.logs.String()
+}
+
+// InstallCommand installs the versitygw these tests run.
+const InstallCommand = "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+
+// Missing ends a test that needs versitygw where it is not installed.
+func Missing(t testing.TB) {
+	t.Helper()
+	testneed.Missing(t, testneed.GroupServers, "versitygw (looked on PATH and in $(go env GOPATH)/bin)", InstallCommand)
 }

@@ -13,7 +13,7 @@ import (
 func TestConcurrentServersAreDistinct(t *testing.T) {
 	if Binary() == "" {
 		// Start would skip in each goroutine and leave the servers nil.
-		t.Skip("versitygw not installed; install it with: go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
+		Missing(t)
 	}
 	const n = 3
 	servers := make([]*Server, n)
