@@ -165,17 +165,20 @@ func runPJRTServe(cmd *cobra.Command, _ []string) error {
 	}
 	c, err := xlacache.Open(cmd.Context(), opts, slog.Default())
 	if err != nil {
-		ln.Close()
-		return usageError{err}
+		// Wrappers are waiting for this socket: answering "compile" to
+		// each is better than making each wait for a helper that is gone.
+		slog.Warn("pjrt helper: cache unusable; wrappers compile without it", "dir", opts.Dir, "err", err)
+		c = nil
+	} else {
+		defer c.Close()
 	}
-	defer c.Close()
 	s := &pjrt.Server{
 		Cache:            c,
 		Logger:           slog.Default(),
 		NormalizeOptions: xla.NormalizeCompileOptions,
 		IdleExit:         idle,
 	}
-	slog.Info("pjrt helper serving", "socket", socket, "dir", c.Dir(), "writer", c.Writer(), "idle-exit", idle.String())
+	slog.Info("pjrt helper serving", "socket", socket, "dir", opts.Dir, "writer", c.Writer(), "idle-exit", idle.String())
 	start := time.Now()
 	err = s.Serve(cmd.Context(), ln)
 	slog.Info("pjrt helper done", "uptime", time.Since(start).Round(time.Millisecond))

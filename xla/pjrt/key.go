@@ -49,11 +49,17 @@ func (s *Server) keyParts(r Request) ([]cache.KeyPart, error) {
 	return []cache.KeyPart{
 		{Name: "program", Data: program},
 		{Name: "options", Data: opts},
-		{Name: "backend", Data: fmt.Appendf(nil, "%s\nplugin-sha256 %s\nplatform %s\nplatform-version %s\npjrt-api %s\n",
-			Protocol, sum, r.Platform, r.PlatformVersion, r.APIVersion)},
+		{Name: "backend", Data: []byte(identity(r, sum))},
 		{Name: "topology", Data: []byte(r.Topology)},
 		{Name: "cpu", Data: []byte(cpu)},
 	}, nil
+}
+
+// identity names the inner plugin that compiles r: the key's "backend"
+// part, also recorded in every entry.
+func identity(r Request, pluginSum string) string {
+	return fmt.Sprintf("%s\nplugin-sha256 %s\nplatform %s\nplatform-version %s\npjrt-api %s\n",
+		Protocol, pluginSum, r.Platform, r.PlatformVersion, r.APIVersion)
 }
 
 // fileHashes memoizes plugin file hashes by path and file identity (device,

@@ -51,6 +51,9 @@ const (
 	// `xlacache pjrt serve` when nobody listens on the socket (unset:
 	// compile without the cache).
 	EnvHelper = "XLACACHE_PJRT_HELPER"
+	// EnvIdle is how long a helper the wrapper started waits without a
+	// request before it exits (a Go duration; default 10m).
+	EnvIdle = "XLACACHE_PJRT_IDLE"
 	// EnvTimeoutMS bounds every wait of the wrapper on the helper, in
 	// milliseconds (default 10000); heartbeats restart it.
 	EnvTimeoutMS = "XLACACHE_PJRT_TIMEOUT_MS"

@@ -132,9 +132,42 @@ func encodeRequest(r Request) []byte {
 	return out
 }
 
-// entry is what the executables tier stores for a PJRT program: the
-// signature the compiled executable reported, then the inner plugin's
-// serialized executable.
+// stored is what the executables tier holds for a PJRT program: the
+// identity of the plugin that compiled it (the key's "backend" part: the
+// plugin file's hash, platform, versions), then the entry the wrapper
+// sent. The key already covers the identity; keeping it in the entry
+// too makes an entry that reaches another plugin's key (copied between
+// caches, planted without a signing key) fail before the inner plugin
+// sees it: a real XLA:CPU plugin loads another release's executable with
+// only a log line, and computes different results with it.
+type stored struct {
+	Identity string
+	Entry    entry
+}
+
+func (s stored) encode() []byte {
+	out := binary.BigEndian.AppendUint32(nil, uint32(len(s.Identity)))
+	out = append(out, s.Identity...)
+	return append(out, s.Entry.encode()...)
+}
+
+func decodeStored(p []byte) (stored, error) {
+	if len(p) < 4 {
+		return stored{}, errors.New("stored entry shorter than its header")
+	}
+	n := binary.BigEndian.Uint32(p)
+	if uint64(n) > uint64(len(p)-4) {
+		return stored{}, fmt.Errorf("identity length %d beyond the %d-byte entry", n, len(p))
+	}
+	e, err := decodeEntry(p[4+n:])
+	if err != nil {
+		return stored{}, err
+	}
+	return stored{Identity: string(p[4 : 4+n]), Entry: e}, nil
+}
+
+// entry is what the wrapper and helper exchange: the signature of an
+// executable, then the inner plugin's serialized executable.
 type entry struct {
 	Signature  string
 	Executable []byte

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -42,6 +43,9 @@ type Server struct {
 	// IdleExit, when positive, ends Serve after that long without a
 	// connection (a helper started on demand goes away on its own).
 	IdleExit time.Duration
+
+	// keyHook, when set (tests), sees every request and the key it gets.
+	keyHook func(Request, cache.Key)
 
 	hashes fileHashes
 	active atomic.Int64
@@ -264,13 +268,23 @@ type remote struct {
 	c        *conn
 	req      Request
 	declared string
+	identity string // the inner plugin's, as in the key
 	compiled bool
 }
 
 func (b *remote) Name() string { return BackendName }
 
-func (b *remote) KeyParts(_ context.Context, _ cache.Program) ([]cache.KeyPart, error) {
-	return b.s.keyParts(b.req)
+func (b *remote) KeyParts(_ context.Context, p cache.Program) ([]cache.KeyPart, error) {
+	parts, err := b.s.keyParts(b.req)
+	for _, part := range parts {
+		if part.Name == "backend" {
+			b.identity = string(part.Data)
+		}
+	}
+	if err == nil && b.s.keyHook != nil {
+		b.s.keyHook(b.req, cache.NewKey(p.Name, parts))
+	}
+	return parts, err
 }
 
 // reply reads the wrapper's answer to a load or compile. The wrapper is
@@ -300,10 +314,14 @@ func (b *remote) reply(ctx context.Context) (byte, []byte, error) {
 // is the signature the program's text declares when it can be read,
 // otherwise the one recorded when the entry was compiled.
 func (b *remote) Load(ctx context.Context, data []byte, _ *cache.Session) (cache.Executable, error) {
-	e, err := decodeEntry(data)
+	st, err := decodeStored(data)
 	if err != nil {
 		return nil, err
 	}
+	if st.Identity != b.identity {
+		return nil, fmt.Errorf("entry compiled by another plugin (%q), not %q", firstDiff(st.Identity, b.identity), firstDiff(b.identity, st.Identity))
+	}
+	e := st.Entry
 	want := e.Signature
 	if b.declared != "" {
 		want = b.declared
@@ -354,18 +372,34 @@ func (b *remote) Compile(ctx context.Context, _ cache.Program, _ *cache.Session)
 				"declared", b.declared, "compiled", e.Signature)
 			return compiled{err: errors.New("signature mismatch")}, nil
 		}
-		return compiled{data: p}, nil
+		return compiled{data: stored{Identity: b.identity, Entry: e}.encode()}, nil
 	case frameCompErr:
 		return nil, fmt.Errorf("inner plugin: %s", p)
 	}
 	return nil, fmt.Errorf("unexpected frame %q answering a compile", t)
 }
 
+// firstDiff returns the first line of a that b lacks, for log lines.
+func firstDiff(a, b string) string {
+	other := map[string]bool{}
+	for _, l := range strings.Split(b, "\n") {
+		other[l] = true
+	}
+	for _, l := range strings.Split(a, "\n") {
+		if !other[l] {
+			return l
+		}
+	}
+	return ""
+}
+
 // loaded stands for an executable the wrapper loaded; the helper never
 // serializes it (only compiled ones are stored).
 type loaded struct{}
 
-func (loaded) Serialize() ([]byte, error) { return nil, errors.New("a loaded executable is not stored again") }
+func (loaded) Serialize() ([]byte, error) {
+	return nil, errors.New("a loaded executable is not stored again")
+}
 
 // compiled carries the wrapper's serialized executable to the cache.
 type compiled struct {

@@ -472,17 +472,21 @@ static int try_connect(const char* path) {
 
 static pthread_mutex_t spawn_mu = PTHREAD_MUTEX_INITIALIZER;
 static int spawned;
+static long long spawn_deadline;  // now_ms() until which to wait for it
 
 // spawn_helper starts XLACACHE_PJRT_HELPER ("xlacache") as
-// `xlacache pjrt serve --socket PATH --idle-exit 10m`, detached in its own
-// session, once per process. Two processes racing both start one: the
-// helper's lock file lets one serve and the other exit.
-static void spawn_helper(const char* sock) {
+// `xlacache pjrt serve --socket PATH --idle-exit D` (D: XLACACHE_PJRT_IDLE,
+// default 10m), detached in its own session, once per process, and
+// returns until when to wait for its socket. Two processes racing both
+// start one: the helper's lock file lets one serve and the other exit.
+static long long spawn_helper(const char* sock, long timeout_ms) {
   const char* helper = getenv("XLACACHE_PJRT_HELPER");
-  if (!helper || !*helper) return;
+  long long deadline = 0;
   pthread_mutex_lock(&spawn_mu);
   if (!spawned) {
     spawned = 1;
+    const char* idle = getenv("XLACACHE_PJRT_IDLE");
+    if (!idle || !*idle) idle = "10m";
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
@@ -493,33 +497,45 @@ static void spawn_helper(const char* sock) {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    // Not the host's stderr: a helper outlives the host, and a pipe it
+    // held open would keep whoever reads the host's output waiting.
+    char logp[4200];
+    snprintf(logp, sizeof logp, "%s.log", sock);
+    posix_spawn_file_actions_addopen(&fa, 2, logp, O_WRONLY | O_APPEND | O_CREAT, 0600);
     char* argv[] = {(char*)helper, "pjrt", "serve", "--socket", (char*)sock,
-                    "--idle-exit", "10m", NULL};
+                    "--idle-exit", (char*)idle, NULL};
     pid_t pid;
     int rc = posix_spawn(&pid, helper, &fa, &at, argv, environ);
-    if (rc != 0) logf_once(LOG_SPAWN, "cannot start helper %s: %s; compiling without the cache", helper, strerror(rc));
+    if (rc != 0)
+      logf_once(LOG_SPAWN, "cannot start helper %s: %s; compiling without the cache", helper, strerror(rc));
+    else
+      spawn_deadline = now_ms() + timeout_ms;
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
   }
+  deadline = spawn_deadline;
   pthread_mutex_unlock(&spawn_mu);
+  return deadline;
 }
 
-// connect_helper connects to the helper, starting it when it is not
-// running and XLACACHE_PJRT_HELPER names it.
+// connect_helper connects to the helper. When nobody listens and
+// XLACACHE_PJRT_HELPER names the xlacache binary, the first compile of the
+// process starts one, and compiles until its start-up deadline wait for
+// it; after that a missing helper costs one failed connect.
 static int connect_helper(const char* sock, long timeout_ms) {
   int fd = try_connect(sock);
   if (fd >= 0) return fd;
   if (errno != ENOENT && errno != ECONNREFUSED) return -1;
-  if (!getenv("XLACACHE_PJRT_HELPER")) return -1;
-  spawn_helper(sock);
-  long long end = now_ms() + timeout_ms;
+  const char* helper = getenv("XLACACHE_PJRT_HELPER");
+  if (!helper || !*helper) return -1;
+  long long end = spawn_helper(sock, timeout_ms);
   while (now_ms() < end) {
     struct timespec ts = {0, 5 * 1000000};
     nanosleep(&ts, NULL);  // polling for the helper's socket to appear
     fd = try_connect(sock);
     if (fd >= 0) return fd;
   }
-  errno = ETIMEDOUT;
+  errno = ECONNREFUSED;
   return -1;
 }
 
