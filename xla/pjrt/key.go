@@ -29,7 +29,10 @@ const BackendName = "pjrt"
 // XLA:CPU compiles for the host it runs on, and its loader only logs a
 // CPU-feature mismatch and runs the code anyway.
 func (s *Server) keyParts(r Request) ([]cache.KeyPart, error) {
-	opts := r.Options
+	opts, err := canonicalOptions(r.Options)
+	if err != nil {
+		return nil, err
+	}
 	if s.NormalizeOptions != nil && len(opts) > 0 {
 		n, err := s.NormalizeOptions(opts)
 		if err != nil {

@@ -165,7 +165,7 @@ type runReport struct {
 
 // inner compiles, hits, fallbacks, stored
 func (r runReport) counts() (compiles, hits, fallbacks, stored uint64) {
-	if len(r.Counters) != 4 {
+	if len(r.Counters) != 5 {
 		return 99, 99, 99, 99
 	}
 	return r.Counters[0], r.Counters[1], r.Counters[2], r.Counters[3]

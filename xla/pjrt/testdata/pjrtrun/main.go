@@ -17,7 +17,7 @@ static int wrapper_counters(const char* path, unsigned long long* out) {
 	if (!h) return -1;
 	counters_fn f = (counters_fn)dlsym(h, "xlacache_pjrt_counters");
 	if (!f) { dlclose(h); return -1; }
-	f(out, 4);
+	f(out, 5);
 	dlclose(h);
 	return 0;
 }
@@ -59,7 +59,7 @@ type result struct {
 type report struct {
 	Plugin   string   `json:"plugin"`
 	Results  []result `json:"results"`
-	Counters []uint64 `json:"counters,omitempty"` // inner compiles, hits, fallbacks, stored
+	Counters []uint64 `json:"counters,omitempty"` // inner compiles, hits, fallbacks, stored, deserialize ns
 }
 
 func main() {
@@ -92,10 +92,12 @@ func main() {
 		wg.Wait()
 		rep.Results = append(rep.Results, res...)
 	}
-	var c [4]C.ulonglong
+	var c [5]C.ulonglong
 	path := C.CString(p.Path())
 	if C.wrapper_counters(path, &c[0]) == 0 {
-		rep.Counters = []uint64{uint64(c[0]), uint64(c[1]), uint64(c[2]), uint64(c[3])}
+		for _, v := range c {
+			rep.Counters = append(rep.Counters, uint64(v))
+		}
 	}
 	C.free(unsafe.Pointer(path))
 	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
