@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	xlacache "github.com/xlacache/xlacache"
+	"github.com/xlacache/xlacache/backend/xla"
+	"github.com/xlacache/xlacache/xla/pjrt"
+)
+
+// pjrtCmd groups the commands of the caching PJRT plugin (package
+// xla/pjrt): `env` prints the environment that makes a PJRT host load the
+// wrapper around a real plugin, `serve` runs the helper the wrapper asks.
+var pjrtCmd = &cobra.Command{
+	Use:   "pjrt",
+	Short: "An executable cache for any PJRT client: a caching plugin around a real one",
+	Long: `xlacache's PJRT plugin wraps a real PJRT plugin (an XLA CPU or GPU plugin)
+and caches what it compiles in the cache directory, for any program that
+loads PJRT plugins: go-xla and GoMLX (by name, through PJRT_PLUGIN_LIBRARY_PATH),
+JAX (PJRT_NAMES_AND_LIBRARY_PATHS), C++ programs (by path).
+
+  eval "$(xlacache pjrt env --plugin /path/to/pjrt_c_api_cpu_plugin.so)"
+
+See docs/pjrt.md.`,
+	Args: usageArgs(cobra.NoArgs),
+	RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+}
+
+var pjrtEnvCmd = &cobra.Command{
+	Use:   "env --plugin PATH",
+	Short: "Build the caching wrapper for a PJRT plugin and print the environment that loads it",
+	Long: `Build the caching wrapper (with cc, once per wrapper version and compiler)
+and lay it out under the plugin's own file name and under go-xla's name
+for it (pjrt_c_api_<name>_plugin.so), then print export lines:
+
+  PJRT_PLUGIN_LIBRARY_PATH      where go-xla and GoMLX find plugins by name
+  PJRT_NAMES_AND_LIBRARY_PATHS  the same for JAX (name:path)
+  XLACACHE_PJRT_INNER           the real plugin the wrapper loads
+  XLACACHE_PJRT_SOCKET          the helper's socket
+  XLACACHE_PJRT_HELPER          this xlacache binary: the wrapper starts
+                                "xlacache pjrt serve" on the socket when no
+                                helper answers (--no-helper: it compiles
+                                without the cache instead)
+  XLACACHE_DIR                  the cache directory the helper serves`,
+	Args: usageArgs(cobra.NoArgs),
+	RunE: runPJRTEnv,
+}
+
+var pjrtServeCmd = &cobra.Command{
+	Use:   "serve",
+	Short: "Serve the caching PJRT wrapper's requests on a unix socket",
+	Long: `Run the helper that the caching PJRT wrapper asks for every compile. It opens
+the cache (XLACACHE_* environment, --dir) as every xlacache program does:
+verification, signing, size bound, role, single-flight and the shared tier
+apply to the wrapper's entries. One helper per socket: a second one exits
+at once. The wrapper starts one on demand (with --idle-exit 10m).`,
+	Args: usageArgs(cobra.NoArgs),
+	RunE: runPJRTServe,
+}
+
+func init() {
+	f := pjrtEnvCmd.Flags()
+	f.String("plugin", "", "the real PJRT plugin (.so) to wrap")
+	f.String("name", "", "plugin name hosts ask for (default: from the file name, e.g. cpu)")
+	f.String("build-dir", "", "where the wrapper is built and laid out (default: <user cache dir>/xlacache-pjrt)")
+	f.String("socket", "", "the helper's unix socket (default: one per cache directory, in $XDG_RUNTIME_DIR or the temporary directory)")
+	f.Bool("no-helper", false, "do not let the wrapper start a helper: without one it compiles without the cache")
+	f.String("shell", "bash", "output syntax: bash (also sh, zsh) or json")
+	s := pjrtServeCmd.Flags()
+	s.String("socket", "", "unix socket to listen on (default: as pjrt env prints)")
+	s.Duration("idle-exit", 0, "exit after this long without a request (0: never)")
+	pjrtCmd.AddCommand(pjrtEnvCmd, pjrtServeCmd)
+	rootCmd.AddCommand(pjrtCmd)
+}
+
+func runPJRTEnv(cmd *cobra.Command, _ []string) error {
+	f := cmd.Flags()
+	plugin, _ := f.GetString("plugin")
+	if plugin == "" {
+		return usagef("--plugin: the PJRT plugin to wrap is required")
+	}
+	opts, err := loadOptions(cmd)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return fmt.Errorf("cache directory: %w", err)
+	}
+	buildDir, _ := f.GetString("build-dir")
+	if buildDir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return usagef("no build directory: give --build-dir (%v)", err)
+		}
+		buildDir = filepath.Join(base, "xlacache-pjrt")
+	}
+	socket, _ := f.GetString("socket")
+	if socket == "" {
+		socket = pjrt.DefaultSocket(dir)
+	}
+	helper := ""
+	if noHelper, _ := f.GetBool("no-helper"); !noHelper {
+		if helper, err = os.Executable(); err != nil {
+			return fmt.Errorf("locating the xlacache binary for the helper: %w", err)
+		}
+	}
+	name, _ := f.GetString("name")
+	st, err := pjrt.Prepare(cmd.Context(), buildDir, plugin, name, socket, helper)
+	if err != nil {
+		return err
+	}
+	env := append(st.Env(), [2]string{"XLACACHE_DIR", dir})
+	out := cmd.OutOrStdout()
+	switch shell, _ := f.GetString("shell"); shell {
+	case "bash", "sh", "zsh":
+		fmt.Fprintf(out, "# xlacache pjrt env: caching wrapper around %s (plugin name %q)\n", st.Inner, st.Name)
+		for _, kv := range env {
+			fmt.Fprintf(out, "export %s=%s\n", kv[0], pjrtShQuote(kv[1]))
+		}
+		return nil
+	case "json":
+		m := map[string]string{}
+		for _, kv := range env {
+			m[kv[0]] = kv[1]
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	default:
+		return usagef("--shell %q: want bash, sh, zsh or json", shell)
+	}
+}
+
+// pjrtShQuote quotes s for a POSIX shell.
+func pjrtShQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func runPJRTServe(cmd *cobra.Command, _ []string) error {
+	opts, err := loadOptions(cmd)
+	if err != nil {
+		return err
+	}
+	socket, _ := cmd.Flags().GetString("socket")
+	if socket == "" {
+		socket = pjrt.DefaultSocket(opts.Dir)
+	}
+	idle, _ := cmd.Flags().GetDuration("idle-exit")
+	ln, err := pjrt.Listen(socket)
+	if errors.Is(err, pjrt.ErrHelperRunning) {
+		slog.Info("a pjrt helper already serves this socket", "socket", socket)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c, err := xlacache.Open(cmd.Context(), opts, slog.Default())
+	if err != nil {
+		// Wrappers are waiting for this socket: answering "compile" to
+		// each is better than making each wait for a helper that is gone.
+		slog.Warn("pjrt helper: cache unusable; wrappers compile without it", "dir", opts.Dir, "err", err)
+		c = nil
+	} else {
+		defer c.Close()
+	}
+	s := &pjrt.Server{
+		Cache:            c,
+		Logger:           slog.Default(),
+		NormalizeOptions: xla.NormalizeCompileOptions,
+		IdleExit:         idle,
+	}
+	slog.Info("pjrt helper serving", "socket", socket, "dir", opts.Dir, "writer", c.Writer(), "idle-exit", idle.String())
+	start := time.Now()
+	err = s.Serve(cmd.Context(), ln)
+	slog.Info("pjrt helper done", "uptime", time.Since(start).Round(time.Millisecond))
+	return err
+}
