@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	xlacache "github.com/xlacache/xlacache"
-	"github.com/xlacache/xlacache/backend/xla"
+	"github.com/xlacache/xlacache/xla"
 	"github.com/xlacache/xlacache/xla/pjrt"
 )
 
