@@ -25,6 +25,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/testneed"
 )
 
 // EnvTestPlugin names a real PJRT plugin for these tests, instead of the
@@ -72,36 +73,23 @@ func helperMain(args []string) int {
 
 // realPlugins returns the real PJRT plugins to test with, by name:
 // XLACACHE_TEST_PJRT_PLUGIN's, or those that scripts/peers.sh
-// pjrt-plugins installed. Without any the test is skipped (failed under
-// CI=true).
-//
-// TODO: use internal/testneed (PJRTPlugins, Missing) once it is merged.
+// pjrt-plugins installed (internal/testneed). Without any the test is
+// skipped (failed under CI=true).
 func realPlugins(t *testing.T) map[string]string {
 	t.Helper()
 	if p := os.Getenv(EnvTestPlugin); p != "" {
 		return map[string]string{"env": p}
 	}
-	peers := os.Getenv("XLACACHE_PEERS_DIR")
-	if peers == "" {
-		c, _ := os.UserCacheDir()
-		peers = filepath.Join(c, "xlacache-peers")
-	}
 	found := map[string]string{}
-	for name, rel := range map[string]string{
-		"xla-cpu-pjrt":        "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so",
-		"lammps-jax-pjrt-cpu": "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
-	} {
-		m, _ := filepath.Glob(filepath.Join(peers, "pjrt-plugins-*", "lib", "python3*", "site-packages", rel))
-		if len(m) > 0 {
-			found[name] = m[len(m)-1]
+	for pkg, path := range testneed.PJRTPlugins(t) {
+		switch pkg {
+		case "xla_plugins/xla_cpu_pjrt":
+			found["xla-cpu-pjrt"] = path
+		case "lammps_jax_pjrt_cpu":
+			found["lammps-jax-pjrt-cpu"] = path
+		default:
+			found[pkg] = path
 		}
-	}
-	if len(found) == 0 {
-		msg := "needs a real PJRT plugin: set " + EnvTestPlugin + " or run scripts/peers.sh pjrt-plugins"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + " [CI=true: a missing plugin fails the run]")
-		}
-		t.Skip(msg)
 	}
 	return found
 }
