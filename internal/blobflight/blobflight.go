@@ -3,8 +3,9 @@
 // hosts that miss one shared entry at once, one compiles and publishes it,
 // and the others wait for its object and load it.
 //
-// A claim is a lease object "leases/<tier>/<key>" created with a
-// conditional create (blob.Store.PutIfAbsent: If-None-Match: *), so of two
+// A claim is a lease object (layout.LeaseObject: "lease.<tier>.<key>",
+// flat, in no directory of its own: see internal/layout's bucket.go for
+// why) created with a conditional create (blob.Store.PutIfAbsent: If-None-Match: *), so of two
 // hosts that miss at once exactly one creates it. The holder proves it is
 // alive by rewriting the object with a conditional overwrite on its own
 // last ETag (ReplaceIfMatch: If-Match) every Heartbeat, each time with a
@@ -28,15 +29,13 @@
 //
 // S3-compatible servers differ in how they honour conditional writes, so
 // before the first claim a writer probes the store (Probe) on a scratch
-// object under the lease prefix; where a semantic the leases rely on does
+// object (layout.ProbeObject); where a semantic the leases rely on does
 // not hold, lease-based single-flight is off for the process after one log
 // line. The answer is remembered per store for the process.
 package blobflight
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +46,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/logonce"
 	"github.com/xlacache/xlacache/internal/pollwait"
 )
@@ -67,12 +67,6 @@ const (
 	// maxRecord bounds the lease record this package writes.
 	maxRecord = 4096
 )
-
-// Prefix is the top-level name under which lease objects (and the probe's
-// scratch objects) live in the store. It is not a tier name, so dirsync
-// and the shared tier's readers skip it; a bucket lifecycle rule may
-// expire it after a day to clean up after hosts that died holding a lease.
-const Prefix = "leases"
 
 // Options configures a Flight.
 type Options struct {
@@ -127,18 +121,10 @@ func New(opts Options) (*Flight, error) {
 	if opts.Store == nil {
 		return nil, errors.New("blobflight: no store")
 	}
-	t, err := pollwait.Timing{
-		Stale: opts.Stale, Heartbeat: opts.Heartbeat, Wait: opts.Wait,
-		ReaderGrace: opts.ReaderGrace, PollMin: opts.PollMin, PollMax: opts.PollMax,
-	}.WithDefaults(pollwait.Timing{
-		Stale: DefaultStale, Wait: DefaultWait, ReaderGrace: DefaultReaderGrace,
-		PollMin: DefaultPollMin, PollMax: DefaultPollMax,
-	})
-	if err != nil {
+	def := pollwait.Timing{Stale: DefaultStale, Wait: DefaultWait, ReaderGrace: DefaultReaderGrace, PollMin: DefaultPollMin, PollMax: DefaultPollMax}
+	if err := pollwait.Resolve(def, &opts.Stale, &opts.Heartbeat, &opts.Wait, &opts.ReaderGrace, &opts.PollMin, &opts.PollMax); err != nil {
 		return nil, fmt.Errorf("blobflight: %w", err)
 	}
-	opts.Stale, opts.Heartbeat, opts.Wait = t.Stale, t.Heartbeat, t.Wait
-	opts.ReaderGrace, opts.PollMin, opts.PollMax = t.ReaderGrace, t.PollMin, t.PollMax
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -173,8 +159,9 @@ func (f *Flight) claims() bool { return !f.noClaim.Load() }
 // Options returns the flight's options with defaults filled in.
 func (f *Flight) Options() Options { return f.opts }
 
-// LeaseName returns the lease object of the entry object name.
-func LeaseName(name string) string { return Prefix + "/" + name }
+// LeaseName returns the lease object of the entry object name
+// (layout.LeaseObject).
+func LeaseName(name string) string { return layout.LeaseObject(name) }
 
 // record is the content of a lease object. Beat changes with every
 // heartbeat so that the object's ETag (a digest of its content on S3)
@@ -210,13 +197,7 @@ func (r record) bytes() []byte {
 	return append(b, '\n')
 }
 
-func newToken() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fmt.Sprintf("t%x-%d", time.Now().UnixNano(), os.Getpid())
-	}
-	return hex.EncodeToString(b[:])
-}
+var newToken = pollwait.Token
 
 // Acquire implements cache.Flight for the entry object name
 // ("<tier>/<key>", which is also the flight name the cache passes): it
@@ -496,48 +477,25 @@ func (f *Flight) readerGrace() time.Duration {
 type Lease struct {
 	f    *Flight
 	name string
-	rec  record
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	hb   *pollwait.Heartbeat
 
 	mu   sync.Mutex
+	rec  record
 	etag string
-	lost bool
 }
 
+// startLease starts the heartbeat of a lease this process now holds: it
+// rewrites the lease every Heartbeat, on condition that it is still the
+// object this process last wrote.
 func (f *Flight) startLease(name string, rec record, etag string) *Lease {
-	l := &Lease{f: f, name: name, rec: rec, etag: etag, stop: make(chan struct{}), done: make(chan struct{})}
-	go l.heartbeat()
+	l := &Lease{f: f, name: name, rec: rec, etag: etag}
+	l.hb = pollwait.StartHeartbeat(f.opts.Heartbeat, l.beat)
 	return l
 }
 
 // Lost reports whether another host took the lease over while this
 // process held it.
-func (l *Lease) Lost() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lost
-}
-
-// heartbeat rewrites the lease every Heartbeat, on condition that it is
-// still the object this process last wrote.
-func (l *Lease) heartbeat() {
-	defer close(l.done)
-	f := l.f
-	t := time.NewTicker(f.opts.Heartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-		}
-		if !l.beat() {
-			return
-		}
-	}
-}
+func (l *Lease) Lost() bool { return l.hb.Lost() }
 
 // beat is one heartbeat; false when the lease is lost.
 func (l *Lease) beat() bool {
@@ -572,9 +530,6 @@ func (l *Lease) beat() bool {
 				return true
 			}
 		}
-		l.mu.Lock()
-		l.lost = true
-		l.mu.Unlock()
 		f.logs.Warn("blobflight-lost", "xlacache: lease in the shared store lost to another host; finishing anyway (the result is published first-writer-wins)",
 			"lease", l.name)
 		return false
@@ -589,32 +544,28 @@ func (l *Lease) beat() bool {
 // Release stops the heartbeat and deletes the lease object if it is still
 // this holder's. Safe to call more than once.
 func (l *Lease) Release() {
-	l.once.Do(func() {
-		close(l.stop)
-		<-l.done
-		if l.Lost() {
-			return
-		}
-		f := l.f
-		ctx, cancel := context.WithTimeout(context.Background(), f.opts.Stale)
-		defer cancel()
-		l.mu.Lock()
-		etag := l.etag
-		l.mu.Unlock()
-		info, err := f.st.Stat(ctx, l.name)
-		if err != nil {
-			if !errors.Is(err, blob.ErrNotExist) {
-				f.storeFailure("releasing a lease", l.name, err)
-			}
-			return
-		}
-		if info.ETag != etag {
-			return // taken over: not ours to delete
-		}
-		if err := f.st.Delete(ctx, l.name); err != nil {
+	if !l.hb.Stop() || l.Lost() {
+		return
+	}
+	f := l.f
+	ctx, cancel := context.WithTimeout(context.Background(), f.opts.Stale)
+	defer cancel()
+	l.mu.Lock()
+	etag := l.etag
+	l.mu.Unlock()
+	info, err := f.st.Stat(ctx, l.name)
+	if err != nil {
+		if !errors.Is(err, blob.ErrNotExist) {
 			f.storeFailure("releasing a lease", l.name, err)
 		}
-	})
+		return
+	}
+	if info.ETag != etag {
+		return // taken over: not ours to delete
+	}
+	if err := f.st.Delete(ctx, l.name); err != nil {
+		f.storeFailure("releasing a lease", l.name, err)
+	}
 }
 
 // readRecord reads a lease object of at most maxRecord bytes.
