@@ -51,22 +51,10 @@ import (
 	"github.com/xlacache/xlacache/internal/pollwait"
 )
 
-// Defaults for Options fields left zero.
-const (
-	// DefaultStale is the directory leases' default too.
-	DefaultStale = pollwait.DefaultStale
-	// DefaultWait bounds how long Acquire waits for another host.
-	DefaultWait = pollwait.DefaultWait
-	// DefaultPollMin and DefaultPollMax bound a waiter's backoff between
-	// two looks at the entry and the lease: every look is two requests
-	// (a HEAD of each), so the bounds are wider than a directory's.
-	DefaultPollMin = 20 * time.Millisecond
-	DefaultPollMax = 250 * time.Millisecond
-	// DefaultReaderGrace is how long a reader waits when no lease exists.
-	DefaultReaderGrace = pollwait.DefaultReaderGrace
-	// maxRecord bounds the lease record this package writes.
-	maxRecord = 4096
-)
+// defaults are the timing options' defaults (Options fields left zero):
+// every look of a waiter is two requests (a HEAD of the entry and of the
+// lease), so it polls less often than a directory's.
+var defaults = pollwait.Defaults(20*time.Millisecond, 250*time.Millisecond)
 
 // Options configures a Flight.
 type Options struct {
@@ -74,15 +62,15 @@ type Options struct {
 	// call is bounded in time.
 	Store blob.Store
 	// Stale is how long an unchanged heartbeat makes a lease stale
-	// (default DefaultStale).
+	// (default pollwait.DefaultStale).
 	Stale time.Duration
 	// Heartbeat is how often a holder rewrites its lease (default Stale/4).
 	Heartbeat time.Duration
 	// Wait bounds how long Acquire waits before the caller compiles itself
-	// (default DefaultWait). A negative value means do not wait at all.
+	// (default pollwait.DefaultWait). A negative value means do not wait at all.
 	Wait time.Duration
 	// ReaderGrace bounds how long a reader waits while no lease exists
-	// (default DefaultReaderGrace, capped at Wait).
+	// (default pollwait.DefaultReaderGrace, capped at Wait).
 	ReaderGrace time.Duration
 	// PollMin and PollMax bound the waiter's exponential backoff.
 	PollMin, PollMax time.Duration
@@ -121,8 +109,7 @@ func New(opts Options) (*Flight, error) {
 	if opts.Store == nil {
 		return nil, errors.New("blobflight: no store")
 	}
-	def := pollwait.Timing{Stale: DefaultStale, Wait: DefaultWait, ReaderGrace: DefaultReaderGrace, PollMin: DefaultPollMin, PollMax: DefaultPollMax}
-	if err := pollwait.Resolve(def, &opts.Stale, &opts.Heartbeat, &opts.Wait, &opts.ReaderGrace, &opts.PollMin, &opts.PollMax); err != nil {
+	if err := pollwait.Resolve(defaults, &opts.Stale, &opts.Heartbeat, &opts.Wait, &opts.ReaderGrace, &opts.PollMin, &opts.PollMax); err != nil {
 		return nil, fmt.Errorf("blobflight: %w", err)
 	}
 	logger := opts.Logger
@@ -162,6 +149,10 @@ func (f *Flight) Options() Options { return f.opts }
 // LeaseName returns the lease object of the entry object name
 // (layout.LeaseObject).
 func LeaseName(name string) string { return layout.LeaseObject(name) }
+
+// maxRecord bounds a lease record: a longer lease object is not one this
+// package wrote.
+const maxRecord = 4096
 
 // record is the content of a lease object. Beat changes with every
 // heartbeat so that the object's ETag (a digest of its content on S3)

@@ -33,6 +33,14 @@ const (
 	DefaultReaderGrace = 2 * time.Second
 )
 
+// Defaults returns the default timing of a single-flight implementation
+// whose waiter backs off between pollMin and pollMax: the bounds depend
+// on what a look costs (a stat of a file, or two requests to a store);
+// the rest is the same for both.
+func Defaults(pollMin, pollMax time.Duration) Timing {
+	return Timing{Stale: DefaultStale, Wait: DefaultWait, ReaderGrace: DefaultReaderGrace, PollMin: pollMin, PollMax: pollMax}
+}
+
 // Timing is the timing of a single-flight implementation.
 type Timing struct {
 	// Stale is how long an unchanged heartbeat makes a lease stale.
