@@ -146,19 +146,33 @@ func testReadyFirst(t *testing.T, m Medium) {
 // what it published.
 func testOneOfManyCompiles(t *testing.T, m Medium) {
 	var e entry
-	var compiles, loads atomic.Int32
+	compiles, loads := race(t, m, 5, Options{Stale: long, Wait: long}, &e, nil)
+	if compiles != 1 || loads != 4 {
+		t.Fatalf("%d compiles and %d loads, want 1 and 4", compiles, loads)
+	}
+}
+
+// race makes n flights with options o miss e at once: each that is told to
+// compile compiles (after calling claimed, when set), publishes e and
+// releases. It returns how many compiled and how many loaded.
+func race(t *testing.T, m Medium, n int, o Options, e *entry, claimed func()) (compiles, loads int32) {
+	t.Helper()
+	var nc, nl atomic.Int32
 	var wg sync.WaitGroup
-	for range 5 {
-		f := m.New(t, Options{Stale: long, Wait: long})
+	for range n {
+		f := m.New(t, o)
 		wg.Go(func() {
 			rel, err := f.Acquire(context.Background(), name, e.ready)
 			switch {
 			case err != nil:
 				t.Error(err)
 			case rel == nil:
-				loads.Add(1)
+				nl.Add(1)
 			default:
-				compiles.Add(1)
+				if claimed != nil {
+					claimed()
+				}
+				nc.Add(1)
 				// The compile: long enough that the others find the lease.
 				time.Sleep(200 * time.Millisecond)
 				e.ok.Store(true)
@@ -167,9 +181,7 @@ func testOneOfManyCompiles(t *testing.T, m Medium) {
 		})
 	}
 	wg.Wait()
-	if compiles.Load() != 1 || loads.Load() != 4 {
-		t.Fatalf("%d compiles and %d loads, want 1 and 4", compiles.Load(), loads.Load())
-	}
+	return nc.Load(), nl.Load()
 }
 
 // A holder that releases without publishing (its compile failed, or was
@@ -288,31 +300,13 @@ func testDeadHolderTakenOverOnce(t *testing.T, m Medium) {
 	m.Abandon(t, name)
 	var e entry
 	const stale = 400 * time.Millisecond
-	var compiles, loads atomic.Int32
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range 3 {
-		f := m.New(t, Options{Stale: stale, Wait: long})
-		wg.Go(func() {
-			rel, err := f.Acquire(context.Background(), name, e.ready)
-			switch {
-			case err != nil:
-				t.Error(err)
-			case rel == nil:
-				loads.Add(1)
-			default:
-				if took := time.Since(start); took < stale {
-					t.Errorf("took the lease over after %v, before it was stale (%v)", took, stale)
-				}
-				compiles.Add(1)
-				time.Sleep(100 * time.Millisecond)
-				e.ok.Store(true)
-				rel()
-			}
-		})
-	}
-	wg.Wait()
-	if compiles.Load() != 1 || loads.Load() != 2 {
-		t.Fatalf("%d compiles and %d loads after a dead holder, want 1 and 2", compiles.Load(), loads.Load())
+	compiles, loads := race(t, m, 3, Options{Stale: stale, Wait: long}, &e, func() {
+		if took := time.Since(start); took < stale {
+			t.Errorf("took the lease over after %v, before it was stale (%v)", took, stale)
+		}
+	})
+	if compiles != 1 || loads != 2 {
+		t.Fatalf("%d compiles and %d loads after a dead holder, want 1 and 2", compiles, loads)
 	}
 }
