@@ -42,6 +42,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/examples/transformer"
 	"github.com/xlacache/xlacache/internal/blobflight"
+	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/lease"
 	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 )
@@ -271,12 +272,8 @@ func TestObjLeaseFourHostsOneCompile(t *testing.T) {
 func assertNoLeasesLeft(t *testing.T, srv *s3test.Server, prefix string) {
 	t.Helper()
 	st := openTestStore(t, srv, srv.Endpoint(), prefix)
-	infos, err := st.List(context.Background(), blobflight.Prefix+"/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(infos) != 0 {
-		t.Fatalf("lease objects left in the bucket: %v", infos)
+	if left := leaseObjects(t, st); len(left) != 0 {
+		t.Fatalf("lease objects left in the bucket: %v", left)
 	}
 }
 
@@ -392,8 +389,8 @@ func TestObjLeaseProbeIgnoredIfNoneMatch(t *testing.T) {
 	if px.conditionalDropped.Load() == 0 {
 		t.Fatal("the proxy saw no conditional create")
 	}
-	if infos, _ := st.List(context.Background(), blobflight.Prefix+"/"); len(infos) != 0 {
-		t.Fatalf("lease objects with leases off: %v", infos)
+	if left := leaseObjects(t, st); len(left) != 0 {
+		t.Fatalf("lease objects with leases off: %v", left)
 	}
 }
 
@@ -710,12 +707,14 @@ type listingBackend struct {
 }
 
 func (b *listingBackend) Compile(ctx context.Context, p cache.Program, env *cache.Session) (cache.Executable, error) {
-	infos, err := b.st.List(ctx, blobflight.Prefix+"/")
+	infos, err := b.st.List(ctx, "")
 	if err != nil {
 		return nil, err
 	}
 	for _, in := range infos {
-		b.leases = append(b.leases, in.Name)
+		if layout.IsLeaseObject(in.Name) {
+			b.leases = append(b.leases, in.Name)
+		}
 	}
 	return countExe("exe " + string(p.Text) + " "), nil
 }
@@ -807,4 +806,21 @@ func TestTwoLevelCloseEndsHandoff(t *testing.T) {
 			t.Errorf("directory lease %s still held after Close", fi.Name())
 		}
 	}
+}
+
+// leaseObjects lists the lease and probe objects in st (layout's bucket
+// names, this version's and older ones').
+func leaseObjects(t testing.TB, st blob.Store) []string {
+	t.Helper()
+	infos, err := st.List(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, in := range infos {
+		if layout.IsLeaseObject(in.Name) {
+			names = append(names, in.Name)
+		}
+	}
+	return names
 }

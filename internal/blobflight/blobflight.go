@@ -3,8 +3,9 @@
 // hosts that miss one shared entry at once, one compiles and publishes it,
 // and the others wait for its object and load it.
 //
-// A claim is a lease object "leases/<tier>/<key>" created with a
-// conditional create (blob.Store.PutIfAbsent: If-None-Match: *), so of two
+// A claim is a lease object (layout.LeaseObject: "lease.<tier>.<key>",
+// flat, in no directory of its own: see internal/layout's bucket.go for
+// why) created with a conditional create (blob.Store.PutIfAbsent: If-None-Match: *), so of two
 // hosts that miss at once exactly one creates it. The holder proves it is
 // alive by rewriting the object with a conditional overwrite on its own
 // last ETag (ReplaceIfMatch: If-Match) every Heartbeat, each time with a
@@ -28,15 +29,13 @@
 //
 // S3-compatible servers differ in how they honour conditional writes, so
 // before the first claim a writer probes the store (Probe) on a scratch
-// object under the lease prefix; where a semantic the leases rely on does
+// object (layout.ProbeObject); where a semantic the leases rely on does
 // not hold, lease-based single-flight is off for the process after one log
 // line. The answer is remembered per store for the process.
 package blobflight
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,32 +46,15 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/logonce"
 	"github.com/xlacache/xlacache/internal/pollwait"
 )
 
-// Defaults for Options fields left zero.
-const (
-	// DefaultStale is the directory leases' default too.
-	DefaultStale = pollwait.DefaultStale
-	// DefaultWait bounds how long Acquire waits for another host.
-	DefaultWait = pollwait.DefaultWait
-	// DefaultPollMin and DefaultPollMax bound a waiter's backoff between
-	// two looks at the entry and the lease: every look is two requests
-	// (a HEAD of each), so the bounds are wider than a directory's.
-	DefaultPollMin = 20 * time.Millisecond
-	DefaultPollMax = 250 * time.Millisecond
-	// DefaultReaderGrace is how long a reader waits when no lease exists.
-	DefaultReaderGrace = pollwait.DefaultReaderGrace
-	// maxRecord bounds the lease record this package writes.
-	maxRecord = 4096
-)
-
-// Prefix is the top-level name under which lease objects (and the probe's
-// scratch objects) live in the store. It is not a tier name, so dirsync
-// and the shared tier's readers skip it; a bucket lifecycle rule may
-// expire it after a day to clean up after hosts that died holding a lease.
-const Prefix = "leases"
+// defaults are the timing options' defaults (Options fields left zero):
+// every look of a waiter is two requests (a HEAD of the entry and of the
+// lease), so it polls less often than a directory's.
+var defaults = pollwait.Defaults(20*time.Millisecond, 250*time.Millisecond)
 
 // Options configures a Flight.
 type Options struct {
@@ -80,15 +62,15 @@ type Options struct {
 	// call is bounded in time.
 	Store blob.Store
 	// Stale is how long an unchanged heartbeat makes a lease stale
-	// (default DefaultStale).
+	// (default pollwait.DefaultStale).
 	Stale time.Duration
 	// Heartbeat is how often a holder rewrites its lease (default Stale/4).
 	Heartbeat time.Duration
 	// Wait bounds how long Acquire waits before the caller compiles itself
-	// (default DefaultWait). A negative value means do not wait at all.
+	// (default pollwait.DefaultWait). A negative value means do not wait at all.
 	Wait time.Duration
 	// ReaderGrace bounds how long a reader waits while no lease exists
-	// (default DefaultReaderGrace, capped at Wait).
+	// (default pollwait.DefaultReaderGrace, capped at Wait).
 	ReaderGrace time.Duration
 	// PollMin and PollMax bound the waiter's exponential backoff.
 	PollMin, PollMax time.Duration
@@ -127,18 +109,9 @@ func New(opts Options) (*Flight, error) {
 	if opts.Store == nil {
 		return nil, errors.New("blobflight: no store")
 	}
-	t, err := pollwait.Timing{
-		Stale: opts.Stale, Heartbeat: opts.Heartbeat, Wait: opts.Wait,
-		ReaderGrace: opts.ReaderGrace, PollMin: opts.PollMin, PollMax: opts.PollMax,
-	}.WithDefaults(pollwait.Timing{
-		Stale: DefaultStale, Wait: DefaultWait, ReaderGrace: DefaultReaderGrace,
-		PollMin: DefaultPollMin, PollMax: DefaultPollMax,
-	})
-	if err != nil {
+	if err := pollwait.Resolve(defaults, &opts.Stale, &opts.Heartbeat, &opts.Wait, &opts.ReaderGrace, &opts.PollMin, &opts.PollMax); err != nil {
 		return nil, fmt.Errorf("blobflight: %w", err)
 	}
-	opts.Stale, opts.Heartbeat, opts.Wait = t.Stale, t.Heartbeat, t.Wait
-	opts.ReaderGrace, opts.PollMin, opts.PollMax = t.ReaderGrace, t.PollMin, t.PollMax
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -173,8 +146,13 @@ func (f *Flight) claims() bool { return !f.noClaim.Load() }
 // Options returns the flight's options with defaults filled in.
 func (f *Flight) Options() Options { return f.opts }
 
-// LeaseName returns the lease object of the entry object name.
-func LeaseName(name string) string { return Prefix + "/" + name }
+// LeaseName returns the lease object of the entry object name
+// (layout.LeaseObject).
+func LeaseName(name string) string { return layout.LeaseObject(name) }
+
+// maxRecord bounds a lease record: a longer lease object is not one this
+// package wrote.
+const maxRecord = 4096
 
 // record is the content of a lease object. Beat changes with every
 // heartbeat so that the object's ETag (a digest of its content on S3)
@@ -210,13 +188,7 @@ func (r record) bytes() []byte {
 	return append(b, '\n')
 }
 
-func newToken() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fmt.Sprintf("t%x-%d", time.Now().UnixNano(), os.Getpid())
-	}
-	return hex.EncodeToString(b[:])
-}
+var newToken = pollwait.Token
 
 // Acquire implements cache.Flight for the entry object name
 // ("<tier>/<key>", which is also the flight name the cache passes): it
@@ -496,48 +468,25 @@ func (f *Flight) readerGrace() time.Duration {
 type Lease struct {
 	f    *Flight
 	name string
-	rec  record
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	hb   *pollwait.Heartbeat
 
 	mu   sync.Mutex
+	rec  record
 	etag string
-	lost bool
 }
 
+// startLease starts the heartbeat of a lease this process now holds: it
+// rewrites the lease every Heartbeat, on condition that it is still the
+// object this process last wrote.
 func (f *Flight) startLease(name string, rec record, etag string) *Lease {
-	l := &Lease{f: f, name: name, rec: rec, etag: etag, stop: make(chan struct{}), done: make(chan struct{})}
-	go l.heartbeat()
+	l := &Lease{f: f, name: name, rec: rec, etag: etag}
+	l.hb = pollwait.StartHeartbeat(f.opts.Heartbeat, l.beat)
 	return l
 }
 
 // Lost reports whether another host took the lease over while this
 // process held it.
-func (l *Lease) Lost() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lost
-}
-
-// heartbeat rewrites the lease every Heartbeat, on condition that it is
-// still the object this process last wrote.
-func (l *Lease) heartbeat() {
-	defer close(l.done)
-	f := l.f
-	t := time.NewTicker(f.opts.Heartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-		}
-		if !l.beat() {
-			return
-		}
-	}
-}
+func (l *Lease) Lost() bool { return l.hb.Lost() }
 
 // beat is one heartbeat; false when the lease is lost.
 func (l *Lease) beat() bool {
@@ -572,9 +521,6 @@ func (l *Lease) beat() bool {
 				return true
 			}
 		}
-		l.mu.Lock()
-		l.lost = true
-		l.mu.Unlock()
 		f.logs.Warn("blobflight-lost", "xlacache: lease in the shared store lost to another host; finishing anyway (the result is published first-writer-wins)",
 			"lease", l.name)
 		return false
@@ -589,32 +535,28 @@ func (l *Lease) beat() bool {
 // Release stops the heartbeat and deletes the lease object if it is still
 // this holder's. Safe to call more than once.
 func (l *Lease) Release() {
-	l.once.Do(func() {
-		close(l.stop)
-		<-l.done
-		if l.Lost() {
-			return
-		}
-		f := l.f
-		ctx, cancel := context.WithTimeout(context.Background(), f.opts.Stale)
-		defer cancel()
-		l.mu.Lock()
-		etag := l.etag
-		l.mu.Unlock()
-		info, err := f.st.Stat(ctx, l.name)
-		if err != nil {
-			if !errors.Is(err, blob.ErrNotExist) {
-				f.storeFailure("releasing a lease", l.name, err)
-			}
-			return
-		}
-		if info.ETag != etag {
-			return // taken over: not ours to delete
-		}
-		if err := f.st.Delete(ctx, l.name); err != nil {
+	if !l.hb.Stop() || l.Lost() {
+		return
+	}
+	f := l.f
+	ctx, cancel := context.WithTimeout(context.Background(), f.opts.Stale)
+	defer cancel()
+	l.mu.Lock()
+	etag := l.etag
+	l.mu.Unlock()
+	info, err := f.st.Stat(ctx, l.name)
+	if err != nil {
+		if !errors.Is(err, blob.ErrNotExist) {
 			f.storeFailure("releasing a lease", l.name, err)
 		}
-	})
+		return
+	}
+	if info.ETag != etag {
+		return // taken over: not ours to delete
+	}
+	if err := f.st.Delete(ctx, l.name); err != nil {
+		f.storeFailure("releasing a lease", l.name, err)
+	}
 }
 
 // readRecord reads a lease object of at most maxRecord bytes.

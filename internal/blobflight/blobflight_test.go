@@ -14,6 +14,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/blob/memblob"
+	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
@@ -73,8 +74,8 @@ func TestOneCompilesOthersWait(t *testing.T) {
 	if compiles.Load() != 1 || loads.Load() != 5 {
 		t.Fatalf("%d compiles and %d loads, want 1 and 5", compiles.Load(), loads.Load())
 	}
-	if infos, _ := st.List(context.Background(), Prefix+"/"); len(infos) != 0 {
-		t.Fatalf("leases or probe objects left behind: %v", infos)
+	if left := leaseObjects(t, st); len(left) != 0 {
+		t.Fatalf("leases or probe objects left behind: %v", left)
 	}
 }
 
@@ -304,7 +305,7 @@ type failingStat struct{ *memblob.Store }
 func (s failingStat) String() string { return "failing-stat" }
 
 func (s failingStat) Stat(ctx context.Context, name string) (blob.Info, error) {
-	if strings.HasPrefix(name, Prefix+"/probe/") {
+	if strings.HasPrefix(name, layout.ProbePrefix) {
 		return s.Store.Stat(ctx, name)
 	}
 	return blob.Info{}, errors.New("access denied")
@@ -378,13 +379,15 @@ func TestHeartbeatAfterLostAnswer(t *testing.T) {
 	json.Unmarshal(data, &r)
 	r.Beat = 99
 	st.PutRaw(LeaseName(entry), r.bytes())
-	l := &Lease{f: f, name: LeaseName(entry), rec: r, etag: "stale-etag", stop: make(chan struct{}), done: make(chan struct{})}
-	if !l.beat() || l.Lost() {
+	// beat is called directly: false means lost (the heartbeat then
+	// ends and Lost reports it).
+	l := &Lease{f: f, name: LeaseName(entry), rec: r, etag: "stale-etag"}
+	if !l.beat() {
 		t.Fatal("a beat after a lost answer lost the lease")
 	}
 	r.Token = "someone else"
 	st.PutRaw(LeaseName(entry), r.bytes())
-	if l.beat() || !l.Lost() {
+	if l.beat() {
 		t.Fatal("a lease taken by another host was kept")
 	}
 }
@@ -478,7 +481,7 @@ type slowProbe struct {
 func (s slowProbe) String() string { return s.name }
 
 func (s slowProbe) PutIfAbsent(ctx context.Context, name string, data []byte) error {
-	if strings.HasPrefix(name, Prefix+"/probe/") {
+	if strings.HasPrefix(name, layout.ProbePrefix) {
 		s.once.Do(func() { close(s.started) })
 		select {
 		case <-s.gate:
@@ -561,4 +564,20 @@ func TestReleaseAfterTakeoverKeepsTakersLease(t *testing.T) {
 	if r, err := parseRecord(data); err != nil || r.Token != "taker" {
 		t.Fatalf("lease after the old holder's release: %s (%v)", data, err)
 	}
+}
+
+// leaseObjects lists the lease and probe objects in st.
+func leaseObjects(t *testing.T, st blob.Store) []string {
+	t.Helper()
+	infos, err := st.List(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, in := range infos {
+		if layout.IsLeaseObject(in.Name) {
+			names = append(names, in.Name)
+		}
+	}
+	return names
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
 // probeRetry is how long after a probe that could not finish (the store
@@ -81,7 +82,7 @@ func (f *Flight) leasesOn(ctx context.Context) int {
 		// The caller gave up, not the store: the next caller probes.
 	default:
 		p.last = time.Now()
-		f.storeFailure("probing conditional writes", Prefix+"/probe", err)
+		f.storeFailure("probing conditional writes", layout.ProbePrefix, err)
 	}
 	return p.result
 }
@@ -98,7 +99,7 @@ func (e *UnsupportedError) Error() string {
 	return "shared store does not honour " + e.What
 }
 
-// Probe checks, on scratch objects under Prefix+"/probe/", that st honours
+// Probe checks, on scratch objects (layout.ProbeObject), that st honours
 // the conditional writes leases rely on: a conditional create of an
 // existing object fails, a conditional overwrite with a wrong ETag fails,
 // a conditional overwrite with the right ETag succeeds and changes the
@@ -107,9 +108,7 @@ func (e *UnsupportedError) Error() string {
 // when one does not, and another error when the store failed (the answer
 // is then unknown). It removes its scratch objects.
 func Probe(ctx context.Context, st blob.Store) (err error) {
-	tok := newToken()
-	a := Prefix + "/probe/" + tok
-	b := Prefix + "/probe/" + tok + "-missing"
+	a, b := layout.ProbeObject(newToken())
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeCleanup)
 		defer cancel()

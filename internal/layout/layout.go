@@ -228,7 +228,7 @@ var reserved = map[string]bool{
 	XLAAutotuneDir: true, XLAKernelFile: true,
 	// Other top-level prefixes of the shared store, which bucket
 	// retention and sync must never take for a tier: the usage markers
-	// (UsedPrefix), the object leases (internal/blobflight.Prefix) and
+	// (UsedPrefix), older versions' object leases (OldLeasePrefix) and
 	// exec's packs (hostfill.Prefix).
 	"used": true, "leases": true, "hostfill": true,
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/pollwait"
 )
 
 func TestOptionsFor(t *testing.T) {
@@ -22,8 +23,8 @@ func TestOptionsFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.Options(); got.Stale != DefaultStale {
-		t.Fatalf("default stale %v, want %v", got.Stale, DefaultStale)
+	if got := m.Options(); got.Stale != pollwait.DefaultStale {
+		t.Fatalf("default stale %v, want %v", got.Stale, pollwait.DefaultStale)
 	}
 
 	o := base

@@ -33,8 +33,6 @@ package lease
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,20 +52,11 @@ import (
 	"github.com/xlacache/xlacache/internal/pollwait"
 )
 
-// Defaults for Options fields left zero.
+// defaults are the timing options' defaults (Options fields left zero):
+// a waiter's look is a stat of a local or network file, so it polls often.
+var defaults = pollwait.Defaults(5*time.Millisecond, 100*time.Millisecond)
+
 const (
-	// DefaultStale is how long a lease's heartbeat may stay unchanged before
-	// the lease is taken over.
-	DefaultStale = pollwait.DefaultStale
-	// DefaultWait bounds how long Acquire waits for another holder.
-	DefaultWait = pollwait.DefaultWait
-	// DefaultPollMin and DefaultPollMax bound the waiter's backoff between
-	// two looks at the entry and the lease.
-	DefaultPollMin = 5 * time.Millisecond
-	DefaultPollMax = 100 * time.Millisecond
-	// DefaultReaderGrace is how long a process that cannot claim waits when
-	// nobody holds a lease at all.
-	DefaultReaderGrace = pollwait.DefaultReaderGrace
 	// maxGarbageGrace bounds how long an empty or unparseable lease file
 	// must look unchanged before it is taken over (see garbageGrace).
 	maxGarbageGrace = time.Second
@@ -83,16 +72,16 @@ type Options struct {
 	// Dir is the cache directory; leases live in Dir/locks.
 	Dir string
 	// Stale is how long an unchanged heartbeat makes a lease stale
-	// (default DefaultStale).
+	// (default pollwait.DefaultStale).
 	Stale time.Duration
 	// Heartbeat is how often a holder refreshes its lease (default Stale/4).
 	Heartbeat time.Duration
 	// Wait bounds how long Acquire waits before the caller compiles itself
-	// (default DefaultWait). A negative value means do not wait at all.
+	// (default pollwait.DefaultWait). A negative value means do not wait at all.
 	Wait time.Duration
 	// ReaderGrace bounds how long a process that cannot claim (reader role,
 	// read-only directory) waits while no lease exists (default
-	// DefaultReaderGrace, capped at Wait).
+	// pollwait.DefaultReaderGrace, capped at Wait).
 	ReaderGrace time.Duration
 	// WriterPresent, when set, tells a process that cannot claim whether a
 	// writer uses this directory at all (for the cache: its state directory
@@ -164,18 +153,9 @@ func New(opts Options) (*Manager, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("lease: empty directory")
 	}
-	t, err := pollwait.Timing{
-		Stale: opts.Stale, Heartbeat: opts.Heartbeat, Wait: opts.Wait,
-		ReaderGrace: opts.ReaderGrace, PollMin: opts.PollMin, PollMax: opts.PollMax,
-	}.WithDefaults(pollwait.Timing{
-		Stale: DefaultStale, Wait: DefaultWait, ReaderGrace: DefaultReaderGrace,
-		PollMin: DefaultPollMin, PollMax: DefaultPollMax,
-	})
-	if err != nil {
+	if err := pollwait.Resolve(defaults, &opts.Stale, &opts.Heartbeat, &opts.Wait, &opts.ReaderGrace, &opts.PollMin, &opts.PollMax); err != nil {
 		return nil, fmt.Errorf("lease: %w", err)
 	}
-	opts.Stale, opts.Heartbeat, opts.Wait = t.Stale, t.Heartbeat, t.Wait
-	opts.ReaderGrace, opts.PollMin, opts.PollMax = t.ReaderGrace, t.PollMin, t.PollMax
 	if opts.DirMode == 0 {
 		opts.DirMode = 0o700
 	}
@@ -231,42 +211,25 @@ type Lease struct {
 	m      *Manager
 	path   string
 	holder Holder
-	stop   chan struct{}
-	done   chan struct{}
-	once   sync.Once
-	mu     sync.Mutex
-	lost   bool
+	hb     *pollwait.Heartbeat
 }
 
 // Lost reports whether the lease was taken over by another process while
 // this one held it (its heartbeat stopped reaching the file in time).
-func (l *Lease) Lost() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lost
-}
+func (l *Lease) Lost() bool { return l.hb.Lost() }
 
 // Release stops the heartbeat and removes the lease file if it is still
 // this holder's. It is safe to call more than once.
 func (l *Lease) Release() {
-	l.once.Do(func() {
-		close(l.stop)
-		<-l.done
-		if err := l.m.removeIfToken(l.path, l.holder.Token); err != nil {
-			l.m.logOnce(logonce.FailureKey(err), "xlacache: releasing lease", "lease", l.path, "err", err)
-		}
-	})
+	if !l.hb.Stop() {
+		return
+	}
+	if err := l.m.removeIfToken(l.path, l.holder.Token); err != nil {
+		l.m.logOnce(logonce.FailureKey(err), "xlacache: releasing lease", "lease", l.path, "err", err)
+	}
 }
 
-func newToken() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		// crypto/rand never fails on Linux; a time-derived token keeps the
-		// lease usable if it ever does.
-		return fmt.Sprintf("t%x-%d", time.Now().UnixNano(), os.Getpid())
-	}
-	return hex.EncodeToString(b[:])
-}
+var newToken = pollwait.Token
 
 // TryClaim makes one attempt to claim name. It returns ErrHeld when a live
 // lease exists (stale leases are taken over) and ErrNoClaim when claims are
@@ -335,38 +298,28 @@ func holderRecord(h Holder) []byte {
 	return append(data, '\n')
 }
 
+// startLease starts the heartbeat of a lease this process now holds: it
+// refreshes the lease's mtime every Heartbeat until Release.
 func (m *Manager) startLease(path string, h Holder) *Lease {
-	l := &Lease{m: m, path: path, holder: h, stop: make(chan struct{}), done: make(chan struct{})}
-	go l.heartbeat()
+	l := &Lease{m: m, path: path, holder: h}
+	l.hb = pollwait.StartHeartbeat(m.opts.Heartbeat, l.beat)
 	return l
 }
 
-// heartbeat refreshes the lease's mtime until Release. Before each refresh
-// it checks the file still carries this holder's token: refreshing someone
-// else's lease would keep a dead takeover alive.
-func (l *Lease) heartbeat() {
-	defer close(l.done)
-	t := time.NewTicker(l.m.opts.Heartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-		}
-		h, _, err := readLease(l.path)
-		if err != nil || h.Token != l.holder.Token {
-			l.mu.Lock()
-			l.lost = true
-			l.mu.Unlock()
-			l.m.logOnce("lost", "xlacache: lease lost to another process; finishing anyway (the result is published first-writer-wins)",
-				"lease", l.path, "name", l.holder.Name, "err", err)
-			return
-		}
-		if err := touch(l.path); err != nil {
-			l.m.logOnce(logonce.FailureKey(err), "xlacache: lease heartbeat failed", "lease", l.path, "err", err)
-		}
+// beat is one heartbeat; false when the lease is lost. Before the refresh
+// it checks the file still carries this holder's token: refreshing
+// someone else's lease would keep a dead takeover alive.
+func (l *Lease) beat() bool {
+	h, _, err := readLease(l.path)
+	if err != nil || h.Token != l.holder.Token {
+		l.m.logOnce("lost", "xlacache: lease lost to another process; finishing anyway (the result is published first-writer-wins)",
+			"lease", l.path, "name", l.holder.Name, "err", err)
+		return false
 	}
+	if err := touch(l.path); err != nil {
+		l.m.logOnce(logonce.FailureKey(err), "xlacache: lease heartbeat failed", "lease", l.path, "err", err)
+	}
+	return true
 }
 
 // touch is the heartbeat: it sets the lease's mtime to "now", without

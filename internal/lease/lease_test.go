@@ -62,7 +62,7 @@ func TestNewValidates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m.opts.Stale != DefaultStale || m.opts.Heartbeat != DefaultStale/4 || m.opts.Wait != DefaultWait {
+			if m.opts.Stale != pollwait.DefaultStale || m.opts.Heartbeat != pollwait.DefaultStale/4 || m.opts.Wait != pollwait.DefaultWait {
 				t.Fatalf("defaults not applied: %+v", m.opts)
 			}
 		})

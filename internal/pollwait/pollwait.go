@@ -9,9 +9,12 @@ package pollwait
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"math/big"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +32,14 @@ const (
 	// not stalled.
 	DefaultReaderGrace = 2 * time.Second
 )
+
+// Defaults returns the default timing of a single-flight implementation
+// whose waiter backs off between pollMin and pollMax: the bounds depend
+// on what a look costs (a stat of a file, or two requests to a store);
+// the rest is the same for both.
+func Defaults(pollMin, pollMax time.Duration) Timing {
+	return Timing{Stale: DefaultStale, Wait: DefaultWait, ReaderGrace: DefaultReaderGrace, PollMin: pollMin, PollMax: pollMax}
+}
 
 // Timing is the timing of a single-flight implementation.
 type Timing struct {
@@ -79,6 +90,84 @@ func (t Timing) WithDefaults(def Timing) (Timing, error) {
 	}
 	return t, nil
 }
+
+// Resolve fills in the six timing options of a single-flight
+// implementation in place, as Timing.WithDefaults does, from def: the
+// options live in each implementation's own Options struct, so they come
+// as pointers.
+func Resolve(def Timing, stale, heartbeat, wait, readerGrace, pollMin, pollMax *time.Duration) error {
+	t, err := Timing{
+		Stale: *stale, Heartbeat: *heartbeat, Wait: *wait,
+		ReaderGrace: *readerGrace, PollMin: *pollMin, PollMax: *pollMax,
+	}.WithDefaults(def)
+	if err != nil {
+		return err
+	}
+	*stale, *heartbeat, *wait = t.Stale, t.Heartbeat, t.Wait
+	*readerGrace, *pollMin, *pollMax = t.ReaderGrace, t.PollMin, t.PollMax
+	return nil
+}
+
+// Token returns a new random holder token: a claim's identity, which a
+// holder compares with what the lease holds before it refreshes or
+// removes it.
+func Token() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand never fails on Linux; a time-derived token keeps the
+		// lease usable if it ever does.
+		return fmt.Sprintf("t%x-%d", time.Now().UnixNano(), os.Getpid())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Heartbeat is a lease holder's heartbeat: a goroutine that calls beat
+// every interval until Stop, or until beat reports the lease lost.
+type Heartbeat struct {
+	stop, done chan struct{}
+	once       sync.Once
+	lost       atomic.Bool
+}
+
+// StartHeartbeat starts calling beat every interval. beat refreshes the
+// lease and returns false when it finds the lease no longer this
+// holder's (taken over): the heartbeat then ends and Lost reports true.
+func StartHeartbeat(interval time.Duration, beat func() bool) *Heartbeat {
+	h := &Heartbeat{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+			}
+			if !beat() {
+				h.lost.Store(true)
+				return
+			}
+		}
+	}()
+	return h
+}
+
+// Stop ends the heartbeat and waits until no beat runs. It reports true
+// to its first caller only, which then releases the lease; later calls
+// do nothing.
+func (h *Heartbeat) Stop() bool {
+	first := false
+	h.once.Do(func() {
+		first = true
+		close(h.stop)
+		<-h.done
+	})
+	return first
+}
+
+// Lost reports whether a beat found the lease taken over.
+func (h *Heartbeat) Lost() bool { return h.lost.Load() }
 
 // Jitter spreads waiters' polls so that they do not hit the filesystem or
 // the store in lockstep: it returns a duration in [d/2, d].

@@ -403,7 +403,7 @@ func (s *Store) ReplaceIfMatch(ctx context.Context, name, etag string, data []by
 		SendContentMd5:   true,
 	}
 	opts.SetMatchETag(etag)
-	ui, err := s.client.PutObject(ctx, s.cfg.Bucket, s.key(name), bytes.NewReader(data), int64(len(data)), opts)
+	ui, err := s.putObject(ctx, name, data, opts)
 	if err == nil {
 		return ui.ETag, nil
 	}
@@ -429,10 +429,44 @@ func (s *Store) PutIfAbsent(ctx context.Context, name string, data []byte) error
 		SendContentMd5:   true,
 	}
 	opts.SetMatchETagExcept("*")
-	if _, err := s.client.PutObject(ctx, s.cfg.Bucket, s.key(name), bytes.NewReader(data), int64(len(data)), opts); err != nil {
+	if _, err := s.putObject(ctx, name, data, opts); err != nil {
 		return s.fail("put", name, err)
 	}
 	return nil
+}
+
+// dirRaceRetries bounds how often putObject repeats a put that a
+// filesystem-backed server refused because a concurrent delete removed the
+// directory the new object goes in (see putObject).
+const dirRaceRetries = 3
+
+// putObject is one PutObject, repeated (at most dirRaceRetries times,
+// after a short pause) while the server answers 409
+// ExistingObjectIsDirectory. versitygw's posix backend, and servers like
+// it, keep an object "a/b" as the file b in a directory a that the put
+// creates and that a delete of the last object in it removes; a put whose
+// directory such a delete removed between the server's mkdir and its link
+// of the new file gets this answer although nothing is in the way
+// (versity/versitygw#1988). The server answers before it evaluates the
+// request's conditions and stores nothing, so repeating the request is
+// safe; where a directory really is in the way, it fails the same way
+// again and the error is returned.
+func (s *Store) putObject(ctx context.Context, name string, data []byte, opts minio.PutObjectOptions) (minio.UploadInfo, error) {
+	pause := 5 * time.Millisecond
+	for try := 0; ; try++ {
+		ui, err := s.client.PutObject(ctx, s.cfg.Bucket, s.key(name), bytes.NewReader(data), int64(len(data)), opts)
+		if err == nil || try == dirRaceRetries || minio.ToErrorResponse(err).Code != "ExistingObjectIsDirectory" {
+			return ui, err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ui, err
+		case <-t.C:
+		}
+		pause *= 4
+	}
 }
 
 // Stat returns the object's size, modification time and ETag, or an error

@@ -19,6 +19,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/blobflight"
+	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
@@ -564,11 +565,17 @@ func testLeaseProbe(t *testing.T, s blob.Store) {
 	if err := blobflight.Probe(ctx, s); err != nil {
 		t.Fatalf("lease probe: %v", err)
 	}
-	infos, err := s.List(ctx, blobflight.Prefix+"/")
+	infos, err := s.List(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(infos) != 0 {
-		t.Fatalf("the probe left objects: %v", names(infos))
+	var left []blob.Info
+	for _, in := range infos {
+		if layout.IsLeaseObject(in.Name) {
+			left = append(left, in)
+		}
+	}
+	if len(left) != 0 {
+		t.Fatalf("the probe left objects: %v", names(left))
 	}
 }
