@@ -112,6 +112,8 @@ func hostFlight(shared blob.Store, opts config.Options, logger *slog.Logger, log
 		NoClaim: !opts.Writer(),
 		Logger:  logger,
 		Logs:    logs,
+		// With a key, only leases signed with it are waited for.
+		SigningKey: opts.SigningKey,
 	}
 	if opts.WaitTimeout <= 0 {
 		// config treats 0 as "do not wait"; blobflight treats 0 as its default.

@@ -36,6 +36,9 @@ package blobflight
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +89,13 @@ type Options struct {
 	// Logs, when set, is the process's log-once filter (shared with the
 	// cache), so that a failure of one kind is logged once per process.
 	Logs *logonce.Logger
+	// SigningKey, when set (the job's XLACACHE_SIGNING_KEY), signs every
+	// lease record this flight writes, and a waiter waits only for a
+	// lease whose record is signed with it: anyone who can write the
+	// bucket could otherwise hold a lease on a predictable name, keep it
+	// alive, and make every cold compile of every host wait the whole
+	// Wait for an entry that never comes.
+	SigningKey []byte
 }
 
 // Flight is single-flight compilation through lease objects in a store.
@@ -164,6 +174,9 @@ type record struct {
 	Token string    `json:"token"`
 	Name  string    `json:"name"`
 	Beat  uint64    `json:"beat"`
+	// MAC is the hex HMAC-SHA256 of the record without it, under the
+	// flight's signing key; empty when there is none.
+	MAC string `json:"mac,omitempty"`
 }
 
 // parseRecord decodes a lease object's content. Anyone who can write the
@@ -186,6 +199,47 @@ func parseRecord(data []byte) (record, error) {
 func (r record) bytes() []byte {
 	b, _ := json.Marshal(r) // a record always marshals
 	return append(b, '\n')
+}
+
+// mac is the record's signature under key: an HMAC-SHA256 of its JSON
+// with the MAC field empty.
+func (r record) mac(key []byte) string {
+	r.MAC = ""
+	h := hmac.New(sha256.New, key)
+	h.Write(r.bytes())
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// encode is the lease object's content for r: signed when the flight has
+// a key.
+func (f *Flight) encode(r record) []byte {
+	if len(f.opts.SigningKey) > 0 {
+		r.MAC = r.mac(f.opts.SigningKey)
+	}
+	return r.bytes()
+}
+
+// trusted reports whether the lease object lname (for the entry name),
+// whose ETag is etag, is one to wait for: without a signing key every
+// lease is; with one, only a record signed with it for this entry. A
+// lease that cannot be read is trusted (the wait stays bounded by Wait):
+// a store error is not evidence of a forgery.
+func (w *waiter) trusted(etag string) bool {
+	f := w.f
+	if len(f.opts.SigningKey) == 0 {
+		return true
+	}
+	data, info, err := readRecord(w.ctx, f.st, w.lname)
+	if err != nil || info.ETag != etag {
+		return true // gone or changed since the look: judged at the next one
+	}
+	r, err := parseRecord(data)
+	if err == nil && r.Name == w.name && r.MAC != "" && hmac.Equal([]byte(r.MAC), []byte(r.mac(f.opts.SigningKey))) {
+		return true
+	}
+	f.logs.Warn("blobflight-unsigned-lease", "xlacache: a lease in the shared store is not signed with this job's key (XLACACHE_SIGNING_KEY); not waiting for it, compiling here",
+		"lease", w.lname)
+	return false
 }
 
 var newToken = pollwait.Token
@@ -294,6 +348,9 @@ func (w *waiter) run() (func(), error) {
 		default:
 			now := time.Now()
 			if info.ETag != w.obsETag || w.obsSince.IsZero() {
+				if !w.trusted(info.ETag) {
+					return noop, nil
+				}
 				w.obsETag, w.obsSince = info.ETag, now
 			}
 			if !w.sawOther {
@@ -387,7 +444,7 @@ func (w *waiter) claimed(l *Lease) (func(), error) {
 func (w *waiter) claim() (*Lease, error) {
 	f := w.f
 	rec := f.newRecord(w.name)
-	err := f.st.PutIfAbsent(w.ctx, w.lname, rec.bytes())
+	err := f.st.PutIfAbsent(w.ctx, w.lname, f.encode(rec))
 	switch {
 	case errors.Is(err, blob.ErrExist):
 		return nil, nil
@@ -420,7 +477,7 @@ func (w *waiter) claim() (*Lease, error) {
 func (w *waiter) takeOver() (*Lease, error) {
 	f := w.f
 	rec := f.newRecord(w.name)
-	etag, err := f.st.ReplaceIfMatch(w.ctx, w.lname, w.obsETag, rec.bytes())
+	etag, err := f.st.ReplaceIfMatch(w.ctx, w.lname, w.obsETag, f.encode(rec))
 	switch {
 	case errors.Is(err, blob.ErrPrecondition):
 		return nil, nil
@@ -497,7 +554,7 @@ func (l *Lease) beat() bool {
 	l.rec.Beat++
 	rec, etag := l.rec, l.etag
 	l.mu.Unlock()
-	next, err := f.st.ReplaceIfMatch(ctx, l.name, etag, rec.bytes())
+	next, err := f.st.ReplaceIfMatch(ctx, l.name, etag, f.encode(rec))
 	if err == nil && next == "" {
 		var info blob.Info
 		if info, err = f.st.Stat(ctx, l.name); err == nil {

@@ -1,0 +1,67 @@
+package blobflight
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xlacache/xlacache/blob/memblob"
+	"github.com/xlacache/xlacache/internal/testsupport/logtest"
+)
+
+// With a signing key, a lease that anyone who can write the bucket
+// planted on a predictable name — unsigned, or signed with another key —
+// and keeps alive costs a waiter nothing: it compiles at once, after one
+// log line, instead of waiting the whole Wait for an entry that never
+// comes. A lease signed with the job's key is waited for as before.
+func TestForgedLeaseCostsNoWait(t *testing.T) {
+	key := []byte("the job's key")
+	for _, tc := range []struct {
+		name   string
+		holder []byte // the planted holder's key; nil: unsigned
+		waits  bool
+	}{
+		{"unsigned", nil, false},
+		{"another key", []byte("not the job's key"), false},
+		{"the job's key", key, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := memblob.New(memblob.Options{})
+			ctx := context.Background()
+			// The holder: a live flight that claims the entry and keeps
+			// its lease beating, and never publishes.
+			holder := newFlight(t, st, nil, func(o *Options) { o.SigningKey = tc.holder; o.NoProbe = true })
+			release, err := holder.Acquire(ctx, entry, notReady)
+			if err != nil || release == nil {
+				t.Fatalf("holder: release %v, err %v", release != nil, err)
+			}
+			defer release()
+
+			var logs logtest.Buffer
+			const wait = 3 * time.Second
+			w := newFlight(t, st, &logs, func(o *Options) { o.SigningKey = key; o.NoProbe = true; o.Wait = wait })
+			start := time.Now()
+			r, err := w.Acquire(ctx, entry, notReady)
+			took := time.Since(start)
+			if err != nil || r == nil {
+				t.Fatalf("waiter: release %v, err %v (want a no-op release: compile here)", r != nil, err)
+			}
+			r()
+			gaveUp := strings.Contains(logs.String(), "waited too long")
+			forged := strings.Contains(logs.String(), "not signed with this job's key")
+			if tc.waits {
+				if !gaveUp || forged {
+					t.Fatalf("a lease signed with the job's key was not waited for (took %v): %s", took, logs.String())
+				}
+				return
+			}
+			if gaveUp || !forged {
+				t.Fatalf("a forged lease made the waiter wait %v (bound %v): %s", took, wait, logs.String())
+			}
+			if _, err := st.Get(ctx, LeaseName(entry)); err != nil {
+				t.Fatalf("the forged lease was removed or damaged by a waiter: %v", err)
+			}
+		})
+	}
+}
