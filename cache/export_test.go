@@ -5,8 +5,7 @@ import "sync"
 // Hooks for the external test package (cache_test), whose tests open
 // caches through xlacache.Open.
 
-// UnsignedSharedWarning is the text of the unsigned-shared-tier warning.
-const UnsignedSharedWarning = unsignedSharedWarning
+// UnsignedSharedWarning (the warning's text) is exported by dirtrust.go.
 
 // ResetUnsignedWarning lets the next cache with an unsigned shared tier
 // warn again, as in a new process.
