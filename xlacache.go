@@ -207,6 +207,14 @@ func OpenShared(url string, logger *slog.Logger) (blob.Store, error) {
 	return openShared(url, 0, logger)
 }
 
+// CheckSharedURL reports whether url is an XLACACHE_SHARED_URL that
+// OpenShared can open (scheme, bucket, parameters; AWS_* variables
+// complete it), without contacting the store.
+func CheckSharedURL(url string) error {
+	_, err := s3blob.ParseURL(url, os.Getenv)
+	return err
+}
+
 // openShared is OpenShared with the bound on objects read
 // (config.Options.SharedMaxObjectSize; 0 for the default).
 func openShared(url string, maxObjectSize int64, logger *slog.Logger) (blob.Store, error) {
