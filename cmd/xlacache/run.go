@@ -126,7 +126,9 @@ func runRun(cmd *cobra.Command, args []string) error {
 		b := cpu.New()
 		bar := newProgress(cmd.ErrOrStderr())
 		b.Progress = bar.update
-		exe, rep, err := cache.Compile(ctx, c, b, cache.Program{Name: name, Text: src})
+		prog := cache.Program{Name: name, Text: src}
+		b.UseParsed(prog, m) // parsed and verified above: once
+		exe, rep, err := cache.Compile(ctx, c, b, prog)
 		bar.finish()
 		if err != nil {
 			return err
