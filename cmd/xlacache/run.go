@@ -16,13 +16,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/progress"
 	"github.com/xlacache/xlacache/internal/sysmem"
 	"github.com/xlacache/xlacache/npy"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -124,12 +123,12 @@ func runRun(cmd *cobra.Command, args []string) error {
 		}
 		defer c.Close()
 		b := cpu.New()
-		bar := newProgress(cmd.ErrOrStderr())
-		b.Progress = bar.update
+		bar := progress.NewStages(cmd.ErrOrStderr())
+		b.Progress = bar.Update
 		prog := cache.Program{Name: name, Text: src}
 		b.UseParsed(prog, m) // parsed and verified above: once
 		exe, rep, err := cache.Compile(ctx, c, b, prog)
-		bar.finish()
+		bar.Finish()
 		if err != nil {
 			return err
 		}
@@ -319,45 +318,6 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.1fms", float64(d)/1e6)
 	}
 	return fmt.Sprintf("%.0fµs", float64(d)/1e3)
-}
-
-// progress shows a bar on a terminal while autotuning and compiling.
-type progress struct {
-	w     io.Writer
-	tty   bool
-	bar   *progressbar.ProgressBar
-	stage string
-}
-
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.tty = true
-	}
-	return p
-}
-
-func (p *progress) update(stage string, done, total int) {
-	if !p.tty || total <= 0 {
-		return
-	}
-	if p.bar == nil || p.stage != stage {
-		if p.bar != nil {
-			p.bar.Finish()
-		}
-		p.stage = stage
-		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(stage),
-			progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
-		p.bar.RenderBlank()
-	}
-	p.bar.Set(done)
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-		p.bar = nil
-	}
 }
 
 // loadInputs builds main's arguments from the --inputs value: random
