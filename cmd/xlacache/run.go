@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"maps"
 	"math"
@@ -143,7 +141,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		runTime := time.Since(start)
-		printReport(out, opts.Dir, noKeyReason(c, opts.Dir), rep, runTime)
+		printReport(out, opts.Dir, c.NoKeyReason(opts.Dir), rep, runTime)
 		if reportJSON != "" {
 			if err := writeReportJSON(reportJSON, rep, runTime); err != nil {
 				return err
@@ -223,42 +221,6 @@ func checkMemory(m *stablehlo.Module, fn *stablehlo.Func, path, backend string, 
 		restore = func() { debug.SetMemoryLimit(prev) }
 	}
 	return restore, nil
-}
-
-// noKeyReason says why a compile through c had no cache key: the
-// directory is unusable (with the reason), no directory is set, or the
-// backend could not derive a key.
-func noKeyReason(c *cache.Cache, dir string) string {
-	switch {
-	case c.Dir() != "" || c.Shared() != nil:
-		return "no key: the backend could not derive one; compiled without the cache"
-	case dir == "":
-		return "cache off: set XLACACHE_DIR"
-	}
-	return "cache directory unusable: " + dirProblem(dir)
-}
-
-// dirProblem says why dir cannot serve as a cache directory, for a cache
-// that found it unusable when it opened (its own reason went to the log).
-func dirProblem(dir string) string {
-	st, err := os.Stat(dir)
-	switch {
-	case err == nil && !st.IsDir():
-		return fmt.Sprintf("%s is not a directory", dir)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return err.Error()
-	}
-	// Missing, or there but not usable: creating it (and the tiers in it)
-	// fails the way it failed for the cache.
-	probe, err := os.MkdirTemp(dir, ".tmp-probe-")
-	if err == nil {
-		os.Remove(probe)
-		return fmt.Sprintf("%s could not be set up when the cache opened (see the warning above)", dir)
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Sprintf("%s does not exist and could not be created (see the warning above)", dir)
-	}
-	return err.Error()
 }
 
 func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time.Duration) {
