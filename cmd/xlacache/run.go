@@ -8,8 +8,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -184,16 +182,12 @@ func runRun(cmd *cobra.Command, args []string) error {
 var availableMemory = sysmem.Available
 
 // checkMemory fails, naming the largest tensor and the sizes, when fn of m
-// needs more memory than is available, so that `run` ends with an error
-// instead of Go's unrecoverable "fatal error: out of memory". When the
-// program fits it sets Go's soft memory limit to what is available (unless
-// GOMEMLIMIT is set), so the garbage collector works harder instead of
-// letting dead tensors push the heap past it; restore undoes that.
+// needs more memory than is available (sysmem.Fit), so that `run` ends
+// with an error instead of Go's unrecoverable "fatal error: out of memory".
 func checkMemory(m *stablehlo.Module, fn *stablehlo.Func, path, backend string, writeOutput bool) (restore func(), err error) {
-	restore = func() {}
 	need, err := m.MemoryNeed(fn.Name)
 	if err != nil {
-		return restore, err
+		return func() {}, err
 	}
 	var extras []stablehlo.Extra
 	if backend == "cpu" {
@@ -206,21 +200,10 @@ func checkMemory(m *stablehlo.Module, fn *stablehlo.Func, path, backend string, 
 		// results before it is written.
 		extras = append(extras, stablehlo.Extra{What: "--output buffer", Bytes: 2 * min(need.Outputs, math.MaxInt64/2)})
 	}
-	lim, ok := availableMemory()
-	if !ok {
-		return restore, nil // nothing to check against
-	}
-	if _, err := need.Check(path, fn.Name, lim.Bytes, lim.Source, extras...); err != nil {
-		return restore, err
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		held := int64(min(ms.Sys, math.MaxInt64/2))
-		prev := debug.SetMemoryLimit(min(lim.Bytes, math.MaxInt64/2) + held)
-		restore = func() { debug.SetMemoryLimit(prev) }
-	}
-	return restore, nil
+	return sysmem.Fit(availableMemory, func(lim sysmem.Limit) error {
+		_, err := need.Check(path, fn.Name, lim.Bytes, lim.Source, extras...)
+		return err
+	})
 }
 
 func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time.Duration) {
