@@ -11,10 +11,8 @@ package xlacache
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -40,9 +38,6 @@ var (
 // that cannot be set up is not: the cache then works without it, after one
 // log line.
 func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache.Cache, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, fmt.Errorf("cache options: %w", err)
-	}
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -51,57 +46,46 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger) (*cache
 	if opts.MetricsFile != "" {
 		metricsOpt = cache.WithMetrics(metrics.FileSink(opts.MetricsFile, opts.EffectiveFileMode()), 0)
 	}
-	if !opts.Enabled() {
-		return cache.Open(ctx, opts, logger, metricsOpt)
-	}
 	// The parts log as the cache does, and through one log-once filter: a
 	// full disk, a read-only mount or a permission problem is one line per
 	// process, whichever part meets it first.
 	clog := logger.With("component", "xlacache")
 	logs := logonce.New(clog)
-	options := []cache.Option{cache.WithLogs(logs), metricsOpt}
-	shared, err := openShared(opts.SharedURL, opts.SharedMaxObjectSize, clog)
-	if err != nil {
-		clog.Warn("shared cache tier unusable; using the local directory only", "url", s3blob.Redact(opts.SharedURL), "err", err)
-		shared = nil
-	} else if shared != nil {
-		options = append(options, cache.WithShared(shared))
+	// cache.Open validates opts and makes the directory absolute once, and
+	// decides the role before the parts exist: connect builds them from
+	// its options (a later chdir cannot move the leases) and role (a
+	// writer by configuration whose directory turned out unusable for
+	// writing publishes nothing, so it must claim nothing in the bucket:
+	// other hosts would wait for an entry that never comes).
+	connect := func(opts config.Options, writer bool) cache.Parts {
+		var p cache.Parts
+		shared, err := openShared(opts.SharedURL, opts.SharedMaxObjectSize, clog)
+		if err != nil {
+			clog.Warn("shared cache tier unusable; using the local directory only", "url", s3blob.Redact(opts.SharedURL), "err", err)
+			shared = nil
+		}
+		p.Shared = shared
+		lo := lease.OptionsFor(opts, clog)
+		lo.Logs = logs
+		m, err := lease.New(lo)
+		if err != nil {
+			clog.Warn("single-flight compilation unavailable", "dir", opts.Dir, "err", err)
+		} else if f := hostFlight(shared, opts, writer, clog, logs); f != nil {
+			p.Flight = newTwoLevel(m, f, writer)
+		} else {
+			p.Flight = m
+		}
+		return p
 	}
-	lopts := opts
-	if abs, err := filepath.Abs(opts.Dir); err == nil {
-		// As cache.Open does: a later chdir must not move the leases.
-		lopts.Dir = abs
-	}
-	lo := lease.OptionsFor(lopts, clog)
-	lo.Logs = logs
-	m, err := lease.New(lo)
-	var two *twoLevel
-	if err != nil {
-		clog.Warn("single-flight compilation unavailable", "dir", opts.Dir, "err", err)
-	} else if f := hostFlight(shared, opts, clog, logs); f != nil {
-		two = newTwoLevel(m, f, opts.Writer())
-		options = append(options, cache.WithFlight(two))
-	} else {
-		options = append(options, cache.WithFlight(m))
-	}
-	c, err := cache.Open(ctx, opts, logger, options...)
-	if err == nil && two != nil && two.writer && !c.Writer() {
-		// A writer by configuration whose directory turned out unusable
-		// for writing is a reader: it publishes nothing, so a lease it
-		// claimed in the bucket would only make other hosts wait for an
-		// entry that never comes. No lookup has run yet (Open returns
-		// first), so this needs no synchronization.
-		two.hosts.StopClaiming()
-		two.writer = false
-	}
-	return c, err
+	return cache.Open(ctx, opts, logger, cache.WithLogs(logs.Slog()), metricsOpt, cache.WithParts(connect))
 }
 
 // hostFlight returns the single-flight across hosts through lease objects
-// in the shared store, or nil without a shared store. Whether the store
+// in the shared store, or nil without a shared store. It claims only for a
+// writer. Whether the store
 // honours conditional writes is probed on the first miss, not here: Open
 // never contacts the store.
-func hostFlight(shared blob.Store, opts config.Options, logger *slog.Logger, logs *logonce.Logger) *blobflight.Flight {
+func hostFlight(shared blob.Store, opts config.Options, writer bool, logger *slog.Logger, logs *logonce.Logger) *blobflight.Flight {
 	if shared == nil {
 		return nil
 	}
@@ -109,7 +93,7 @@ func hostFlight(shared blob.Store, opts config.Options, logger *slog.Logger, log
 		Store:   shared,
 		Stale:   opts.LeaseStale,
 		Wait:    opts.WaitTimeout,
-		NoClaim: !opts.Writer(),
+		NoClaim: !writer,
 		Logger:  logger,
 		Logs:    logs,
 		// With a key, only leases signed with it are waited for.
@@ -223,6 +207,14 @@ func (t *twoLevel) Acquire(ctx context.Context, name string, ready func() bool) 
 // use. AWS_* variables complete the URL (see s3blob.ParseURL).
 func OpenShared(url string, logger *slog.Logger) (blob.Store, error) {
 	return openShared(url, 0, logger)
+}
+
+// CheckSharedURL reports whether url is an XLACACHE_SHARED_URL that
+// OpenShared can open (scheme, bucket, parameters; AWS_* variables
+// complete it), without contacting the store.
+func CheckSharedURL(url string) error {
+	_, err := s3blob.ParseURL(url, os.Getenv)
+	return err
 }
 
 // openShared is OpenShared with the bound on objects read

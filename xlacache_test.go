@@ -29,6 +29,12 @@ func TestOpenShared(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.url != "" {
+				// CheckSharedURL (sync's usage check) agrees with OpenShared.
+				if err := CheckSharedURL(tt.url); (err != nil) != (tt.wantErr != "") {
+					t.Fatalf("CheckSharedURL(%q) = %v, want error %v", tt.url, err, tt.wantErr != "")
+				}
+			}
 			s, err := OpenShared(tt.url, slog.New(slog.DiscardHandler))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), ":sk@") {

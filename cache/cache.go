@@ -134,11 +134,12 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options
 	c := &Cache{
 		opts:       opts,
 		logger:     logger,
-		logs:       oo.logs,
 		signingKey: opts.SigningKey,
 		tiers:      map[string]*Tier{},
 	}
-	if c.logs == nil {
+	if oo.logs != nil {
+		c.logs = logonce.From(oo.logs)
+	} else {
 		c.logs = logonce.New(logger)
 	}
 	c.stats.init()
@@ -158,6 +159,13 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options
 	if err := c.openDir(dir); err != nil {
 		// openDir logged why; compile without a local directory.
 		c.dir, c.root = "", nil
+	}
+	if oo.parts != nil {
+		// The role is known now: openDir made a writer whose directory
+		// cannot be written a reader.
+		p := oo.parts(c.opts, c.writer)
+		dropShared()
+		oo.shared, oo.flight = p.Shared, p.Flight
 	}
 	if oo.shared != nil {
 		c.attachShared(oo.shared)

@@ -42,7 +42,7 @@ func TestOneLinePerFailureInjected(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := Open(context.Background(), o, logger, WithFlight(m), WithLogs(shared))
+			c, err := Open(context.Background(), o, logger, WithFlight(m), WithLogs(shared.Slog()))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,9 +2,10 @@ package cache
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/xlacache/xlacache/blob"
-	"github.com/xlacache/xlacache/internal/logonce"
+	"github.com/xlacache/xlacache/config"
 )
 
 // Flight coordinates processes (on one host or many, through the cache
@@ -31,7 +32,8 @@ type Option func(*openOptions)
 type openOptions struct {
 	shared  blob.Store
 	flight  Flight
-	logs    *logonce.Logger
+	parts   func(opts config.Options, writer bool) Parts
+	logs    *slog.Logger
 	metrics metricsOptions
 }
 
@@ -44,12 +46,14 @@ func WithShared(s blob.Store) Option {
 	return func(o *openOptions) { o.shared = s }
 }
 
-// WithLogs makes the cache log its failures through logs, shared with the
-// other parts of the process (xlacache.Open gives the lease manager the
-// same one): a failure of one kind (logonce.FailureKey) is then logged
-// once per process, whichever part meets it first. A nil logs means the
-// cache's own.
-func WithLogs(logs *logonce.Logger) Option {
+// WithLogs makes the cache log the failures that repeat (a full disk, a
+// read-only mount, a permission problem) through logs, once per kind of
+// failure (logonce.FailureKey) and process. When logs carries a log-once
+// filter of other parts of the process (xlacache.Open gives the leases and
+// the cache one), the cache shares it: whichever part meets a failure
+// first logs it. A nil logs means Open's logger, with the cache's own
+// filter.
+func WithLogs(logs *slog.Logger) Option {
 	return func(o *openOptions) { o.logs = logs }
 }
 
@@ -61,4 +65,26 @@ func WithLogs(logs *logonce.Logger) Option {
 // tier, so that a flight's background work ends with the cache.
 func WithFlight(f Flight) Option {
 	return func(o *openOptions) { o.flight = f }
+}
+
+// Parts are the optional parts WithParts attaches: a shared tier and a
+// Flight, as WithShared and WithFlight would (nil: none).
+type Parts struct {
+	Shared blob.Store
+	Flight Flight
+}
+
+// WithParts lets the caller choose the shared tier and the Flight once
+// Open knows what they depend on: connect gets the options validated, with
+// Dir made absolute (and symbolic links resolved, when the directory
+// opened), and whether this process writes the directory (the configured
+// role, unless the directory turned out unusable for writing; see
+// Cache.Writer). A writer by configuration that cannot write must not
+// claim entries it will never publish, and a part keyed by the directory
+// must not move with a later chdir: deciding both here means nobody fixes
+// them after Open. connect is called once, only when caching is enabled
+// and the options valid; the parts it returns replace those of WithShared
+// and WithFlight.
+func WithParts(connect func(opts config.Options, writer bool) Parts) Option {
+	return func(o *openOptions) { o.parts = connect }
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -64,4 +65,29 @@ func FileSink(path string, perm os.FileMode) cache.MetricsSink {
 		}
 		return WriteFileMode(path, reg, perm)
 	}
+}
+
+// WriteDirStats writes, in the Prometheus text format, the counters the
+// writers of the cache directory dir persisted (labelled role="writer":
+// only writers persist) and what dir holds, against the bound maxSize
+// (`xlacache stats --format prometheus`). A directory without xlacache's
+// own layout (only JAX's entries) gives zero xlacache series, not an
+// error: a textfile collector job runs before the first compile too.
+func WriteDirStats(ctx context.Context, w io.Writer, dir string, maxSize int64) error {
+	u, err := cache.Scan(ctx, dir)
+	if err != nil {
+		return err
+	}
+	counters, err := cache.ReadPersistedStats(dir)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(StatsCollector(counters, RoleWriter)); err != nil {
+		return fmt.Errorf("registering the persisted counters: %w", err)
+	}
+	if err := reg.Register(UsageCollector(u, maxSize)); err != nil {
+		return fmt.Errorf("registering the directory's usage: %w", err)
+	}
+	return Write(w, reg)
 }

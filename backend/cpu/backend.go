@@ -73,21 +73,42 @@ func (b *Backend) parse(p cache.Program) (*stablehlo.Module, error) {
 	if ok {
 		return m, nil
 	}
-	name := p.Name
-	if name == "" {
-		name = "program"
-	}
-	m, err := stablehlo.Parse(p.Text, name) // Parse verifies
+	m, err := stablehlo.Parse(p.Text, programFile(p)) // Parse verifies
 	if err != nil {
 		return nil, err
 	}
+	b.remember(sum, m)
+	return m, nil
+}
+
+// programFile is the file name p's module carries in error messages.
+func programFile(p cache.Program) string {
+	if p.Name == "" {
+		return "program"
+	}
+	return p.Name
+}
+
+// remember memoizes m as the module of the text whose hash is sum.
+func (b *Backend) remember(sum [32]byte, m *stablehlo.Module) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.parsed == nil || len(b.parsed) > 8 {
 		b.parsed = map[[32]byte]*stablehlo.Module{}
 	}
 	b.parsed[sum] = m
-	b.mu.Unlock()
-	return m, nil
+}
+
+// UseParsed gives the backend m, which the caller parsed (and so
+// verified) from p.Text with stablehlo.Parse: KeyParts and Compile of p
+// then use it instead of parsing p.Text again. The key is the same as for
+// a module the backend parsed itself (it is made from m's canonical
+// text). m must not be modified afterwards.
+func (b *Backend) UseParsed(p cache.Program, m *stablehlo.Module) {
+	// Error messages name the program as if the backend had parsed it.
+	named := *m
+	named.File = programFile(p)
+	b.remember(sha256.Sum256(p.Text), &named)
 }
 
 // Compile implements cache.Backend.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 // runAdminCLI runs the root command in-process with args and returns stdout and
@@ -86,7 +87,7 @@ func TestCLIStatsLsVerify(t *testing.T) {
 		t.Errorf("stats (%d): %s", code, out)
 	}
 	out, code = runAdminCLI(t, nil, "stats", "--json", "--dir", dir)
-	var sr statsReport
+	var sr shareddir.Stats
 	if code != 0 || json.Unmarshal([]byte(out), &sr) != nil || sr.Areas["executables"].Entries != 2 || sr.Areas["cpu/kernels"].Entries != 1 || sr.Counters.Hits != 1 {
 		t.Errorf("stats --json (%d): %s", code, out)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/stablehlo"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 var explainCmd = &cobra.Command{
@@ -76,7 +77,7 @@ func runExplain(cmd *cobra.Command, args []string) error {
 	// module name) with JAX's beside it.
 	var rep struct {
 		*cache.Explanation
-		JAX *jaxExplainReport `json:"jax,omitempty"`
+		JAX *shareddir.JAXExplainReport `json:"jax,omitempty"`
 	}
 	if !key.IsZero() {
 		c, _, err := openAdmin(cmd, false)

@@ -15,6 +15,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/testsupport/hangtest"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 // A symlinked XLACACHE_DIR is a normal setup: every command sees the
@@ -28,7 +29,7 @@ func TestCLISymlinkedDir(t *testing.T) {
 	}
 	env := map[string]string{config.EnvDir: link}
 	out, code := runAdminCLI(t, env, "stats", "--json")
-	var sr statsReport
+	var sr shareddir.Stats
 	if code != 0 || json.Unmarshal([]byte(out), &sr) != nil || sr.Areas["executables"].Entries != 2 || sr.Areas["cpu/kernels"].Entries != 1 {
 		t.Errorf("stats through a symlinked dir (%d): %s", code, out)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -20,11 +19,6 @@ import (
 // entries. stats, ls, verify, explain and prune then report and act on
 // both; a directory holding only JAX entries (no xlacache state) gets the
 // JAX part alone. XLA's subcaches are counted once, as xlacache's.
-
-// jaxTier is the tier name JAX entries carry in `ls --json`; it cannot
-// clash with an xlacache tier, whose names are "executables" or
-// "<backend>/<subcache>".
-const jaxTier = "jax"
 
 // inspectDir loads the options of an admin command, checks the directory
 // exists and tells whose entries it holds.
@@ -66,56 +60,19 @@ func jaxLs(ctx context.Context, w io.Writer, dir string) error {
 	return writeJAXList(w, ls)
 }
 
-// jaxEntryInfos converts JAX listings to `ls --json` rows (tier "jax").
-func jaxEntryInfos(ls []jaxcache.Listing) []cache.EntryInfo {
-	out := make([]cache.EntryInfo, 0, len(ls))
-	for _, l := range ls {
-		ei := cache.EntryInfo{Tier: jaxTier, Key: l.Key, Path: l.Path, Size: l.Size, LastUsed: l.LastUse, CompileTime: l.Header.CompileTime, Codec: string(l.Header.Codec)}
-		if l.Err != nil {
-			ei.Err = l.Err.Error()
-		}
-		out = append(out, ei)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out
-}
-
-// jaxVerifyReport is the JAX part of `verify --json`.
-type jaxVerifyReport struct {
-	Checked int `json:"checked"`
-	// Bad are damaged files; MaybeInFlight ones were modified recently
-	// and may still be being written, so they do not fail the command.
-	Bad []jaxProblem `json:"bad"`
-}
-
-type jaxProblem struct {
-	Path          string `json:"path"`
-	Err           string `json:"error"`
-	MaybeInFlight bool   `json:"maybe_in_flight"`
-}
-
 // jaxVerify checks the JAX entries and XLA subcache files in dir, writes
 // the text report to w (nil: none) and returns the JSON form and the
-// number of damaged files that are not possibly in flight (a recent one
-// may still be being written by JAX).
-func jaxVerify(ctx context.Context, w io.Writer, dir string) (jaxVerifyReport, int, error) {
-	var rep jaxVerifyReport
+// number of damaged files that are not possibly in flight.
+func jaxVerify(ctx context.Context, w io.Writer, dir string) (shareddir.JAXVerifyReport, int, error) {
 	d, err := jaxcache.Scan(ctx, dir)
 	if err != nil {
-		return rep, 0, err
+		return shareddir.JAXVerifyReport{}, 0, err
 	}
 	r, err := jaxcache.Verify(ctx, d, jaxcache.VerifyOptions{})
 	if err != nil {
-		return rep, 0, err
+		return shareddir.JAXVerifyReport{}, 0, err
 	}
-	rep.Checked, rep.Bad = r.Checked, []jaxProblem{}
-	bad := 0
-	for _, p := range r.Problems {
-		rep.Bad = append(rep.Bad, jaxProblem{Path: p.Path, Err: p.Err.Error(), MaybeInFlight: p.MaybeInFlight})
-		if !p.MaybeInFlight {
-			bad++
-		}
-	}
+	rep, bad := shareddir.NewJAXVerifyReport(r)
 	if w != nil {
 		if _, err := writeJAXVerify(w, d, r); err != nil {
 			return rep, bad, err
@@ -134,36 +91,21 @@ func jaxPrune(ctx context.Context, w io.Writer, dir string, po jaxcache.PruneOpt
 	return r, writeJAXPrune(w, dir, r, po.DryRun)
 }
 
-// jaxExplainReport is the JAX part of `explain --json`.
-type jaxExplainReport struct {
-	Query string `json:"query"`
-	// Found is true when an entry with exactly the queried key is stored.
-	Found bool `json:"found"`
-	// SameModule are the keys of the module's other entries.
-	SameModule []string `json:"same_module"`
-	Lines      []string `json:"lines"`
-}
-
 // jaxExplain explains query (a JAX key or module name) against the JAX
 // entries in dir; it writes the text form to w (nil: none).
-func jaxExplain(ctx context.Context, w io.Writer, dir, query string) (jaxExplainReport, error) {
-	rep := jaxExplainReport{Query: query, SameModule: []string{}}
+func jaxExplain(ctx context.Context, w io.Writer, dir, query string) (shareddir.JAXExplainReport, error) {
 	d, err := jaxcache.Scan(ctx, dir)
 	if err != nil {
-		return rep, err
+		return shareddir.NewJAXExplainReport(query, jaxcache.Explanation{}), err
 	}
 	ex, err := jaxcache.Explain(ctx, d, query)
 	if err != nil {
-		return rep, err
-	}
-	rep.Found, rep.Lines = ex.Found != nil && ex.Found.Err == nil, ex.Lines
-	for _, e := range ex.SameModule {
-		rep.SameModule = append(rep.SameModule, e.Key)
+		return shareddir.NewJAXExplainReport(query, jaxcache.Explanation{}), err
 	}
 	if w != nil {
-		return rep, writeJAXExplain(w, ex)
+		return shareddir.NewJAXExplainReport(query, ex), writeJAXExplain(w, ex)
 	}
-	return rep, nil
+	return shareddir.NewJAXExplainReport(query, ex), nil
 }
 
 // pruneShared enforces one bound on a directory holding both xlacache's

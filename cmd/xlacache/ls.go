@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/xla/jaxcache"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 var lsCmd = &cobra.Command{
@@ -53,7 +54,7 @@ func runLs(cmd *cobra.Command, _ []string) error {
 	out := cmd.OutOrStdout()
 	if jsonOutput(cmd) {
 		all := append([]cache.EntryInfo{}, entries...)
-		return writeJSON(out, append(all, jaxEntryInfos(jax)...))
+		return writeJSON(out, append(all, shareddir.EntryInfos(jax)...))
 	}
 	if err := writeLsText(out, entries); err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 	"github.com/xlacache/xlacache/xla/jaxcache"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 func TestMixedDirStatsLs(t *testing.T) {
@@ -27,7 +28,7 @@ func TestMixedDirStatsLs(t *testing.T) {
 		}
 	}
 	out, code = runAdminCLI(t, env, "stats", "--json")
-	var sr statsReport
+	var sr shareddir.Stats
 	if err := json.Unmarshal([]byte(out), &sr); code != 0 || err != nil {
 		t.Fatalf("stats --json (%d, %v): %s", code, err, out)
 	}
@@ -53,7 +54,7 @@ func TestMixedDirStatsLs(t *testing.T) {
 	}
 	jax := 0
 	for _, e := range ls {
-		if e.Tier == jaxTier {
+		if e.Tier == shareddir.JAXTier {
 			jax++
 			if e.CompileTime != 3*time.Second || e.Codec != "zlib" || e.Err != "" {
 				t.Errorf("JAX row %+v", e)
@@ -118,7 +119,7 @@ func TestMixedDirExplain(t *testing.T) {
 	var rep struct {
 		Key     string
 		Present bool
-		JAX     *jaxExplainReport
+		JAX     *shareddir.JAXExplainReport
 	}
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || rep.Present || rep.Key != j0.Key || rep.JAX == nil || !rep.JAX.Found || len(rep.JAX.SameModule) != 2 {
 		t.Errorf("explain --json (%d, %v): %s", code, err, out)

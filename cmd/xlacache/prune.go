@@ -125,7 +125,7 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 func runPruneShared(cmd *cobra.Command, opts config.Options) error {
 	var ro retention.Options
 	if s, _ := cmd.Flags().GetString("older-than"); s != "" {
-		d, err := parseAge(s)
+		d, err := config.ParseAge(s)
 		if err != nil {
 			return usagef("--older-than: %v", err)
 		}
@@ -201,28 +201,6 @@ func writeRetention(w io.Writer, url string, r retention.Result, o retention.Opt
 	if r.Short {
 		fmt.Fprintf(w, "  over the size bound: the rest was published or used within the last %v, which the size rule never removes\n", retention.SizeGrace)
 	}
-}
-
-// parseAge parses an age: a Go duration ("36h", "90m") or a whole or
-// decimal number of days ("30d", "1.5d"); it must be positive.
-func parseAge(s string) (time.Duration, error) {
-	var d time.Duration
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		f, err := strconv.ParseFloat(days, 64)
-		if err != nil || f <= 0 || f > 100*365 {
-			return 0, fmt.Errorf("%q: want a positive number of days (30d) or a duration (36h)", s)
-		}
-		d = time.Duration(f * float64(24*time.Hour))
-	} else {
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return 0, fmt.Errorf("%q: want a positive number of days (30d) or a duration (36h)", s)
-		}
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q: the age must be positive", s)
-	}
-	return d, nil
 }
 
 // fmtAge prints an age in days when it is whole days.

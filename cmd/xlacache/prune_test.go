@@ -10,23 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 )
-
-func TestParseAge(t *testing.T) {
-	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "1.5d": 36 * time.Hour, "36h": 36 * time.Hour, "90m": 90 * time.Minute} {
-		if got, err := parseAge(in); err != nil || got != want {
-			t.Errorf("parseAge(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "d", "-1d", "0d", "0s", "30", "x", "-5h", "1e9d"} {
-		if _, err := parseAge(bad); err == nil {
-			t.Errorf("parseAge(%q) accepted", bad)
-		}
-	}
-}
 
 // TestPruneSharedUsage: the bucket's prune needs a rule and a bucket, and
 // --older-than means nothing for the directory.
@@ -137,7 +125,7 @@ func FuzzParseAge(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := parseAge(s)
+		d, err := config.ParseAge(s)
 		if err != nil {
 			return
 		}
@@ -145,7 +133,7 @@ func FuzzParseAge(f *testing.F) {
 			t.Fatalf("parseAge(%q) = %v, not positive", s, d)
 		}
 		if p := fmtAge(d); strings.HasSuffix(p, "d") {
-			if back, err := parseAge(p); err != nil || back != d {
+			if back, err := config.ParseAge(p); err != nil || back != d {
 				t.Fatalf("fmtAge(%v) = %q parses to %v, %v", d, p, back, err)
 			}
 		}

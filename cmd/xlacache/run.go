@@ -2,27 +2,22 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"maps"
 	"math"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/progress"
 	"github.com/xlacache/xlacache/internal/sysmem"
 	"github.com/xlacache/xlacache/npy"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -124,10 +119,12 @@ func runRun(cmd *cobra.Command, args []string) error {
 		}
 		defer c.Close()
 		b := cpu.New()
-		bar := newProgress(cmd.ErrOrStderr())
-		b.Progress = bar.update
-		exe, rep, err := cache.Compile(ctx, c, b, cache.Program{Name: name, Text: src})
-		bar.finish()
+		bar := progress.NewStages(cmd.ErrOrStderr())
+		b.Progress = bar.Update
+		prog := cache.Program{Name: name, Text: src}
+		b.UseParsed(prog, m) // parsed and verified above: once
+		exe, rep, err := cache.Compile(ctx, c, b, prog)
+		bar.Finish()
 		if err != nil {
 			return err
 		}
@@ -142,7 +139,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		runTime := time.Since(start)
-		printReport(out, opts.Dir, noKeyReason(c, opts.Dir), rep, runTime)
+		printReport(out, opts.Dir, c.NoKeyReason(opts.Dir), rep, runTime)
 		if reportJSON != "" {
 			if err := writeReportJSON(reportJSON, rep, runTime); err != nil {
 				return err
@@ -185,16 +182,12 @@ func runRun(cmd *cobra.Command, args []string) error {
 var availableMemory = sysmem.Available
 
 // checkMemory fails, naming the largest tensor and the sizes, when fn of m
-// needs more memory than is available, so that `run` ends with an error
-// instead of Go's unrecoverable "fatal error: out of memory". When the
-// program fits it sets Go's soft memory limit to what is available (unless
-// GOMEMLIMIT is set), so the garbage collector works harder instead of
-// letting dead tensors push the heap past it; restore undoes that.
+// needs more memory than is available (sysmem.Fit), so that `run` ends
+// with an error instead of Go's unrecoverable "fatal error: out of memory".
 func checkMemory(m *stablehlo.Module, fn *stablehlo.Func, path, backend string, writeOutput bool) (restore func(), err error) {
-	restore = func() {}
 	need, err := m.MemoryNeed(fn.Name)
 	if err != nil {
-		return restore, err
+		return func() {}, err
 	}
 	var extras []stablehlo.Extra
 	if backend == "cpu" {
@@ -207,57 +200,10 @@ func checkMemory(m *stablehlo.Module, fn *stablehlo.Func, path, backend string, 
 		// results before it is written.
 		extras = append(extras, stablehlo.Extra{What: "--output buffer", Bytes: 2 * min(need.Outputs, math.MaxInt64/2)})
 	}
-	lim, ok := availableMemory()
-	if !ok {
-		return restore, nil // nothing to check against
-	}
-	if _, err := need.Check(path, fn.Name, lim.Bytes, lim.Source, extras...); err != nil {
-		return restore, err
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		held := int64(min(ms.Sys, math.MaxInt64/2))
-		prev := debug.SetMemoryLimit(min(lim.Bytes, math.MaxInt64/2) + held)
-		restore = func() { debug.SetMemoryLimit(prev) }
-	}
-	return restore, nil
-}
-
-// noKeyReason says why a compile through c had no cache key: the
-// directory is unusable (with the reason), no directory is set, or the
-// backend could not derive a key.
-func noKeyReason(c *cache.Cache, dir string) string {
-	switch {
-	case c.Dir() != "" || c.Shared() != nil:
-		return "no key: the backend could not derive one; compiled without the cache"
-	case dir == "":
-		return "cache off: set XLACACHE_DIR"
-	}
-	return "cache directory unusable: " + dirProblem(dir)
-}
-
-// dirProblem says why dir cannot serve as a cache directory, for a cache
-// that found it unusable when it opened (its own reason went to the log).
-func dirProblem(dir string) string {
-	st, err := os.Stat(dir)
-	switch {
-	case err == nil && !st.IsDir():
-		return fmt.Sprintf("%s is not a directory", dir)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return err.Error()
-	}
-	// Missing, or there but not usable: creating it (and the tiers in it)
-	// fails the way it failed for the cache.
-	probe, err := os.MkdirTemp(dir, ".tmp-probe-")
-	if err == nil {
-		os.Remove(probe)
-		return fmt.Sprintf("%s could not be set up when the cache opened (see the warning above)", dir)
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Sprintf("%s does not exist and could not be created (see the warning above)", dir)
-	}
-	return err.Error()
+	return sysmem.Fit(availableMemory, func(lim sysmem.Limit) error {
+		_, err := need.Check(path, fn.Name, lim.Bytes, lim.Source, extras...)
+		return err
+	})
 }
 
 func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time.Duration) {
@@ -317,45 +263,6 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.1fms", float64(d)/1e6)
 	}
 	return fmt.Sprintf("%.0fµs", float64(d)/1e3)
-}
-
-// progress shows a bar on a terminal while autotuning and compiling.
-type progress struct {
-	w     io.Writer
-	tty   bool
-	bar   *progressbar.ProgressBar
-	stage string
-}
-
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.tty = true
-	}
-	return p
-}
-
-func (p *progress) update(stage string, done, total int) {
-	if !p.tty || total <= 0 {
-		return
-	}
-	if p.bar == nil || p.stage != stage {
-		if p.bar != nil {
-			p.bar.Finish()
-		}
-		p.stage = stage
-		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(stage),
-			progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
-		p.bar.RenderBlank()
-	}
-	p.bar.Set(done)
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-		p.bar = nil
-	}
 }
 
 // loadInputs builds main's arguments from the --inputs value: random

@@ -9,12 +9,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/metrics"
-	"github.com/xlacache/xlacache/xla/jaxcache"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 var statsCmd = &cobra.Command{
@@ -62,23 +60,6 @@ func statsFormat(cmd *cobra.Command) (string, error) {
 	return f, nil
 }
 
-// statsReport is the --json form of `xlacache stats`.
-type statsReport struct {
-	Dir     string                     `json:"dir"`
-	MaxSize int64                      `json:"max_size"`
-	Files   int64                      `json:"files"`
-	Bytes   int64                      `json:"bytes"`
-	Areas   map[string]cache.TierStats `json:"areas"`
-	// Counters are the persisted cumulative counters.
-	Counters cache.Stats `json:"counters"`
-	// JAX sums the JAX entries sharing the directory (nil when none); its
-	// Subcaches are the same files as the XLA areas above.
-	JAX *jaxcache.Stats `json:"jax,omitempty"`
-	// Total is the whole directory: xlacache's bytes plus JAX's entries
-	// and atime files (XLA's subcaches counted once).
-	Total int64 `json:"total"`
-}
-
 func runStats(cmd *cobra.Command, _ []string) error {
 	format, err := statsFormat(cmd)
 	if err != nil {
@@ -89,7 +70,7 @@ func runStats(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	if format == "prometheus" {
-		return writeStatsPrometheus(cmd, opts.Dir, opts.MaxSize)
+		return metrics.WriteDirStats(cmd.Context(), cmd.OutOrStdout(), opts.Dir, opts.MaxSize)
 	}
 	if !lay.Own {
 		if format == "json" {
@@ -97,24 +78,9 @@ func runStats(cmd *cobra.Command, _ []string) error {
 		}
 		return jaxOnly(cmd, opts.Dir, jaxStats)
 	}
-	ctx := cmd.Context()
-	u, err := cache.Scan(ctx, opts.Dir)
+	r, jd, err := shareddir.ReadStats(cmd.Context(), opts.Dir, opts.MaxSize, lay.JAX)
 	if err != nil {
 		return err
-	}
-	counters, err := cache.ReadPersistedStats(opts.Dir)
-	if err != nil {
-		return err
-	}
-	r := statsReport{Dir: opts.Dir, MaxSize: opts.MaxSize, Files: u.Files, Bytes: u.Bytes, Areas: u.Areas, Counters: counters, Total: u.Bytes}
-	var jd *jaxcache.Dir
-	if lay.JAX {
-		if jd, err = jaxcache.Scan(ctx, opts.Dir); err != nil {
-			return err
-		}
-		s := jd.Stats()
-		r.JAX = &s
-		r.Total += s.OwnBytes()
 	}
 	out := cmd.OutOrStdout()
 	if format == "json" {
@@ -135,31 +101,7 @@ func runStats(cmd *cobra.Command, _ []string) error {
 	return err
 }
 
-// writeStatsPrometheus prints the counters persisted in dir (labelled
-// role="writer": only writers persist) and what dir holds, in the
-// Prometheus text format. A directory without xlacache's own layout (only
-// JAX's entries) prints zero xlacache series, not an error: a textfile
-// collector job runs before the first compile too.
-func writeStatsPrometheus(cmd *cobra.Command, dir string, maxSize int64) error {
-	u, err := cache.Scan(cmd.Context(), dir)
-	if err != nil {
-		return err
-	}
-	counters, err := cache.ReadPersistedStats(dir)
-	if err != nil {
-		return err
-	}
-	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(metrics.StatsCollector(counters, metrics.RoleWriter)); err != nil {
-		return fmt.Errorf("registering the persisted counters: %w", err)
-	}
-	if err := reg.Register(metrics.UsageCollector(u, maxSize)); err != nil {
-		return fmt.Errorf("registering the directory's usage: %w", err)
-	}
-	return metrics.Write(cmd.OutOrStdout(), reg)
-}
-
-func writeStatsText(w io.Writer, r statsReport) error {
+func writeStatsText(w io.Writer, r shareddir.Stats) error {
 	bound := "unbounded"
 	if r.MaxSize > 0 {
 		bound = fmtBytes(r.MaxSize)

@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/dirsync"
-	"github.com/xlacache/xlacache/internal/s3blob"
 )
 
 var syncCmd = &cobra.Command{
@@ -48,7 +46,7 @@ Exit code 1 if anything could not be copied.`,
 		if opts.SharedURL == "" {
 			return usagef("sync: no shared tier: set XLACACHE_SHARED_URL or --url s3://bucket/prefix")
 		}
-		if _, err := s3blob.ParseURL(opts.SharedURL, os.Getenv); err != nil {
+		if err := xlacache.CheckSharedURL(opts.SharedURL); err != nil {
 			return usageError{err}
 		}
 		// The CLI acts for the user on both sides: it writes the local

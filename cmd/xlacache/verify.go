@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 var verifyCmd = &cobra.Command{
@@ -46,7 +47,7 @@ type verifyReport struct {
 	StaleTemps int `json:"stale_temps,omitempty"`
 	// JAX is the check of JAX's entries and XLA's subcache files sharing
 	// the directory (nil when there are none).
-	JAX *jaxVerifyReport `json:"jax,omitempty"`
+	JAX *shareddir.JAXVerifyReport `json:"jax,omitempty"`
 }
 
 func runVerify(cmd *cobra.Command, _ []string) error {
@@ -75,7 +76,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	var jaxRep *jaxVerifyReport
+	var jaxRep *shareddir.JAXVerifyReport
 	var jaxText bytes.Buffer
 	jaxBad := 0
 	if lay.JAX {

@@ -4,22 +4,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/archive"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/progress"
 	"github.com/xlacache/xlacache/warm"
 )
 
@@ -82,11 +79,13 @@ func runWarm(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "xlacache: this process is a reader (%s): programs are compiled but nothing is stored\n", roleReason(c))
 	}
 
-	bar := newWarmBar(cmd, len(paths))
+	// The bar shows only when both standard output and standard error are
+	// terminals.
+	bar := progress.NewCounter(cmd.ErrOrStderr(), "warming", len(paths), progress.IsTerminal(cmd.OutOrStdout()) && progress.IsTerminal(cmd.ErrOrStderr()))
 	b := cpu.New()
 	compile := func(p string) warm.Result { return warm.One(ctx, c, b, p) }
-	results = append(results, warm.All(ctx, paths, jobs, compile, bar.done)...)
-	bar.finish()
+	results = append(results, warm.All(ctx, paths, jobs, compile, bar.Done)...)
+	bar.Finish()
 	rep := warm.NewReport(c.Dir(), c.Writer(), results)
 	// Closed before the export: stats and background work are done, and
 	// the archive sees every entry.
@@ -183,65 +182,4 @@ func writeWarmText(w io.Writer, r warm.Report) error {
 		fmt.Fprintf(w, "exported %d files (%s) to %s; %d damaged entries left out\n", e.Files, fmtBytes(e.Bytes), e.Path, e.Skipped)
 	}
 	return nil
-}
-
-// warmBar is the progress bar of warm: shown only when both standard
-// output and standard error are terminals.
-type warmBar struct {
-	mu   sync.Mutex
-	bar  *progressbar.ProgressBar
-	stop chan struct{}
-	wg   sync.WaitGroup
-}
-
-func newWarmBar(cmd *cobra.Command, total int) *warmBar {
-	wb := &warmBar{}
-	if total == 0 || !isTerminal(cmd.OutOrStdout()) || !isTerminal(cmd.ErrOrStderr()) {
-		return wb
-	}
-	wb.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(cmd.ErrOrStderr()), progressbar.OptionSetDescription("warming"),
-		progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish(), progressbar.OptionSetElapsedTime(true))
-	wb.bar.RenderBlank()
-	// A big program compiles for minutes: redraw every second so that the
-	// elapsed time shows the bar is alive.
-	wb.stop = make(chan struct{})
-	wb.wg.Go(func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-wb.stop:
-				return
-			case <-t.C:
-				wb.mu.Lock()
-				wb.bar.Add(0)
-				wb.mu.Unlock()
-			}
-		}
-	})
-	return wb
-}
-
-func (wb *warmBar) done() {
-	if wb.bar == nil {
-		return
-	}
-	wb.mu.Lock()
-	wb.bar.Add(1)
-	wb.mu.Unlock()
-}
-
-func (wb *warmBar) finish() {
-	if wb.bar == nil {
-		return
-	}
-	close(wb.stop)
-	wb.wg.Wait()
-	wb.bar.Finish()
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

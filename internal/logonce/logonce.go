@@ -87,3 +87,42 @@ func Kind(err error) string {
 	}
 	return "io"
 }
+
+// Slog returns a *slog.Logger that logs as l's logger does and carries l's
+// filter, so that a package whose API takes a plain *slog.Logger (such as
+// cache.WithLogs) can share the filter through From without exporting
+// this package's type.
+func (l *Logger) Slog() *slog.Logger {
+	if l == nil {
+		return nil
+	}
+	return slog.New(carrier{Handler: l.log.Handler(), once: l})
+}
+
+// From returns the filter log carries (log came from Logger.Slog), or a
+// new filter over log. A nil log means slog.Default().
+func From(log *slog.Logger) *Logger {
+	if log != nil {
+		if c, ok := log.Handler().(carrier); ok {
+			return c.once
+		}
+	}
+	return New(log)
+}
+
+// carrier is a slog.Handler that passes records to its Handler and carries
+// a filter; loggers derived from it (With, WithGroup) carry the same one.
+type carrier struct {
+	slog.Handler
+	once *Logger
+}
+
+// WithAttrs implements slog.Handler, keeping the filter.
+func (c carrier) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return carrier{Handler: c.Handler.WithAttrs(attrs), once: c.once}
+}
+
+// WithGroup implements slog.Handler, keeping the filter.
+func (c carrier) WithGroup(name string) slog.Handler {
+	return carrier{Handler: c.Handler.WithGroup(name), once: c.once}
+}

@@ -60,3 +60,34 @@ func TestFailureKind(t *testing.T) {
 		t.Error(FailureKey(syscall.ENOSPC))
 	}
 }
+
+// TestSlogCarriesFilter: a *slog.Logger made by Slog, and loggers derived
+// from it, hand From the same filter; any other logger gets a new one.
+func TestSlogCarriesFilter(t *testing.T) {
+	var buf bytes.Buffer
+	l := New(slog.New(slog.NewTextHandler(&buf, nil)))
+	for _, tc := range []struct {
+		name string
+		log  *slog.Logger
+		same bool
+	}{
+		{"slog", l.Slog(), true},
+		{"with", l.Slog().With("component", "x"), true},
+		{"group", l.Slog().WithGroup("g"), true},
+		{"plain", slog.New(slog.NewTextHandler(&buf, nil)), false},
+		{"nil", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := From(tc.log); (got == l) != tc.same {
+				t.Fatalf("From shares the filter: %v, want %v", got == l, tc.same)
+			}
+		})
+	}
+	l.Slog().With("a", 1).Info("through the carrier")
+	if !strings.Contains(buf.String(), "through the carrier") || !strings.Contains(buf.String(), "a=1") {
+		t.Fatalf("the carrier did not log through the logger: %q", buf.String())
+	}
+	if (*Logger)(nil).Slog() != nil {
+		t.Fatal("a nil filter made a logger")
+	}
+}
