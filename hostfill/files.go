@@ -87,7 +87,8 @@ func checkContent(kind fileKind, rel string, data []byte, signingKey []byte) err
 	var err error
 	switch kind {
 	case fileJAX:
-		_, err = jaxcache.Decode(data)
+		// Streamed: the decompressed executable is never held.
+		err = jaxcache.CheckComplete(data)
 	case fileAutotune:
 		err = subcache.VerifyAutotuneFile(data)
 	case fileEntry:
