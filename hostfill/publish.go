@@ -191,6 +191,12 @@ func (p *Publisher) putPack(ctx context.Context, members []Member) error {
 		return err
 	}
 	id := packID(pack)
+	// With a signing key the index is signed too: an index that names
+	// files is what makes every host take them as published.
+	index, err = sealIndex(id, index, p.o.SigningKey, time.Now())
+	if err != nil {
+		return err
+	}
 	for _, obj := range []struct {
 		name string
 		data []byte
