@@ -155,10 +155,14 @@ func scanLocal(root *os.Root) ([]localFile, error) {
 // alone, a directory walked as scanLocal walks the directory's.
 func scanPaths(root *os.Root, rels []string) ([]localFile, error) {
 	var out []localFile
+	// A file named by an event may also be under a directory named by
+	// another: it is listed once (a pack names each file once).
+	seen := map[string]bool{}
 	add := func(rel string, d fs.DirEntry) {
-		if !d.Type().IsRegular() {
+		if !d.Type().IsRegular() || seen[rel] {
 			return
 		}
+		seen[rel] = true
 		k := classify(rel)
 		if k == fileNone {
 			return

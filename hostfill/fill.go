@@ -21,6 +21,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/subcache"
 )
@@ -419,12 +420,10 @@ func (f *fetcher) logWrite(name string, err error) {
 	}
 }
 
-// memberCost is what verifying and installing a member of sealedSize
-// bytes holds at most: its sealed bytes and, when compressed, its
-// payload (bounded by maxFileSize, as the publisher bounds what it seals).
-func memberCost(sealedSize uint64) int64 {
-	return int64(sealedSize) + min(int64(sealedSize)*4, maxFileSize)
-}
+// memberCost is what reading a member of sealedSize bytes holds; a
+// compressed one is charged its declared payload size too once its header
+// is read.
+func memberCost(sealedSize uint64) int64 { return int64(sealedSize) }
 
 // fetchPack streams pack id, whose index is ref, and installs the members
 // named by wanted in one atomicfile.Batch: every file's bytes go to a
@@ -551,6 +550,17 @@ func (f *fetcher) fetchPack(ctx context.Context, ref *indexRef, wanted []Record)
 			f.bud.release(cost)
 			streamErr = err
 			break
+		}
+		if h, _, err := entry.ParseHeader(buf); err == nil && h.Codec == entry.CodecZstd {
+			// Decompressing takes the declared size besides: charged
+			// before it is allocated (a forged size is refused by the
+			// checksum or signature first, or costs only budget).
+			f.bud.release(cost)
+			cost = int64(r.SealedSize) + h.RawSize
+			if err := f.bud.acquire(cost); err != nil {
+				streamErr = err
+				break
+			}
 		}
 		jobs <- job{Member{Record: r, Sealed: buf}, cost}
 	}

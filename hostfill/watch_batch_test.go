@@ -91,3 +91,16 @@ func TestWatchBatchesPacks(t *testing.T) {
 	}
 	waitFor(t, "two full packs sent", func() bool { return p2.Stats().Packs >= 2 })
 }
+
+// TestScanPathsListsEachFileOnce: a file named by an event and also under
+// a directory named by another is listed once; twice, it would make a
+// pack that names a file twice, which every reader refuses.
+func TestScanPathsListsEachFileOnce(t *testing.T) {
+	h := newHost(t, nil)
+	rel := autotuneName(1)
+	h.write(t, rel, []byte("results { a: 1 }\n"))
+	files, err := scanPaths(h.o.Root, []string{"xla_gpu_per_fusion_autotune_cache_dir", rel, "."})
+	if err != nil || len(files) != 1 {
+		t.Fatalf("%d files listed (%v), want 1", len(files), err)
+	}
+}
