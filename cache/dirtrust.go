@@ -14,9 +14,9 @@ import (
 // Open makes of a cache directory, so that both commands trust a
 // directory on the same terms.
 
-// UnsignedSharedWarning is the line `run` logs (once per process) when the
+// UnsignedSharedTierWarning is the line `run` logs (once per process) when the
 // shared tier is used without a signing key; exec logs the same line.
-const UnsignedSharedWarning = unsignedSharedWarning
+const UnsignedSharedTierWarning = unsignedSharedWarning
 
 // ErrUntrustedDir is wrapped by CheckDir's error when the directory is
 // refused for who owns or can write it (rather than for being unusable).

@@ -5,7 +5,7 @@ import "sync"
 // Hooks for the external test package (cache_test), whose tests open
 // caches through xlacache.Open.
 
-// UnsignedSharedWarning (the warning's text) is exported by dirtrust.go.
+// UnsignedSharedTierWarning (the warning's text) is exported by dirtrust.go.
 
 // ResetUnsignedWarning lets the next cache with an unsigned shared tier
 // warn again, as in a new process.

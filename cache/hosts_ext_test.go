@@ -553,7 +553,7 @@ func TestHostsSigning(t *testing.T) {
 		if rep, n := compile(t, r, q); n != 0 || !rep.Hit {
 			t.Fatalf("unsigned reader: hit=%v compiles=%d", rep.Hit, n)
 		}
-		total := strings.Count(wlogs.String(), cache.UnsignedSharedWarning) + strings.Count(rlogs.String(), cache.UnsignedSharedWarning)
+		total := strings.Count(wlogs.String(), cache.UnsignedSharedTierWarning) + strings.Count(rlogs.String(), cache.UnsignedSharedTierWarning)
 		if total != 1 {
 			t.Fatalf("unsigned-shared-cache warning printed %d times, want once per process", total)
 		}

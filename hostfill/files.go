@@ -87,7 +87,8 @@ func checkContent(kind fileKind, rel string, data []byte, signingKey []byte) err
 	var err error
 	switch kind {
 	case fileJAX:
-		_, err = jaxcache.Decode(data)
+		// Streamed: the decompressed executable is never held.
+		err = jaxcache.CheckComplete(data)
 	case fileAutotune:
 		err = rawfiles.VerifyAutotuneFile(data)
 	case fileEntry:
@@ -146,15 +147,22 @@ type localFile struct {
 // scanLocal lists the packed kinds of files under root: top-level JAX
 // entries, the autotune directory, and xlacache's tiers.
 func scanLocal(root *os.Root) ([]localFile, error) {
+	return scanPaths(root, []string{"."})
+}
+
+// scanPaths lists the packed kinds of files at rels (slash-separated,
+// relative to root; "." is the whole directory): a file is looked at
+// alone, a directory walked as scanLocal walks the directory's.
+func scanPaths(root *os.Root, rels []string) ([]localFile, error) {
 	var out []localFile
-	top, err := fs.ReadDir(root.FS(), ".")
-	if err != nil {
-		return nil, err
-	}
+	// A file named by an event may also be under a directory named by
+	// another: it is listed once (a pack names each file once).
+	seen := map[string]bool{}
 	add := func(rel string, d fs.DirEntry) {
-		if !d.Type().IsRegular() {
+		if !d.Type().IsRegular() || seen[rel] {
 			return
 		}
+		seen[rel] = true
 		k := classify(rel)
 		if k == fileNone {
 			return
@@ -165,28 +173,51 @@ func scanLocal(root *os.Root) ([]localFile, error) {
 		}
 		out = append(out, localFile{rel: rel, kind: k, size: info.Size(), modTime: info.ModTime()})
 	}
-	for _, d := range top {
-		name := d.Name()
-		switch {
-		case d.Type().IsRegular():
-			add(name, d)
-		case !d.IsDir() || name == layout.StateDir || name == layout.LocksDir || name == layout.QuarantineDir:
-		default:
-			// The autotune directory, and tier directories
-			// ("executables/<shard>", "<backend>/<sub>/<shard>").
-			_ = fs.WalkDir(root.FS(), name, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return nil
-				}
-				if d.IsDir() {
-					if strings.Count(p, "/") > 2 || p == layout.XLAAutotuneDir+"/"+layout.XLAAutotuneTmpDir {
-						return fs.SkipDir
-					}
-					return nil
-				}
-				add(p, d)
+	walk := func(dir string) {
+		_ = fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
 				return nil
-			})
+			}
+			if d.IsDir() {
+				if strings.Count(p, "/") > 2 || p == layout.XLAAutotuneDir+"/"+layout.XLAAutotuneTmpDir {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			add(p, d)
+			return nil
+		})
+	}
+	for _, rel := range rels {
+		if rel != "." {
+			if top, _, _ := strings.Cut(rel, "/"); top == layout.StateDir || top == layout.LocksDir || top == layout.QuarantineDir {
+				continue
+			}
+			info, err := root.Lstat(rel)
+			switch {
+			case err != nil:
+			case info.IsDir():
+				walk(rel)
+			default:
+				add(rel, fs.FileInfoToDirEntry(info))
+			}
+			continue
+		}
+		top, err := fs.ReadDir(root.FS(), ".")
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range top {
+			name := d.Name()
+			switch {
+			case d.Type().IsRegular():
+				add(name, d)
+			case !d.IsDir() || name == layout.StateDir || name == layout.LocksDir || name == layout.QuarantineDir:
+			default:
+				// The autotune directory, and tier directories
+				// ("executables/<shard>", "<backend>/<sub>/<shard>").
+				walk(name)
+			}
 		}
 	}
 	return out, nil

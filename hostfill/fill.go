@@ -1,9 +1,15 @@
 package hostfill
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -11,9 +17,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/xla/rawfiles"
 )
@@ -60,6 +68,22 @@ type Options struct {
 	Kernels bool
 	// Logger receives one line per kind of failure; nil means slog.Default.
 	Logger *slog.Logger
+	// FillMemory is the memory budget of a whole fill: the pack members
+	// being verified and written and the indexes being read, across
+	// every concurrent request. A member larger than the budget is
+	// handled alone. 0 means 256 MiB.
+	FillMemory int64
+	// TempGrace is how old a temporary file a fill finds in the
+	// directories it writes must be before it is removed as a killed
+	// writer's leftover; 0 means one hour.
+	TempGrace time.Duration
+}
+
+func (o Options) fillMemory() int64 {
+	if o.FillMemory > 0 {
+		return o.FillMemory
+	}
+	return 256 << 20
 }
 
 func (o Options) parallel() int {
@@ -110,8 +134,11 @@ type FillStats struct {
 	Refused int
 	// Kernels is what the kernel cache merge did.
 	Kernels rawfiles.MirrorStats
-	// Remote is every file name the store's packs hold, for the
-	// publisher to skip.
+	// Remote is the file names the store holds a verified copy of, for
+	// the publisher to skip: members fetched and verified, and files this
+	// host has that a trusted index lists (signed, when a key is set). A
+	// name whose copies failed verification is not in it, so the
+	// publisher republishes it once the host has a verified copy.
 	Remote map[string]bool `json:"-"`
 }
 
@@ -120,13 +147,17 @@ type indexRef struct {
 	id   string
 	info blob.Info
 	recs []Record
+	// trusted: the index may vouch for its names as published (openIndex).
+	trusted bool
 }
 
 // fill copies into the directory every packed file the store has and the
-// directory lacks. Every file is verified before it is written; a file
-// already present locally is never replaced, whatever the store holds
-// under its name. A failure of the store ends the fill with an error
-// wrapping blob.ErrUnavailable; what was written stays.
+// directory lacks. Packs are streamed: a member's bytes are held only
+// while it is verified and written, within one memory budget for the
+// whole fill (Options.FillMemory). Every file is verified before it is
+// written; a file already present locally is never replaced, whatever the
+// store holds under its name. A failure of the store ends the fill with
+// an error wrapping blob.ErrUnavailable; what was written stays.
 func fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 	st := FillStats{Remote: map[string]bool{}}
 	// The kernel cache parts are listed beside the packs, at the same time:
@@ -154,7 +185,10 @@ func fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 		}
 		return nil
 	}
-	refs, err := listIndexes(ctx, store, o, &st)
+	removeStaleTemps(o)
+	bud := newBudget(ctx, o.fillMemory())
+	defer bud.close()
+	refs, err := listIndexes(ctx, store, o, bud, &st)
 	if err != nil {
 		return st, errors.Join(err, kernelsDone())
 	}
@@ -166,8 +200,10 @@ func fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 		}
 		return refs[i].id < refs[j].id
 	})
+	byID := make(map[string]*indexRef, len(refs))
 	want := map[string][]Record{}
 	claimed := map[string]bool{}
+	present := map[string]bool{}
 	// alts are the later packs holding a wanted name, tried in order when
 	// the first one's copy is refused (a forged or damaged pack published
 	// first must not keep the file from every host).
@@ -176,13 +212,17 @@ func fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 		rec Record
 	}
 	alts := map[string][]alt{}
-	for _, r := range refs {
+	for i := range refs {
+		r := &refs[i]
+		byID[r.id] = r
 		for _, rec := range r.recs {
-			st.Remote[rec.Name] = true
 			if classify(rec.Name) == fileNone {
 				continue
 			}
 			if claimed[rec.Name] {
+				if present[rec.Name] && r.trusted {
+					st.Remote[rec.Name] = true
+				}
 				if _, ok := alts[rec.Name]; ok {
 					alts[rec.Name] = append(alts[rec.Name], alt{r.id, rec})
 				}
@@ -191,15 +231,25 @@ func fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 			claimed[rec.Name] = true
 			if _, err := o.Root.Lstat(rec.Name); err == nil {
 				st.Present++
+				present[rec.Name] = true
+				// A name counts as published only when a trusted index
+				// (signed, when a key is set) lists it and this host has
+				// the file, or once a member was fetched and verified: a
+				// damaged or forged copy must not keep the file from
+				// being published again.
+				if r.trusted {
+					st.Remote[rec.Name] = true
+				}
 				continue
 			}
 			want[r.id] = append(want[r.id], rec)
 			alts[rec.Name] = nil
 		}
 	}
+	f := &fetcher{store: store, o: o, bud: bud, st: &st, writers: make(chan struct{}, writeParallel(o))}
 	var errs []error
 	for round := 0; len(want) > 0 && round < maxCopies; round++ {
-		failed, err := fetchPacks(ctx, store, o, want, &st)
+		failed, err := f.fetchPacks(ctx, byID, want)
 		if err != nil {
 			errs = append(errs, err)
 			break
@@ -216,24 +266,37 @@ func fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 	return st, errors.Join(errs...)
 }
 
-// remoteNames returns every file name the store's packs hold, for a
-// publisher on a host whose fill another process ran. It reads the indexes
-// this host has not seen (usually none: the fill kept copies).
+// remoteNames returns the file names a publisher on a host whose fill
+// another process ran may take as published: those a trusted index lists
+// and the directory holds (the fill installed them verified, or they were
+// there). It reads the indexes this host has not seen (usually none: the
+// fill kept copies).
 func remoteNames(ctx context.Context, store blob.Store, o Options) (map[string]bool, error) {
 	var st FillStats
-	refs, err := listIndexes(ctx, store, o, &st)
+	bud := newBudget(ctx, o.fillMemory())
+	defer bud.close()
+	refs, err := listIndexes(ctx, store, o, bud, &st)
 	names := map[string]bool{}
 	for _, r := range refs {
+		if !r.trusted {
+			continue
+		}
 		for _, rec := range r.recs {
-			names[rec.Name] = true
+			if names[rec.Name] {
+				continue
+			}
+			if _, err := o.Root.Lstat(rec.Name); err == nil {
+				names[rec.Name] = true
+			}
 		}
 	}
 	return names, err
 }
 
 // listIndexes lists the store's packs and reads their indexes, from the
-// local copies when there are any, else from the store (then kept).
-func listIndexes(ctx context.Context, store blob.Store, o Options, st *FillStats) ([]indexRef, error) {
+// local copies when there are any, else from the store (then kept). Each
+// index is read within the fill's memory budget; its records are kept.
+func listIndexes(ctx context.Context, store blob.Store, o Options, bud *budget, st *FillStats) ([]indexRef, error) {
 	objs, err := store.List(ctx, Prefix)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", Prefix, err)
@@ -260,14 +323,25 @@ func listIndexes(ctx context.Context, store blob.Store, o Options, st *FillStats
 	var refused atomic.Int64
 	each(ctx, o.parallel(), len(refs), func(i int) {
 		r := &refs[i]
+		limit := o.maxObject()
+		if r.info.Size > limit {
+			refused.Add(1)
+			return
+		}
+		// The listing's size bounds what the read may hold.
+		cost := max(r.info.Size, 1)
+		if err := bud.acquire(cost); err != nil {
+			return
+		}
+		defer bud.release(cost)
 		local := stateRel + "/" + r.id + indexSuffix
-		if b, err := atomicfile.ReadRegular(o.Root, local, o.maxObject()); err == nil {
-			if recs, err := DecodeIndex(b); err == nil {
-				r.recs = recs
+		if b, err := atomicfile.ReadRegular(o.Root, local, min(limit, max(r.info.Size, 0))); err == nil {
+			if recs, trusted, err := openIndex(b, r.id, o.SigningKey); err == nil {
+				r.recs, r.trusted = recs, trusted
 				return
 			}
 		}
-		b, err := getBounded(ctx, store, Prefix+r.id+indexSuffix, o.maxObject())
+		b, err := getBounded(ctx, store, Prefix+r.id+indexSuffix, limit)
 		if err != nil {
 			if isStoreFailure(err) {
 				mu.Lock()
@@ -281,12 +355,12 @@ func listIndexes(ctx context.Context, store blob.Store, o Options, st *FillStats
 		mu.Lock()
 		st.IndexesFetched++
 		mu.Unlock()
-		recs, err := DecodeIndex(b)
+		recs, trusted, err := openIndex(b, r.id, o.SigningKey)
 		if err != nil {
 			refused.Add(1)
 			return
 		}
-		r.recs = recs
+		r.recs, r.trusted = recs, trusted
 		// A copy spares the next fill this request; losing it costs only that.
 		_, _ = atomicfile.Publish(local, b, o.writeOpts())
 	})
@@ -294,8 +368,22 @@ func listIndexes(ctx context.Context, store blob.Store, o Options, st *FillStats
 	return refs, errors.Join(errs...)
 }
 
-// fetchPacks downloads the packs holding wanted files and installs them.
-func fetchPacks(ctx context.Context, store blob.Store, o Options, want map[string][]Record, st *FillStats) (failed []string, err error) {
+// fetcher downloads packs and installs their wanted members.
+type fetcher struct {
+	store   blob.Store
+	o       Options
+	bud     *budget
+	writers chan struct{} // bounds the files written at once, across packs
+
+	mu                    sync.Mutex // guards st and the flags
+	st                    *FillStats
+	loggedBad, loggedWrit bool
+}
+
+// fetchPacks streams the packs holding wanted files and installs them. It
+// returns the wanted names not installed from them (absent, damaged,
+// refused), for the next copy to be tried.
+func (f *fetcher) fetchPacks(ctx context.Context, byID map[string]*indexRef, want map[string][]Record) (failed []string, err error) {
 	ids := make([]string, 0, len(want))
 	for id := range want {
 		ids = append(ids, id)
@@ -303,134 +391,268 @@ func fetchPacks(ctx context.Context, store blob.Store, o Options, want map[strin
 	sort.Strings(ids)
 	var mu sync.Mutex
 	var errs []error
-	var loggedBad, loggedWrite bool
-	fail := func(names ...string) { failed = append(failed, names...) } // mu held
-	// Writers are bounded across the packs being installed at once.
-	writers := make(chan struct{}, writeParallel(o))
-	each(ctx, o.parallel(), len(ids), func(i int) {
+	each(ctx, f.o.parallel(), len(ids), func(i int) {
 		id := ids[i]
-		b, err := getBounded(ctx, store, Prefix+id+packSuffix, o.maxObject())
-		if err != nil {
-			mu.Lock()
-			defer mu.Unlock()
-			if isStoreFailure(err) {
-				errs = append(errs, err)
-				return
-			}
-			if !errors.Is(err, blob.ErrNotExist) {
-				st.Refused++
-			}
-			for _, r := range want[id] {
-				fail(r.Name)
-			}
-			return
-		}
-		members, err := decodePack(b)
-		if err == nil && packID(b) != id {
-			err = fmt.Errorf("%w: content does not match its name", errBadPack)
-		}
+		bad, err := f.fetchPack(ctx, byID[id], want[id])
 		mu.Lock()
-		st.PacksFetched++
-		mu.Unlock()
+		defer mu.Unlock()
 		if err != nil {
-			mu.Lock()
-			st.Refused += len(want[id])
-			for _, r := range want[id] {
-				fail(r.Name)
-			}
-			if !loggedBad {
-				loggedBad = true
-				o.logger().Warn("xlacache: a shared pack failed verification; its files were not installed", "pack", id, "err", err)
-			}
-			mu.Unlock()
-			return
+			errs = append(errs, err)
 		}
-		byName := make(map[string]Member, len(members))
-		for _, m := range members {
-			byName[m.Name] = m
-		}
-		installPack(ctx, o, want[id], byName, writers, st, &mu, fail, &loggedBad, &loggedWrite)
+		failed = append(failed, bad...)
 	})
 	return failed, errors.Join(errs...)
 }
 
-// installPack verifies a fetched pack's wanted files and installs them in
-// one atomicfile.Batch: every file's bytes go to a temporary file, one
-// flush makes them all durable, and only then do they get their names, so
-// a crash mid-fill leaves no name pointing at unflushed bytes, at the cost
-// of one flush per pack rather than one per file.
-func installPack(ctx context.Context, o Options, recs []Record, byName map[string]Member, writers chan struct{}, st *FillStats,
-	mu *sync.Mutex, fail func(...string), loggedBad, loggedWrite *bool) {
-	writeFailed := func(name string, err error) { // mu held
-		if !*loggedWrite {
-			*loggedWrite = true
-			o.logger().Warn("xlacache: writing a fetched file into the cache directory failed", "file", name, "err", err)
-		}
+// logBad logs the first verification failure of the fill; f.mu is held.
+func (f *fetcher) logBad(msg string, args ...any) {
+	if !f.loggedBad {
+		f.loggedBad = true
+		f.o.logger().Warn(msg, args...)
 	}
+}
+
+// logWrite logs the first local write failure of the fill; f.mu is held.
+func (f *fetcher) logWrite(name string, err error) {
+	if !f.loggedWrit {
+		f.loggedWrit = true
+		f.o.logger().Warn("xlacache: writing a fetched file into the cache directory failed", "file", name, "err", err)
+	}
+}
+
+// memberCost is what reading a member of sealedSize bytes holds; a
+// compressed one is charged its declared payload size too once its header
+// is read.
+func memberCost(sealedSize uint64) int64 { return int64(sealedSize) }
+
+// fetchPack streams pack id, whose index is ref, and installs the members
+// named by wanted in one atomicfile.Batch: every file's bytes go to a
+// temporary file, one flush makes them all durable, and only then do they
+// get their names, so a crash mid-fill leaves no name pointing at
+// unflushed bytes. Members are read one at a time, each within the fill's
+// budget, verified and written by at most writeParallel workers; the
+// others are read past without being kept. The pack's head must match its
+// index, and its CRC and name (its SHA-256) its bytes, or nothing of it is
+// installed.
+func (f *fetcher) fetchPack(ctx context.Context, ref *indexRef, wanted []Record) (failed []string, storeErr error) {
+	o := f.o
+	failAll := func() []string {
+		names := make([]string, len(wanted))
+		for i, r := range wanted {
+			names[i] = r.Name
+		}
+		return names
+	}
+	refuse := func(err error) []string {
+		f.mu.Lock()
+		f.st.Refused += len(wanted)
+		f.logBad("xlacache: a shared pack failed verification; its files were not installed", "pack", ref.id, "err", err)
+		f.mu.Unlock()
+		return failAll()
+	}
+	rc, info, err := f.store.Open(ctx, Prefix+ref.id+packSuffix)
+	if err != nil {
+		if isStoreFailure(err) {
+			return failAll(), err
+		}
+		if !errors.Is(err, blob.ErrNotExist) {
+			f.mu.Lock()
+			f.st.Refused += len(wanted)
+			f.mu.Unlock()
+		}
+		return failAll(), nil
+	}
+	defer rc.Close()
+	f.mu.Lock()
+	f.st.PacksFetched++
+	f.mu.Unlock()
+	if info.Size < 0 || info.Size > o.maxObject() {
+		return refuse(fmt.Errorf("%w: %d bytes (bound %d)", errBadPack, info.Size, o.maxObject())), nil
+	}
+	// What the pack's head must be: its index's, kind aside. Its bodies
+	// are then exactly the records' sizes.
+	head, err := encodeHead(ref.recs, kindPack)
+	if err != nil {
+		return refuse(err), nil
+	}
+	var bodies int64
+	for _, r := range ref.recs {
+		bodies += int64(r.SealedSize)
+	}
+	if int64(len(head))+bodies+crcSize != info.Size {
+		return refuse(fmt.Errorf("%w: %d bytes, its index declares %d", errBadPack, info.Size, int64(len(head))+bodies+crcSize)), nil
+	}
+	sum, crc := sha256.New(), crc32.New(castagnoli)
+	br := bufio.NewReaderSize(rc, 64<<10)
+	body := io.TeeReader(io.LimitReader(br, info.Size-crcSize), io.MultiWriter(sum, crc))
+	readErr := func(err error) ([]string, error) {
+		if isStoreFailure(err) {
+			return failAll(), fmt.Errorf("reading pack %s: %w", ref.id, err)
+		}
+		return refuse(fmt.Errorf("reading: %w", err)), nil
+	}
+	got := make([]byte, len(head))
+	if _, err := io.ReadFull(body, got); err != nil {
+		return readErr(err)
+	}
+	if !bytes.Equal(got, head) {
+		return refuse(fmt.Errorf("%w: head does not match its index", errBadPack)), nil
+	}
+	got = nil
 	batch, err := atomicfile.NewBatch(o.writeOpts())
 	if err != nil {
-		mu.Lock()
-		writeFailed("", err)
-		mu.Unlock()
-		return
+		f.mu.Lock()
+		f.logWrite("", err)
+		f.mu.Unlock()
+		return failAll(), nil
 	}
-	each(ctx, writeParallel(o), len(recs), func(k int) {
-		writers <- struct{}{}
-		defer func() { <-writers }()
-		rec := recs[k]
-		m, ok := byName[rec.Name]
-		if !ok || m.Digest != rec.Digest {
-			mu.Lock()
-			st.Refused++
-			fail(rec.Name)
-			mu.Unlock()
-			return
-		}
-		data, _, err := unseal(m, o.SigningKey)
-		if err != nil {
-			mu.Lock()
-			st.Refused++
-			fail(rec.Name)
-			if !*loggedBad {
-				*loggedBad = true
-				o.logger().Warn("xlacache: a shared file failed verification and was not installed", "file", rec.Name, "err", err)
+	wantSet := make(map[string]Record, len(wanted))
+	for _, r := range wanted {
+		wantSet[r.Name] = r
+	}
+	type job struct {
+		m    Member
+		cost int64
+	}
+	var (
+		wmu      sync.Mutex
+		verified = map[string]bool{}
+		jobs     = make(chan job)
+		wg       sync.WaitGroup
+	)
+	for range writeParallel(o) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for jb := range jobs {
+				f.install(ctx, batch, jb.m, &wmu, verified)
+				jb.m.Sealed = nil
+				f.bud.release(jb.cost)
 			}
-			mu.Unlock()
-			return
+		}()
+	}
+	var streamErr error
+	for _, r := range ref.recs {
+		if _, ok := wantSet[r.Name]; !ok {
+			if _, err := io.CopyN(io.Discard, body, int64(r.SealedSize)); err != nil {
+				streamErr = err
+				break
+			}
+			continue
 		}
-		// First writer wins: a file that appeared locally meanwhile (JAX
-		// wrote it) is kept, here and again when the batch links.
-		added, err := batch.Add(rec.Name, data)
-		mu.Lock()
-		defer mu.Unlock()
+		cost := memberCost(r.SealedSize)
+		if err := f.bud.acquire(cost); err != nil {
+			streamErr = err
+			break
+		}
+		buf := make([]byte, r.SealedSize)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			f.bud.release(cost)
+			streamErr = err
+			break
+		}
+		if h, _, err := entry.ParseHeader(buf); err == nil && h.Codec == entry.CodecZstd {
+			// Decompressing takes the declared size besides: charged
+			// before it is allocated (a forged size is refused by the
+			// checksum or signature first, or costs only budget).
+			f.bud.release(cost)
+			cost = int64(r.SealedSize) + h.RawSize
+			if err := f.bud.acquire(cost); err != nil {
+				streamErr = err
+				break
+			}
+		}
+		jobs <- job{Member{Record: r, Sealed: buf}, cost}
+	}
+	close(jobs)
+	wg.Wait()
+	if streamErr == nil {
+		var tail [crcSize + 1]byte
+		// The bodies ended exactly at the limit (their sizes add up);
+		// the CRC follows, and nothing after it.
+		n, _ := io.ReadFull(br, tail[:])
 		switch {
-		case err != nil:
-			writeFailed(rec.Name, err)
-		case !added:
-			st.Present++
+		case n != crcSize:
+			streamErr = fmt.Errorf("%w: %d trailing bytes, want %d", errBadPack, n, crcSize)
+		case binary.LittleEndian.Uint32(tail[:]) != crc.Sum32():
+			streamErr = fmt.Errorf("%w: checksum %08x, want %08x", errBadPack, crc.Sum32(), binary.LittleEndian.Uint32(tail[:]))
+		default:
+			sum.Write(tail[:crcSize])
+			if fmt.Sprintf("%x", sum.Sum(nil)[:16]) != ref.id {
+				streamErr = fmt.Errorf("%w: content does not match its name", errBadPack)
+			}
 		}
-	})
-	if ctx.Err() != nil {
+	}
+	if streamErr != nil || ctx.Err() != nil {
 		batch.Abort()
-		return
+		if ctx.Err() != nil {
+			return failAll(), ctx.Err()
+		}
+		return readErr(streamErr)
 	}
 	res, err := batch.Commit(ctx)
-	mu.Lock()
-	defer mu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	installed := map[string]bool{}
 	for _, r := range res {
 		switch {
 		case r.Err != nil && ctx.Err() != nil:
 		case r.Err != nil:
-			writeFailed(r.Path, r.Err)
+			f.logWrite(r.Path, r.Err)
 		case r.Created:
-			st.Files++
-			st.Bytes += int64(r.Size)
+			f.st.Files++
+			f.st.Bytes += int64(r.Size)
+			installed[r.Path] = true
 		default:
-			st.Present++
+			f.st.Present++
+			installed[r.Path] = true
 		}
 	}
 	if err != nil && ctx.Err() == nil {
-		writeFailed("", err)
+		f.logWrite("", err)
+	}
+	for name := range verified {
+		// Verified member of a pack whose every byte checked out: the
+		// store holds a good copy.
+		f.st.Remote[name] = true
+	}
+	for _, r := range wanted {
+		if !verified[r.Name] {
+			failed = append(failed, r.Name)
+		}
+	}
+	return failed, nil
+}
+
+// install verifies member m and adds it to batch; verified names go in
+// verified (under wmu).
+func (f *fetcher) install(ctx context.Context, batch *atomicfile.Batch, m Member, wmu *sync.Mutex, verified map[string]bool) {
+	f.writers <- struct{}{}
+	defer func() { <-f.writers }()
+	if ctx.Err() != nil {
+		return
+	}
+	data, _, err := unseal(m, f.o.SigningKey)
+	if err != nil {
+		f.mu.Lock()
+		f.st.Refused++
+		f.logBad("xlacache: a shared file failed verification and was not installed", "file", m.Name, "err", err)
+		f.mu.Unlock()
+		return
+	}
+	wmu.Lock()
+	verified[m.Name] = true
+	wmu.Unlock()
+	// First writer wins: a file that appeared locally meanwhile (JAX
+	// wrote it) is kept, here and again when the batch links.
+	added, err := batch.Add(m.Name, data)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case err != nil:
+		f.logWrite(m.Name, err)
+	case !added:
+		f.st.Present++
 	}
 }
 

@@ -17,12 +17,16 @@
 package hostfill
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strings"
+	"time"
 
+	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -90,20 +94,15 @@ func EncodePack(members []Member) (pack, index []byte, err error) {
 	if len(members) > maxPackFiles {
 		return nil, nil, fmt.Errorf("pack of %d files: at most %d", len(members), maxPackFiles)
 	}
-	head := make([]byte, fixedSize, fixedSize+len(members)*64)
-	copy(head, packMagic)
-	head[4] = packVersion
-	binary.LittleEndian.PutUint32(head[8:], uint32(len(members)))
+	recs := make([]Record, len(members))
 	bodies := 0
-	for _, m := range members {
-		if err := validName(m.Name); err != nil {
-			return nil, nil, err
-		}
-		head = binary.LittleEndian.AppendUint16(head, uint16(len(m.Name)))
-		head = append(head, m.Name...)
-		head = binary.LittleEndian.AppendUint64(head, uint64(len(m.Sealed)))
-		head = append(head, m.Digest[:]...)
+	for i, m := range members {
+		recs[i] = Record{Name: m.Name, SealedSize: uint64(len(m.Sealed)), Digest: m.Digest}
 		bodies += len(m.Sealed)
+	}
+	head, err := encodeHead(recs, kindPack)
+	if err != nil {
+		return nil, nil, err
 	}
 	pack = make([]byte, 0, len(head)+bodies+crcSize)
 	pack = append(pack, head...)
@@ -118,6 +117,29 @@ func EncodePack(members []Member) (pack, index []byte, err error) {
 	return pack, index, nil
 }
 
+// encodeHead returns the head of a pack (or, by kind, of an index) of
+// recs: everything before the bodies.
+func encodeHead(recs []Record, kind byte) ([]byte, error) {
+	if len(recs) > maxPackFiles {
+		return nil, fmt.Errorf("pack of %d files: at most %d", len(recs), maxPackFiles)
+	}
+	head := make([]byte, fixedSize, fixedSize+len(recs)*64)
+	copy(head, packMagic)
+	head[4] = packVersion
+	head[5] = kind
+	binary.LittleEndian.PutUint32(head[8:], uint32(len(recs)))
+	for _, r := range recs {
+		if err := validName(r.Name); err != nil {
+			return nil, err
+		}
+		head = binary.LittleEndian.AppendUint16(head, uint16(len(r.Name)))
+		head = append(head, r.Name...)
+		head = binary.LittleEndian.AppendUint64(head, r.SealedSize)
+		head = append(head, r.Digest[:]...)
+	}
+	return head, nil
+}
+
 func validName(name string) error {
 	if len(name) == 0 || len(name) > maxNameLen {
 		return fmt.Errorf("%w: name of %d bytes", errBadPack, len(name))
@@ -128,10 +150,54 @@ func validName(name string) error {
 	return nil
 }
 
-// DecodeIndex parses an index object (or the head of a pack).
+// DecodeIndex parses an index object: a plain index, or one sealed under
+// a signing key (whose signature it does not check: a fill does, see
+// openIndex).
 func DecodeIndex(b []byte) ([]Record, error) {
+	if !bytes.HasPrefix(b, []byte(packMagic)) {
+		e, err := entry.Decode(b, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: sealed index: %v", errBadPack, err)
+		}
+		if !strings.HasPrefix(e.Key, indexKeyPrefix) {
+			return nil, fmt.Errorf("%w: sealed under %q, not an index", errBadPack, e.Key)
+		}
+		b = e.Payload
+	}
 	recs, _, err := decode(b, kindIndex)
 	return recs, err
+}
+
+// indexKeyPrefix starts the entry key a signed index is sealed under; the
+// pack's id follows, binding the index to its pack.
+const indexKeyPrefix = "hostfill-index:"
+
+// sealIndex returns the index object stored for pack id: the index as it
+// is without a signing key, else sealed in the entry format (checksum and
+// HMAC) under indexKeyPrefix+id, so that nobody without the key can list
+// names that hosts would then take as already published.
+func sealIndex(id string, index, signingKey []byte, now time.Time) ([]byte, error) {
+	if len(signingKey) == 0 {
+		return index, nil
+	}
+	return entry.Encode(entry.Header{Key: indexKeyPrefix + id, Created: now}, index, signingKey)
+}
+
+// openIndex parses the index object of pack id. trusted says whether it
+// may vouch for its names as published: with a signing key only an index
+// signed with it does; without one, any well-formed index. An index that
+// is not trusted still serves a fill, whose members are each verified.
+func openIndex(b []byte, id string, signingKey []byte) (recs []Record, trusted bool, err error) {
+	if bytes.HasPrefix(b, []byte(packMagic)) {
+		recs, _, err = decode(b, kindIndex)
+		return recs, err == nil && len(signingKey) == 0, err
+	}
+	e, err := entry.DecodeAs(b, indexKeyPrefix+id, signingKey)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: sealed index %s: %v", errBadPack, id, err)
+	}
+	recs, _, err = decode(e.Payload, kindIndex)
+	return recs, err == nil, err
 }
 
 // decodePack parses a pack object. The members' Sealed bytes alias b and

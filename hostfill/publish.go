@@ -23,6 +23,9 @@ type PublishStats struct {
 	Incomplete int
 	// Kernels is what the kernel cache push did.
 	Kernels rawfiles.MirrorStats
+	// Examined counts the files scans looked at: a publish after file
+	// events looks at what changed, not the whole directory.
+	Examined int
 }
 
 // Publisher publishes a directory's new complete files to the store in
@@ -38,6 +41,14 @@ type Publisher struct {
 	skipped map[string]fileSig // incomplete at the last look, by size and mtime
 	stats   PublishStats
 	mirror  *rawfiles.Mirror
+
+	// pending are sealed files not yet sent: while the job runs, files
+	// are sent in packs of up to PackFiles/PackBytes, or once the oldest
+	// has waited the watcher's batch delay, not one pack per file.
+	pending      []Member
+	pendingNames map[string]bool
+	pendingBytes int64
+	pendingSince time.Time
 }
 
 type fileSig struct {
@@ -48,7 +59,7 @@ type fileSig struct {
 // newPublisher returns a Publisher of o.Root's files to store; remote is
 // what the store already holds (FillStats.Remote), or nil.
 func newPublisher(store blob.Store, o Options, remote map[string]bool) *Publisher {
-	p := &Publisher{store: store, o: o, done: map[string]bool{}, skipped: map[string]fileSig{}}
+	p := &Publisher{store: store, o: o, done: map[string]bool{}, skipped: map[string]fileSig{}, pendingNames: map[string]bool{}}
 	for n := range remote {
 		p.done[n] = true
 	}
@@ -86,9 +97,9 @@ func (p *Publisher) Stats() PublishStats {
 }
 
 // Publish scans the directory and publishes every complete file not yet
-// on the store. With kernels set (the final publish, once the command has
-// exited) it also publishes the kernel cache file, which XLA may rewrite
-// in place while it runs.
+// on the store, with any held back by the watcher. With kernels set (the
+// final publish, once the command has exited) it also publishes the
+// kernel cache file, which XLA may rewrite in place while it runs.
 func (p *Publisher) Publish(ctx context.Context, kernels bool) error {
 	files, err := scanLocal(p.o.Root)
 	if err != nil {
@@ -96,7 +107,7 @@ func (p *Publisher) Publish(ctx context.Context, kernels bool) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	err = p.publishLocked(ctx, files)
+	err = errors.Join(p.collectLocked(ctx, files), p.flushLocked(ctx))
 	if kernels && p.mirror != nil {
 		ks, kerr := p.mirror.Push(ctx)
 		p.stats.Kernels.Pushed += ks.Pushed
@@ -106,11 +117,58 @@ func (p *Publisher) Publish(ctx context.Context, kernels bool) error {
 	return err
 }
 
-// publishLocked packs and publishes files not done; p.mu is held.
-func (p *Publisher) publishLocked(ctx context.Context, files []localFile) error {
+// collect seals the complete new files at rels (nil: the whole
+// directory) into the pending pack, sending full packs; the rest waits
+// for flush or the next Publish.
+func (p *Publisher) collect(ctx context.Context, rels []string) error {
+	if rels == nil {
+		rels = []string{"."}
+	}
+	files, err := scanPaths(p.o.Root, rels)
+	if err != nil {
+		return fmt.Errorf("scanning the cache directory: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.collectLocked(ctx, files)
+}
+
+// flushDue returns when the pending files are due to be sent after
+// waiting delay, and false when none is pending.
+func (p *Publisher) flushDue(delay time.Duration) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.pending) == 0 {
+		return time.Time{}, false
+	}
+	return p.pendingSince.Add(delay), true
+}
+
+// flush sends the pending files.
+func (p *Publisher) flush(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.flushLocked(ctx)
+}
+
+func (o Options) packCaps() (files int, bytes int64) {
+	files, bytes = o.PackFiles, o.PackBytes
+	if files <= 0 {
+		files = 4096
+	}
+	if bytes <= 0 {
+		bytes = 64 << 20
+	}
+	return files, bytes
+}
+
+// collectLocked seals files not done or pending into the pending pack,
+// sending it whenever it is full; p.mu is held.
+func (p *Publisher) collectLocked(ctx context.Context, files []localFile) error {
+	p.stats.Examined += len(files)
 	var todo []localFile
 	for _, f := range files {
-		if p.done[f.rel] {
+		if p.done[f.rel] || p.pendingNames[f.rel] {
 			continue
 		}
 		if s, ok := p.skipped[f.rel]; ok && s.size == f.size && s.mod.Equal(f.modTime) {
@@ -122,33 +180,9 @@ func (p *Publisher) publishLocked(ctx context.Context, files []localFile) error 
 		return nil
 	}
 	sort.Slice(todo, func(i, j int) bool { return todo[i].rel < todo[j].rel })
-	maxFiles, maxBytes := p.o.PackFiles, p.o.PackBytes
-	if maxFiles <= 0 {
-		maxFiles = 4096
-	}
-	if maxBytes <= 0 {
-		maxBytes = 64 << 20
-	}
+	maxFiles, maxBytes := p.o.packCaps()
 	now := time.Now()
-	var batch []Member
-	var batchBytes int64
 	var errs []error
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := p.putPack(ctx, batch)
-		if err == nil {
-			for _, m := range batch {
-				p.done[m.Name] = true
-				p.stats.Files++
-			}
-			p.stats.Packs++
-			p.stats.Bytes += batchBytes
-		}
-		batch, batchBytes = nil, 0
-		return err
-	}
 	for _, f := range todo {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -168,18 +202,42 @@ func (p *Publisher) publishLocked(ctx context.Context, files []localFile) error 
 			errs = append(errs, err)
 			continue
 		}
-		if len(batch) > 0 && (len(batch) >= maxFiles || batchBytes+int64(len(m.Sealed)) > maxBytes) {
-			if err := flush(); err != nil {
+		if len(p.pending) > 0 && (len(p.pending) >= maxFiles || p.pendingBytes+int64(len(m.Sealed)) > maxBytes) {
+			if err := p.flushLocked(ctx); err != nil {
 				return errors.Join(append(errs, err)...)
 			}
 		}
-		batch = append(batch, m)
-		batchBytes += int64(len(data))
+		if len(p.pending) == 0 {
+			p.pendingSince = time.Now()
+		}
+		p.pending = append(p.pending, m)
+		p.pendingNames[m.Name] = true
+		p.pendingBytes += int64(len(data))
 	}
-	if err := flush(); err != nil {
-		errs = append(errs, err)
+	if len(p.pending) >= maxFiles || p.pendingBytes >= maxBytes {
+		errs = append(errs, p.flushLocked(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// flushLocked sends the pending files as one pack; p.mu is held. On
+// failure they are dropped from pending, to be found again by a scan.
+func (p *Publisher) flushLocked(ctx context.Context) error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	batch, bytes := p.pending, p.pendingBytes
+	p.pending, p.pendingBytes, p.pendingNames = nil, 0, map[string]bool{}
+	if err := p.putPack(ctx, batch); err != nil {
+		return err
+	}
+	for _, m := range batch {
+		p.done[m.Name] = true
+		p.stats.Files++
+	}
+	p.stats.Packs++
+	p.stats.Bytes += bytes
+	return nil
 }
 
 // putPack publishes one pack, then its index: an index on the store always
@@ -191,6 +249,12 @@ func (p *Publisher) putPack(ctx context.Context, members []Member) error {
 		return err
 	}
 	id := packID(pack)
+	// With a signing key the index is signed too: an index that names
+	// files is what makes every host take them as published.
+	index, err = sealIndex(id, index, p.o.SigningKey, time.Now())
+	if err != nil {
+		return err
+	}
 	for _, obj := range []struct {
 		name string
 		data []byte

@@ -28,15 +28,22 @@ type WatchOptions struct {
 	// NoNotify skips file events and relies on scans alone (tests, and
 	// filesystems where events are known not to arrive).
 	NoNotify bool
+	// BatchDelay is the longest a new complete file waits to be sent with
+	// the ones after it: files are sent in one pack once the pack is full
+	// (Options.PackFiles, PackBytes) or once the first has waited this
+	// long, not one pack per burst; 0 means 5 s. The caller's final
+	// Publish sends what is left.
+	BatchDelay time.Duration
 	// OnError receives each failed publish (the caller logs once per
 	// kind); nil ignores them.
 	OnError func(error)
 }
 
 // Watch publishes new complete files of the directory until ctx is done:
-// after each burst of file events (fsnotify), and on a full scan every
-// Poll. It returns when ctx is done; the caller then makes the final
-// publish.
+// after each burst of file events (fsnotify) it looks at the paths the
+// events named, and every Poll at the whole directory; files are sent in
+// packs by size and time (BatchDelay). It returns when ctx is done; the
+// caller then makes the final publish, which sends what is held.
 func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 	settle := wo.Settle
 	if settle <= 0 {
@@ -69,13 +76,17 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 			wo.OnError(err)
 		}
 	}
+	batchDelay := wo.BatchDelay
+	if batchDelay <= 0 {
+		batchDelay = 5 * time.Second
+	}
 	// One scan once the watches are set: a file that appeared before them
 	// sent no event the watcher saw.
-	report(p.Publish(ctx, false))
+	report(p.collect(ctx, nil))
 	ticker := time.NewTicker(poll)
 	defer ticker.Stop()
-	var settleC <-chan time.Time
-	var settleT *time.Timer
+	var settleC, flushC <-chan time.Time
+	var settleT, flushT *time.Timer
 	// arm schedules a publish once the directory has been quiet for
 	// settle.
 	arm := func() {
@@ -86,11 +97,33 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 		}
 		settleC = settleT.C
 	}
+	// armFlush schedules the sending of held files when they are due.
+	armFlush := func() {
+		due, ok := p.flushDue(batchDelay)
+		if !ok || flushC != nil {
+			return
+		}
+		d := max(time.Until(due), 0)
+		if flushT == nil {
+			flushT = time.NewTimer(d)
+		} else {
+			flushT.Reset(d)
+		}
+		flushC = flushT.C
+	}
+	armFlush()
+	// changed are the paths (relative to the directory) of the events
+	// since the last publish: a publish after a burst looks at those
+	// alone; full is set when the kernel dropped events.
+	changed := map[string]bool{}
+	full := false
 	for {
 		select {
 		case <-ctx.Done():
-			if settleT != nil {
-				settleT.Stop()
+			for _, t := range []*time.Timer{settleT, flushT} {
+				if t != nil {
+					t.Stop()
+				}
 			}
 			return
 		case ev, ok := <-events:
@@ -103,6 +136,11 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 				// shard) is watched too.
 				_ = addWatches(w, wo.Dir, ev.Name)
 			}
+			if rel, err := filepath.Rel(wo.Dir, ev.Name); err == nil && filepath.IsLocal(rel) {
+				changed[filepath.ToSlash(rel)] = true
+			} else {
+				full = true
+			}
 			arm()
 		case err, ok := <-werrs:
 			if !ok {
@@ -112,13 +150,32 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				// The kernel dropped events: scan once the burst settles
 				// rather than at the next poll.
+				full = true
 				arm()
 			}
 		case <-settleC:
 			settleC = nil
-			report(p.Publish(ctx, false))
+			var rels []string
+			if !full {
+				rels = make([]string, 0, len(changed))
+				for rel := range changed {
+					rels = append(rels, rel)
+				}
+			}
+			changed, full = map[string]bool{}, false
+			if rels == nil || len(rels) > 0 {
+				report(p.collect(ctx, rels))
+			}
+			armFlush()
 		case <-ticker.C:
-			report(p.Publish(ctx, false))
+			report(p.collect(ctx, nil))
+			armFlush()
+		case <-flushC:
+			flushC = nil
+			if due, ok := p.flushDue(batchDelay); ok && !time.Now().Before(due) {
+				report(p.flush(ctx))
+			}
+			armFlush()
 		}
 	}
 }

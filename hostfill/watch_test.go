@@ -27,7 +27,7 @@ func TestWatchPublishes(t *testing.T) {
 			store := memblob.New(memblob.Options{})
 			h := newHost(t, nil)
 			h.write(t, autotuneName(0), []byte("results { before: 1 }\n")) // the autotune directory exists
-			defer startWatch(newPublisher(store, h.o, nil), WatchOptions{Dir: h.path, Poll: tc.poll, NoNotify: tc.noNotify, Settle: 10 * time.Millisecond})()
+			defer startWatch(newPublisher(store, h.o, nil), WatchOptions{Dir: h.path, Poll: tc.poll, NoNotify: tc.noNotify, Settle: 10 * time.Millisecond, BatchDelay: 10 * time.Millisecond})()
 			// The first scan has run: from now on only events (or the
 			// fallback's scans) can publish a new file.
 			waitPublished(t, store, autotuneName(0))
@@ -87,7 +87,7 @@ func TestWatchDirectoryCreatedLater(t *testing.T) {
 	h := newHost(t, nil)
 	entry := jaxKey("jit_g", 3) + "-cache"
 	h.write(t, entry, jaxEntry(t, jaxcache.CodecZlib, 2, []byte("executable")))
-	defer startWatch(newPublisher(store, h.o, nil), WatchOptions{Dir: h.path, Poll: time.Hour, Settle: 10 * time.Millisecond})()
+	defer startWatch(newPublisher(store, h.o, nil), WatchOptions{Dir: h.path, Poll: time.Hour, Settle: 10 * time.Millisecond, BatchDelay: 10 * time.Millisecond})()
 	waitPublished(t, store, entry) // the watches are set
 
 	// XLA's first write: the directory, its tmp/ and a first file at once.

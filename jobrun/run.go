@@ -227,7 +227,7 @@ func (j *Job) prepare() *run {
 		}
 	}
 	if r.store != nil && !r.plain && len(opts.SigningKey) == 0 {
-		r.log.Warn("xlacache exec: "+cache.UnsignedSharedWarning, "url", opts.SharedURL)
+		r.log.Warn("xlacache exec: "+cache.UnsignedSharedTierWarning, "url", opts.SharedURL)
 	}
 	if r.root != nil {
 		r.o = hostfill.Options{Root: r.root, SigningKey: opts.SigningKey, DirMode: opts.EffectiveDirMode(), FileMode: opts.EffectiveFileMode(),

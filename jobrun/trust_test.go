@@ -81,7 +81,7 @@ func TestExecDirectoryTrust(t *testing.T) {
 			if got := len(objs) > 0; got != tc.published {
 				t.Errorf("published %d objects (publisher %v), want published=%v", len(objs), rep.Publisher, tc.published)
 			}
-			if got := strings.Count(logs.String(), cache.UnsignedSharedWarning); got != tc.unsigned {
+			if got := strings.Count(logs.String(), cache.UnsignedSharedTierWarning); got != tc.unsigned {
 				t.Errorf("%d unsigned-tier warnings, want %d:\n%s", got, tc.unsigned, logs.String())
 			}
 		})
