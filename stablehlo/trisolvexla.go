@@ -28,9 +28,9 @@ import "math"
 // bit for bit the expected values of openxla/stablehlo's
 // triangular_solve_float32_2_8_8_float32_2_10_8 (which the substitution
 // missed by 7 ULP); XLA:CPU of jax 0.12, whose dots go through YNNPACK,
-// differs from those by up to 10 ULP itself. For f32 a fused
-// multiply-add is computed in f64 and rounded to f32 (the C backend does
-// the same, so the two agree bit for bit).
+// differs from those by up to 10 ULP itself. An f32 fused
+// multiply-add is fmaf32, rounded once (as the C backend's fmaf, so that
+// the two agree bit for bit).
 
 // xlaTriBlock is TriangularSolveExpander's block size on XLA:CPU.
 const xlaTriBlock = 128
@@ -46,7 +46,7 @@ func newTriArith(dt DType) triArith {
 	if dt == F32 {
 		return triArith{
 			round: func(x float64) float64 { return float64(float32(x)) },
-			fma:   func(x, y, z float64) float64 { return float64(float32(math.FMA(x, y, z))) },
+			fma:   func(x, y, z float64) float64 { return float64(fmaf32(float32(x), float32(y), float32(z))) },
 		}
 	}
 	return triArith{round: func(x float64) float64 { return x }, fma: math.FMA}
@@ -303,4 +303,39 @@ func invertDiagBlock(ar triArith, am []float64, n, off, bs int64, lower bool) []
 		}
 	}
 	return out
+}
+
+// fmaf32 is x·y+z rounded once to float32. The product of two float32s is
+// exact in float64, but rounding their sum first to float64 and then to
+// float32 can land on a float32 tie that the exact sum is not on; the
+// error of the float64 sum (TwoSum, exact) breaks such a tie the way the
+// exact value lies.
+func fmaf32(x, y, z float32) float32 {
+	p := float64(float64(x) * float64(y)) // exact; the conversion forbids fusing
+	zz := float64(z)
+	r := float64(p + zz)
+	bv := float64(r - p)
+	err := float64(float64(p-float64(r-bv)) + float64(zz-bv))
+	if err == 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+		return float32(r)
+	}
+	f := float32(r)
+	if float64(f) == r {
+		return f
+	}
+	// r lies strictly between two float32s: lo and hi. It is a tie only
+	// at their exact midpoint (representable in float64).
+	lo, hi := f, f
+	if float64(f) < r {
+		hi = math.Nextafter32(f, float32(math.Inf(1)))
+	} else {
+		lo = math.Nextafter32(f, float32(math.Inf(-1)))
+	}
+	if mid := float64(lo)/2 + float64(hi)/2; r == mid {
+		if err > 0 {
+			return hi
+		}
+		return lo
+	}
+	return f
 }

@@ -11,8 +11,8 @@ import (
 // step for step the interpreter's evalTriSolveXLA (stablehlo/trisolvexla.go
 // says why each sum runs in the order it does). Every value is kept in a
 // double and rounded to the element type by XK_TR after each operation,
-// and XK_TFMA is a fused multiply-add rounded the same way (for f32 a
-// double FMA rounded to float, as in Go), so that both backends agree bit
+// and XK_TFMA is a fused multiply-add rounded the same way (fmaf for f32,
+// as the interpreter's fmaf32), so that both backends agree bit
 // for bit. No product is left for the compiler to contract: each FMA is
 // explicit. The $NAMES are replaced by genTriSolveXLA.
 const triSolveXLAC = `{
@@ -156,9 +156,14 @@ func genTriSolveXLA(g *gen, op *stablehlo.Op) {
 		return "0"
 	}
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
-	rnd, fma := "((double)(float)(X))", "((double)(float)__builtin_fma((X), (Y), (Z)))"
+	// f32's FMA is fmaf, rounded once (the interpreter's fmaf32 too). The
+	// empty asm pins each rounded result: without it GCC -O3 was seen to
+	// compute some of these sums differently (1 ULP) from the interpreter
+	// and from an exact evaluation.
+	rnd := "((double)(float)(X))"
+	fma := "({ float r_ = __builtin_fmaf((float)(X), (float)(Y), (float)(Z)); __asm__(\"\" : \"+m\"(r_)); (double)r_; })"
 	if dt == stablehlo.F64 {
-		rnd, fma = "(X)", "__builtin_fma((X), (Y), (Z))"
+		rnd, fma = "(X)", "({ double r_ = __builtin_fma((X), (Y), (Z)); __asm__(\"\" : \"+m\"(r_)); r_; })"
 	}
 	g.line("#define XK_TR(X) %s", rnd)
 	g.line("#define XK_TFMA(X, Y, Z) %s", fma)
