@@ -48,12 +48,16 @@ func inferTriSolve(op *Op) ([]TensorType, error) {
 }
 
 // evalTriSolve solves op(a)·x = b (left side) or x·op(a) = b for every
-// batch by forward or back substitution (§triangular_solve). Only the
+// batch (§triangular_solve): f32 and f64 as XLA:CPU does
+// (evalTriSolveXLA), the 16-bit floats by forward or back substitution. Only the
 // triangle of a that lower names is read; unit_diagonal takes its
 // diagonal as 1. Sums run in increasing index order, in f64 for f64 and
 // f32 otherwise (16-bit results are rounded once).
 func evalTriSolve(a, b *Tensor, t TriSolve) *Tensor {
 	dt := b.Type.DType
+	if dt == F32 || dt == F64 {
+		return evalTriSolveXLA(a, b, t)
+	}
 	r := a.Type.Rank()
 	m := a.Type.Shape[r-1]
 	rows, cols := b.Type.Shape[r-2], b.Type.Shape[r-1]

@@ -382,6 +382,17 @@ func genConv(g *gen, op *stablehlo.Op) {
 	if !r.Type.DType.IsFloat() {
 		acc = "int64_t"
 	}
+	if acc != "int64_t" {
+		g.line("#ifndef XK_CONV_OPQ")
+		g.line("#if defined(__x86_64__) || defined(__i386__)")
+		g.line("#define XK_CONV_OPQ(x) __asm__(\"\" : \"+x\"(x))")
+		g.line("#elif defined(__aarch64__)")
+		g.line("#define XK_CONV_OPQ(x) __asm__(\"\" : \"+w\"(x))")
+		g.line("#else")
+		g.line("#define XK_CONV_OPQ(x) __asm__(\"\" : \"+m\"(x))")
+		g.line("#endif")
+		g.line("#endif")
+	}
 	oi := g.loops(r.Type.Shape, "o")
 	b, of := oi[d.OutputBatch], oi[d.OutputFeature]
 	g.line("const int64_t grp = %s / %d;", of, oPerFG)
@@ -429,7 +440,11 @@ func genConv(g *gen, op *stablehlo.Op) {
 	if acc == "int64_t" {
 		g.line("acc += (int64_t)%s * (int64_t)%s;", x, w)
 	} else {
-		g.line("acc = acc + (%s)(%s * %s);", acc, x, w)
+		// The product goes through an empty asm so that the default
+		// -ffp-contract=fast cannot fuse it into the addition: an FMA
+		// rounds differently from the interpreter (and from XLA, whose
+		// result a grouped f32 convolution missed by 4 ULP that way).
+		g.line("{ %s p_ = %s * %s; XK_CONV_OPQ(p_); acc = acc + p_; }", acc, x, w)
 	}
 	g.closeBlock()
 	g.ind--

@@ -50,8 +50,10 @@ import (
 // code generator changes in a way that makes old executables wrong.
 // Version 2 added control steps (copy, jump, branch) for while, if and case;
 // version 3 the libraries' allocation-failure counter (xk_alloc_failures),
-// which the runtime requires.
-const formatVersion = 3
+// which the runtime requires; version 4 top_k's total order over NaNs and
+// triangular_solve's f32/f64 algorithm (XLA's expander), which change the
+// results of programs an older executable computed differently.
+const formatVersion = 4
 
 // codegenFingerprint identifies the C the generated kernels are built
 // from: the preludes every kernel or some kernels include. It is part of

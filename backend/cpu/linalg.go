@@ -11,8 +11,9 @@ import (
 // both kernel roots, as the interpreter does (stablehlo/trisolve.go,
 // cholesky.go).
 
-// genTriSolve implements triangular_solve by forward or back substitution
-// in the interpreter's order (§triangular_solve): intermediate values are
+// genTriSolve implements triangular_solve as the interpreter does: f32
+// and f64 as XLA:CPU (genTriSolveXLA), the 16-bit floats by forward or
+// back substitution in the interpreter's order: intermediate values are
 // kept in the compute type (f32 for 16-bit floats) in a scratch buffer and
 // rounded to the result type when stored.
 func genTriSolve(g *gen, op *stablehlo.Op) {
@@ -20,6 +21,10 @@ func genTriSolve(g *gen, op *stablehlo.Op) {
 	r := op.Results[0]
 	t := op.Attrs.TriSolve
 	dt := r.Type.DType
+	if dt == stablehlo.F32 || dt == stablehlo.F64 {
+		genTriSolveXLA(g, op)
+		return
+	}
 	ct := ctype(computeDT(dt))
 	A, B := g.input(a), g.input(b)
 	out := g.output(r)

@@ -89,9 +89,16 @@ func genTopK(g *gen, op *stablehlo.Op) {
 	}
 	ct := ctype(x.Type.DType)
 	st := stype(x.Type.DType)
+	// Floats order as XLA's top_k does, by IEEE 754 totalOrder: +NaN
+	// above +Inf, -NaN below -Inf, +0 above -0 (the interpreter's
+	// totalOrderKey). The 16-bit floats widen exactly, NaN signs kept.
+	// A strict comparison keeps the lower index first among equal keys.
 	gt := "(a > b)"
-	if x.Type.DType.IsFloat() {
-		gt = "((a != a && b == b) || a > b)"
+	switch ct {
+	case "float":
+		gt = "(xk_tokf(a) > xk_tokf(b))"
+	case "double":
+		gt = "(xk_tok(a) > xk_tok(b))"
 	}
 	g.line("unsigned char* used = (unsigned char*)malloc(%d > 0 ? %d : 1);", n, n)
 	g.line("if (!used) { XK_ALLOC_FAILED(); return; }")
