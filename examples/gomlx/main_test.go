@@ -15,6 +15,7 @@ import (
 	"github.com/gomlx/gomlx/backends/simplego"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/testneed"
 )
 
 // childEnv makes the test binary run the example's main instead of the
@@ -164,5 +165,56 @@ func TestBackendChoice(t *testing.T) {
 			t.Errorf("GOMLX_BACKEND=%s: backend %s, want %s", v, got, want)
 		}
 		b.Finalize()
+	}
+}
+
+var weightsRE = regexp.MustCompile(`trained on (\S+): loss \S+ -> (\S+), y = (\S+)\*x \+ (\S+)`)
+
+// TestExampleOnRealPlugin trains the example on GoMLX's XLA backend with a
+// real PJRT plugin given by path (GOMLX_BACKEND=xla:<path>, auto-install
+// off), with every XLA cache flag xlacache sets (subcaches all, writer),
+// in two new processes: both converge; the first compiles through the
+// caching wrapper xla.Prepare set up and stores, the second loads every
+// program from the cache (the wrapper's trace: hits, no compile).
+func TestExampleOnRealPlugin(t *testing.T) {
+	for pkg, plugin := range testneed.PJRTPlugins(t) {
+		t.Run(filepath.Base(pkg), func(t *testing.T) {
+			dir, home := t.TempDir(), t.TempDir()
+			trace := filepath.Join(t.TempDir(), "trace")
+			for i, warm := range []bool{false, true} {
+				os.Remove(trace)
+				cmd := exec.Command(os.Args[0])
+				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, childEnv + "=1",
+					"GOMLX_BACKEND=xla:" + plugin, "GOMLX_NO_AUTO_INSTALL=1",
+					"XLACACHE_DIR=" + dir, "XLACACHE_ENABLE_XLA_CACHES=all", "XLACACHE_ROLE=writer",
+					"XLACACHE_MIN_COMPILE_TIME_SECS=0", "XLACACHE_PJRT_TRACE=" + trace}
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("run %d: %v\n%s", i, err, out)
+				}
+				s := string(out)
+				m := weightsRE.FindStringSubmatch(s)
+				if m == nil || !strings.HasPrefix(m[1], "xla") {
+					t.Fatalf("run %d did not train on XLA:\n%s", i, s)
+				}
+				w, _ := strconv.ParseFloat(m[3], 64)
+				b, _ := strconv.ParseFloat(m[4], 64)
+				if math.Abs(w-3) > 0.1 || math.Abs(b-1) > 0.1 {
+					t.Errorf("run %d: y = %v*x + %v, want 3x + 1\n%s", i, w, b, s)
+				}
+				if !strings.Contains(s, "XLA cache flags: --") || !strings.Contains(s, "executable cache: xlacache's PJRT wrapper") {
+					t.Errorf("run %d: XLA's flags or the wrapper not set up:\n%s", i, s)
+				}
+				tr, _ := os.ReadFile(trace)
+				compiles, hits := strings.Count(string(tr), " compile\n"), strings.Count(string(tr), " hit\n")
+				switch {
+				case !warm && (compiles < 1 || hits != 0):
+					t.Errorf("first run: %d compiles, %d hits; want compiles only\n%s", compiles, hits, s)
+				case warm && (compiles != 0 || hits < 1):
+					t.Errorf("second run: %d compiles, %d hits; want hits only\n%s", compiles, hits, s)
+				}
+				t.Logf("run %d: %d compiled, %d from the cache; %s", i, compiles, hits, strings.TrimSpace(s[strings.LastIndex(s, "first step"):]))
+			}
+		})
 	}
 }
