@@ -125,7 +125,7 @@ func setupWrapper(ctx context.Context, opts config.Options, po PrepareOptions, p
 	}
 	// Build and lay out first: a missing C compiler leaves everything as
 	// it was.
-	socket := pjrt.DefaultSocket(dir)
+	socket := pjrt.RoleSocket(dir, opts.Writer())
 	if po.Helper == "" {
 		socket = processSocket(socket)
 	}
