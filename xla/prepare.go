@@ -13,6 +13,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/xla/pjrt"
 )
 
 // Environment variables read by this package (beside config's XLACACHE_*).
@@ -156,6 +157,21 @@ type PrepareOptions struct {
 	// Logger receives one line per skipped or conflicting flag; nil uses
 	// slog.Default().
 	Logger *slog.Logger
+
+	// NoWrapper leaves the plugin as it is: no executable tier (also
+	// XLACACHE_PJRT_WRAP=0). By default Prepare puts xlacache's caching
+	// PJRT wrapper in front of the plugin it found (see xla/pjrt), so a
+	// new process loads the executables an earlier one compiled.
+	NoWrapper bool
+	// WrapperDir is where the wrapper is built with cc (default
+	// <user cache dir>/xlacache-pjrt, as `xlacache pjrt env`).
+	WrapperDir string
+	// Helper, when set, is an xlacache binary that the wrapper starts as
+	// `xlacache pjrt serve` on the cache directory's shared socket (one
+	// helper for every process on it, configured by the environment).
+	// Empty: the helper runs inside this process, with opts, until
+	// Prepared.Close.
+	Helper string
 }
 
 // Prepared reports what Prepare did.
@@ -169,6 +185,18 @@ type Prepared struct {
 	Skipped []Skip
 	// XLAFlags is XLA_FLAGS after Prepare.
 	XLAFlags string
+	// Wrapper is the caching PJRT wrapper set up in front of the plugin;
+	// nil when none was (WrapperSkipped says why).
+	Wrapper *pjrt.Setup
+	// Plugin is the plugin file to load by path: the wrapper when one was
+	// set up, else the plugin Prepare found (empty if none). A program
+	// that loads its plugin by name needs nothing: the name finds the
+	// wrapper through PJRT_PLUGIN_LIBRARY_PATH.
+	Plugin string
+	// WrapperSkipped is why no wrapper was set up.
+	WrapperSkipped string
+
+	wrap *wrapState
 }
 
 // Prepare sets up the process environment so that XLA, when the PJRT
@@ -196,7 +224,19 @@ func Prepare(ctx context.Context, opts config.Options, po PrepareOptions) (*Prep
 	if !opts.Enabled() {
 		return p, nil
 	}
-	sup, err := ResolveSupport(ctx, po.Plugin, po.PluginName, po.Version, lookup)
+	plugin := po.Plugin
+	if plugin == "" && po.PluginName != "" {
+		plugin, _ = FindPlugin(po.PluginName, lookup)
+	}
+	wrapped := false
+	if plugin != "" && isWrapper(plugin) {
+		// Prepared before in this process: probe the real plugin, and
+		// leave the wrapper as it is.
+		inner, _ := lookup(pjrt.EnvInner)
+		plugin, wrapped = inner, true
+		p.Plugin, p.WrapperSkipped = po.Plugin, "the plugin is already xlacache's wrapper"
+	}
+	sup, err := ResolveSupport(ctx, plugin, "", po.Version, lookup)
 	if err != nil {
 		return p, fmt.Errorf("xla: %w", err)
 	}
@@ -205,16 +245,37 @@ func Prepare(ctx context.Context, opts config.Options, po PrepareOptions) (*Prep
 	for _, s := range p.Skipped {
 		logger.Info("xlacache: XLA cache flag not set", "flag", s.Flag, "reason", s.Reason)
 	}
-	if len(p.Flags) == 0 {
+	if len(p.Flags) > 0 {
+		if err := p.setFlags(opts, existing, setenv, logger); err != nil {
+			return p, err
+		}
+	}
+	if wrapped {
 		return p, nil
 	}
+	// The executable tier: a failure costs only the tier (one line), never
+	// the flags above or the program.
+	p.Plugin = plugin
+	reason, err := setupWrapper(ctx, opts, po, plugin, lookup, setenv, logger, p)
+	switch {
+	case err != nil:
+		p.WrapperSkipped = err.Error()
+		logger.Warn("xlacache: no executable cache for the PJRT plugin; it compiles every program", "plugin", plugin, "err", err)
+	case reason != "":
+		p.WrapperSkipped = reason
+	}
+	return p, nil
+}
+
+// setFlags merges p.Flags into XLA_FLAGS (existing) and sets it.
+func (p *Prepared) setFlags(opts config.Options, existing string, setenv func(string, string) error, logger *slog.Logger) error {
 	base, err := InlineFlags(existing)
 	if err != nil {
-		return p, fmt.Errorf("xla: %w", err)
+		return fmt.Errorf("xla: %w", err)
 	}
 	merged, err := MergeFlags(base, FollowUserAutotuneDir(base, p.Flags))
 	if err != nil {
-		return p, fmt.Errorf("xla: merge with %s: %w", EnvXLAFlags, err)
+		return fmt.Errorf("xla: merge with %s: %w", EnvXLAFlags, err)
 	}
 	for _, c := range merged.Conflicts {
 		logger.Warn("xlacache: XLA_FLAGS already sets a cache flag; keeping the user's value",
@@ -228,18 +289,18 @@ func Prepare(ctx context.Context, opts config.Options, po PrepareOptions) (*Prep
 		for _, f := range merged.Added {
 			if f.Name == FlagAutotuneCacheDir {
 				if err := CreateAutotuneDir(opts.Dir, opts.EffectiveDirMode()); err != nil {
-					return p, err
+					return err
 				}
 			}
 		}
 	}
 	if merged.Value != existing {
 		if err := setenv(EnvXLAFlags, merged.Value); err != nil {
-			return p, fmt.Errorf("xla: set %s: %w", EnvXLAFlags, err)
+			return fmt.Errorf("xla: set %s: %w", EnvXLAFlags, err)
 		}
 	}
 	p.Merge, p.XLAFlags = merged, merged.Value
-	return p, nil
+	return nil
 }
 
 // FollowUserAutotuneDir returns want with FlagAutotunerCacheDir set to

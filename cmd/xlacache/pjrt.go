@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	xlacache "github.com/xlacache/xlacache"
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/xla"
 	"github.com/xlacache/xlacache/xla/pjrt"
 )
@@ -71,7 +72,7 @@ func init() {
 	f.String("plugin", "", "the real PJRT plugin (.so) to wrap")
 	f.String("name", "", "plugin name hosts ask for (default: from the file name, e.g. cpu)")
 	f.String("build-dir", "", "where the wrapper is built and laid out (default: <user cache dir>/xlacache-pjrt)")
-	f.String("socket", "", "the helper's unix socket (default: one per cache directory, in $XDG_RUNTIME_DIR or the temporary directory)")
+	f.String("socket", "", "the helper's unix socket (default: one per cache directory and role, in $XDG_RUNTIME_DIR or the temporary directory)")
 	f.Bool("no-helper", false, "do not let the wrapper start a helper: without one it compiles without the cache")
 	f.String("shell", "bash", "output syntax: bash (also sh, zsh) or json")
 	s := pjrtServeCmd.Flags()
@@ -105,7 +106,7 @@ func runPJRTEnv(cmd *cobra.Command, _ []string) error {
 	}
 	socket, _ := f.GetString("socket")
 	if socket == "" {
-		socket = pjrt.DefaultSocket(dir)
+		socket = pjrt.RoleSocket(dir, opts.Writer())
 	}
 	helper := ""
 	if noHelper, _ := f.GetBool("no-helper"); !noHelper {
@@ -152,7 +153,12 @@ func runPJRTServe(cmd *cobra.Command, _ []string) error {
 	}
 	socket, _ := cmd.Flags().GetString("socket")
 	if socket == "" {
-		socket = pjrt.DefaultSocket(opts.Dir)
+		socket = pjrt.RoleSocket(opts.Dir, opts.Writer())
+	}
+	if socket == pjrt.RoleSocket(opts.Dir, false) {
+		// Wrappers of reader processes connect here: whatever the role
+		// this process's environment gives, their helper never writes.
+		opts.Role = config.RoleReader
 	}
 	idle, _ := cmd.Flags().GetDuration("idle-exit")
 	ln, err := pjrt.Listen(socket)

@@ -11,7 +11,11 @@
 // PJRT_PLUGIN_LIBRARY_PATH) and GOMLX_BACKEND unset or xla, it calls
 // xla.Prepare before the plugin is loaded, so XLA compiles with its
 // autotune (and, if selected, kernel) cache under XLACACHE_DIR, then
-// trains on GoMLX's XLA backend. GOMLX_BACKEND=go selects GoMLX's pure-Go
+// trains on GoMLX's XLA backend, through xlacache's caching PJRT wrapper
+// (xla/pjrt), which Prepare puts in front of the plugin: a second run
+// loads the compiled training step instead of compiling it.
+// GOMLX_BACKEND=xla:/path/to/plugin.so names the plugin by path.
+// GOMLX_BACKEND=go selects GoMLX's pure-Go
 // backend. It never downloads a plugin.
 //
 //	XLACACHE_DIR=/tmp/xc go run ./examples/gomlx
@@ -23,6 +27,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -135,6 +140,14 @@ func newXLABackend(ctx context.Context, out io.Writer, opts config.Options, plug
 		}
 		cachesOn = len(p.Flags) > 0
 		fmt.Fprintf(out, "XLA plugin %q (%s); XLA cache flags: %s\n", plugin, p.Support.Detail, strings.Join(set, " "))
+		if p.Wrapper != nil {
+			// Load the wrapper by path: go-xla would find it by name too
+			// (PJRT_PLUGIN_LIBRARY_PATH), but not when plugin is a path.
+			fmt.Fprintf(out, "executable cache: xlacache's PJRT wrapper around %s\n", p.Wrapper.Inner)
+			plugin, cachesOn = p.Plugin, true
+		} else {
+			fmt.Fprintf(out, "executable cache: off (%s)\n", p.WrapperSkipped)
+		}
 	}
 	b, err := xlabackend.New(plugin)
 	if err != nil {
@@ -144,7 +157,7 @@ func newXLABackend(ctx context.Context, out io.Writer, opts config.Options, plug
 }
 
 // pickPlugin chooses the PJRT plugin: the one GOMLX_BACKEND names
-// ("xla:cuda"), else cuda, else cpu, else any installed one. It only
+// ("xla:cuda", or a path: "xla:/opt/pjrt/pjrt_c_api_cpu_plugin.so"), else cuda, else cpu, else any installed one. It only
 // lists files; nothing is loaded.
 func pickPlugin(lookup func(string) (string, bool)) string {
 	avail := xlabackend.GetAvailablePlugins()
@@ -156,6 +169,12 @@ func pickPlugin(lookup func(string) (string, bool)) string {
 		if cfg, _, _ = strings.Cut(cfg, ","); cfg != "" {
 			if slices.Contains(avail, cfg) {
 				return cfg
+			}
+			// A plugin given by path, as GoMLX takes it.
+			if filepath.IsAbs(cfg) {
+				if st, err := os.Stat(cfg); err == nil && st.Mode().IsRegular() {
+					return cfg
+				}
 			}
 			return ""
 		}

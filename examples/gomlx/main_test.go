@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -15,6 +17,7 @@ import (
 	"github.com/gomlx/gomlx/backends/simplego"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/testneed"
 )
 
 // childEnv makes the test binary run the example's main instead of the
@@ -165,4 +168,115 @@ func TestBackendChoice(t *testing.T) {
 		}
 		b.Finalize()
 	}
+}
+
+var weightsRE = regexp.MustCompile(`trained on (\S+): loss \S+ -> (\S+), y = (\S+)\*x \+ (\S+)`)
+
+// TestExampleOnRealPlugin trains the example on GoMLX's XLA backend with a
+// real PJRT plugin given by path (GOMLX_BACKEND=xla:<path>, auto-install
+// off), with every XLA cache flag xlacache sets (subcaches all, writer),
+// in two new processes: both converge; the first compiles through the
+// caching wrapper xla.Prepare set up and stores, the second loads every
+// program from the cache (the wrapper's trace: hits, no compile).
+func TestExampleOnRealPlugin(t *testing.T) {
+	for pkg, plugin := range testneed.PJRTPlugins(t) {
+		t.Run(filepath.Base(pkg), func(t *testing.T) {
+			dir, home := t.TempDir(), t.TempDir()
+			trace := filepath.Join(t.TempDir(), "trace")
+			for i, warm := range []bool{false, true} {
+				os.Remove(trace)
+				cmd := exec.Command(os.Args[0])
+				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, childEnv + "=1",
+					"GOMLX_BACKEND=xla:" + plugin, "GOMLX_NO_AUTO_INSTALL=1",
+					"XLACACHE_DIR=" + dir, "XLACACHE_ENABLE_XLA_CACHES=all", "XLACACHE_ROLE=writer",
+					"XLACACHE_MIN_COMPILE_TIME_SECS=0", "XLACACHE_PJRT_TRACE=" + trace}
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("run %d: %v\n%s", i, err, out)
+				}
+				s := string(out)
+				m := weightsRE.FindStringSubmatch(s)
+				if m == nil || !strings.HasPrefix(m[1], "xla") {
+					t.Fatalf("run %d did not train on XLA:\n%s", i, s)
+				}
+				w, _ := strconv.ParseFloat(m[3], 64)
+				b, _ := strconv.ParseFloat(m[4], 64)
+				if math.Abs(w-3) > 0.1 || math.Abs(b-1) > 0.1 {
+					t.Errorf("run %d: y = %v*x + %v, want 3x + 1\n%s", i, w, b, s)
+				}
+				if !strings.Contains(s, "XLA cache flags: --") || !strings.Contains(s, "executable cache: xlacache's PJRT wrapper") {
+					t.Errorf("run %d: XLA's flags or the wrapper not set up:\n%s", i, s)
+				}
+				tr, _ := os.ReadFile(trace)
+				compiles, hits := strings.Count(string(tr), " compile\n"), strings.Count(string(tr), " hit\n")
+				switch {
+				case !warm && (compiles < 1 || hits != 0):
+					t.Errorf("first run: %d compiles, %d hits; want compiles only\n%s", compiles, hits, s)
+				case warm && (compiles != 0 || hits < 1):
+					t.Errorf("second run: %d compiles, %d hits; want hits only\n%s", compiles, hits, s)
+				}
+				t.Logf("run %d: %d compiled, %d from the cache; %s", i, compiles, hits, strings.TrimSpace(s[strings.LastIndex(s, "first step"):]))
+			}
+		})
+	}
+}
+
+// TestBenchTrainingSteps (XLACACHE_PJRT_BENCH=1) times GoMLX's MLP and
+// transformer training steps (testdata/trainbench: GoMLX's layers, its
+// Trainer and Adam) on each real plugin in new processes: the plain
+// plugin, then through the caching wrapper cold (compile and store) and
+// warm (a new process). It logs a table; the numbers are in
+// docs/pjrt.md. It checks only that the warm run took at least one
+// program from the cache.
+func TestBenchTrainingSteps(t *testing.T) {
+	if os.Getenv("XLACACHE_PJRT_BENCH") != "1" {
+		t.Skip("set XLACACHE_PJRT_BENCH=1 to run the benchmark")
+	}
+	plugins := testneed.PJRTPlugins(t)
+	bin := filepath.Join(t.TempDir(), "trainbench")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/trainbench").CombinedOutput(); err != nil {
+		t.Fatalf("building trainbench: %v\n%s", err, out)
+	}
+	type res struct {
+		First  float64 `json:"first_step_ms"`
+		Second float64 `json:"second_step_ms"`
+		Ready  float64 `json:"ready_ms"`
+	}
+	home := t.TempDir()
+	run := func(t *testing.T, model, plugin string, env ...string) (res, string) {
+		t.Helper()
+		cmd := exec.Command(bin, "-model", model, "-plugin", plugin)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GOMLX_NO_AUTO_INSTALL=1", "TRAINBENCH_SEED=1"}, env...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("trainbench %s: %v\n%s", model, err, stderr.String())
+		}
+		var r res
+		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+			t.Fatalf("trainbench output %q: %v", stdout.String(), err)
+		}
+		return r, stderr.String()
+	}
+	table := "| plugin | model | plain first step ms | plain ready ms | hit first step ms | hit ready ms | programs hit/compiled | first-step ratio | ready ratio |\n|---|---|---:|---:|---:|---:|---|---:|---:|\n"
+	for pkg, plugin := range plugins {
+		for _, model := range []string{"mlp", "transformer"} {
+			t.Run(filepath.Base(pkg)+"/"+model, func(t *testing.T) {
+				plain, _ := run(t, model, plugin)
+				dir, trace := t.TempDir(), filepath.Join(t.TempDir(), "trace")
+				env := []string{"XLACACHE_DIR=" + dir, "XLACACHE_MIN_COMPILE_TIME_SECS=0", "XLACACHE_PJRT_TRACE=" + trace}
+				run(t, model, plugin, env...)
+				os.Remove(trace)
+				hit, _ := run(t, model, plugin, env...)
+				tr, _ := os.ReadFile(trace)
+				hits, compiles := strings.Count(string(tr), " hit\n"), strings.Count(string(tr), " compile\n")
+				if hits < 1 {
+					t.Errorf("warm run: no program from the cache (trace %q)", tr)
+				}
+				table += fmt.Sprintf("| %s | %s | %.0f | %.0f | %.0f | %.0f | %d/%d | %.1fx | %.1fx |\n", filepath.Base(pkg), model,
+					plain.First, plain.Ready, hit.First, hit.Ready, hits, compiles, plain.First/hit.First, plain.Ready/hit.Ready)
+			})
+		}
+	}
+	t.Logf("\n%s", table)
 }

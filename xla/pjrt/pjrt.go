@@ -253,3 +253,18 @@ func DefaultSocket(dir string) string {
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("xlacache-%d", os.Getuid()), name)
 }
+
+// RoleSocket is the helper socket for processes of one role on the cache
+// directory dir: DefaultSocket for writers, beside it a "-reader" one for
+// readers. A helper's role is fixed when it opens the cache (cache.Compile
+// stores only on a writer's cache), and a helper started on demand takes
+// its role from the environment of the process that started it; so each
+// role has its own socket and helper, and a reader process never reaches
+// a helper that writes.
+func RoleSocket(dir string, writer bool) string {
+	s := DefaultSocket(dir)
+	if writer {
+		return s
+	}
+	return strings.TrimSuffix(s, ".sock") + "-reader.sock"
+}

@@ -1,0 +1,145 @@
+// Command trainbench times GoMLX training steps on GoMLX's XLA backend:
+// an MLP or a small transformer, built with GoMLX's layers and trained by
+// its Trainer (Adam). It prints one JSON line: the time of the first
+// training step (graph building, variable initialization, compilation and
+// one step), of the second step, and from process start until the first
+// step was done. With XLACACHE_DIR set it calls xla.Prepare first, so the
+// plugin runs behind xlacache's caching PJRT wrapper; without, it uses the
+// plain plugin. examples/gomlx's TestBenchTrainingSteps runs it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	xlabackend "github.com/gomlx/gomlx/backends/xla"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's style for model code
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/gomlx/pkg/ml/layers"
+	"github.com/gomlx/gomlx/pkg/ml/layers/fnn"
+	"github.com/gomlx/gomlx/pkg/ml/train"
+	"github.com/gomlx/gomlx/pkg/ml/train/losses"
+	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
+
+	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/xla"
+)
+
+var start = time.Now()
+
+func main() {
+	model := flag.String("model", "mlp", "mlp or transformer")
+	plugin := flag.String("plugin", "", "PJRT plugin path")
+	flag.Parse()
+	if err := run(*model, *plugin); err != nil {
+		fmt.Fprintln(os.Stderr, "trainbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(model, plugin string) error {
+	xlabackend.EnableAutoInstall(false)
+	opts, err := config.FromEnv(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	wrapped := false
+	if opts.Enabled() {
+		p, err := xla.Prepare(context.Background(), opts, xla.PrepareOptions{Plugin: plugin})
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		if p.Wrapper == nil {
+			return fmt.Errorf("no wrapper: %s", p.WrapperSkipped)
+		}
+		plugin, wrapped = p.Plugin, true
+	}
+	backend, err := xlabackend.New(plugin)
+	if err != nil {
+		return err
+	}
+	defer backend.Finalize()
+	var modelFn train.ModelFn
+	var inputs, labels []*tensors.Tensor
+	switch model {
+	case "mlp":
+		modelFn = func(ctx *mlctx.Context, _ any, in []*Node) []*Node {
+			return []*Node{fnn.New(ctx, in[0], 1).NumHiddenLayers(3, 256).Done()}
+		}
+		inputs = []*tensors.Tensor{tensors.FromValue(fill(64, 32))}
+		labels = []*tensors.Tensor{tensors.FromValue(fill(64, 1))}
+	case "transformer":
+		modelFn = transformer
+		inputs = []*tensors.Tensor{tensors.FromValue(fill3(8, 32, 64))}
+		labels = []*tensors.Tensor{tensors.FromValue(fill(8, 1))}
+	default:
+		return fmt.Errorf("model %q: want mlp or transformer", model)
+	}
+	ctx := mlctx.New()
+	if seed := os.Getenv("TRAINBENCH_SEED"); seed != "" {
+		var n int64
+		fmt.Sscan(seed, &n)
+		ctx.SetParam(mlctx.ParamInitialSeed, n)
+	}
+	trainer := train.NewTrainer(backend, ctx, modelFn, losses.MeanSquaredError, optimizers.Adam().Done(), nil, nil)
+	t0 := time.Now()
+	if _, err := trainer.TrainStep(nil, inputs, labels); err != nil {
+		return fmt.Errorf("first step: %w", err)
+	}
+	first, ready := time.Since(t0), time.Since(start)
+	t1 := time.Now()
+	m, err := trainer.TrainStep(nil, inputs, labels)
+	if err != nil {
+		return fmt.Errorf("second step: %w", err)
+	}
+	second := time.Since(t1)
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{
+		"model": model, "wrapped": wrapped, "loss": tensors.ToScalar[float32](m[0]),
+		"first_step_ms": ms(first), "second_step_ms": ms(second), "ready_ms": ms(ready),
+	})
+}
+
+// transformer is two pre-norm encoder blocks (4-head self-attention and a
+// 2-layer feed-forward, with residuals) over a [batch, 32, 64] sequence,
+// mean-pooled to one output.
+func transformer(ctx *mlctx.Context, _ any, in []*Node) []*Node {
+	x := in[0]
+	for i := range 2 {
+		c := ctx.In(fmt.Sprintf("block_%d", i))
+		h := layers.LayerNormalization(c.In("ln1"), x, -1).Done()
+		x = Add(x, layers.MultiHeadAttention(c.In("attn"), h, h, h, 4, 16).Done())
+		h = layers.LayerNormalization(c.In("ln2"), x, -1).Done()
+		x = Add(x, fnn.New(c.In("ffn"), h, 64).NumHiddenLayers(1, 128).Done())
+	}
+	return []*Node{layers.DenseWithBias(ctx.In("head"), ReduceMean(x, 1), 1)}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func fill(n, m int) [][]float32 {
+	out := make([][]float32, n)
+	for i := range out {
+		out[i] = make([]float32, m)
+		for j := range out[i] {
+			out[i][j] = float32((i*7+j*3)%11)/11 - 0.5
+		}
+	}
+	return out
+}
+
+func fill3(a, b, c int) [][][]float32 {
+	out := make([][][]float32, a)
+	for i := range out {
+		out[i] = fill(b, c)
+		for j := range out[i] {
+			out[i][j][0] += float32(i) / 8
+		}
+	}
+	return out
+}
