@@ -200,8 +200,7 @@ func Seal(rel string, data, signingKey []byte) (Member, error) {
 
 // ObjectNames returns the store names of pack and of its index.
 func ObjectNames(pack []byte) (packName, indexName string) {
-	id := packID(pack)
-	return Prefix + id + packSuffix, Prefix + id + indexSuffix
+	return layout.PackObjects(packID(pack))
 }
 
 // openPayload returns a sealed member's payload, verified by its entry

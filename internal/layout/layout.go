@@ -226,10 +226,10 @@ var tierNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*(/[a-z0-9][a-z0-9_]*)?$`
 var reserved = map[string]bool{
 	ExecutablesDir: true, QuarantineDir: true, LocksDir: true,
 	XLAAutotuneDir: true, XLAKernelFile: true,
-	// Other top-level prefixes of the shared store, which bucket
-	// retention and sync must never take for a tier: the usage markers
-	// (UsedPrefix), older versions' object leases (OldLeasePrefix) and
-	// exec's packs (hostfill.Prefix).
+	// Other top-level prefixes of the shared store (bucket.go), which
+	// bucket retention and sync must never take for a tier: the usage
+	// markers (UsedPrefix), older versions' object leases
+	// (OldLeasePrefix) and exec's packs (PackPrefix).
 	"used": true, "leases": true, "hostfill": true,
 }
 
@@ -273,17 +273,6 @@ func XLAOwned(rel string, c Class) bool {
 	}
 	return false
 }
-
-// UsedPrefix starts the names of the usage markers in the shared store: a
-// writer that hits the shared object "<tier>/<key>" refreshes the marker
-// "used/<tier>/<key>" at most once a day, and bucket retention (package
-// retention) takes an object's last use from the later of the two
-// objects' modification times. "used" is reserved as a backend name, so
-// no entry's object name starts with it.
-const UsedPrefix = "used/"
-
-// UsedMarker returns the usage marker's name for the shared object name.
-func UsedMarker(name string) string { return UsedPrefix + name }
 
 // Kind is what a file under the cache directory is.
 type Kind int

@@ -10,13 +10,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/xlacache/xlacache/blob"
@@ -161,7 +159,7 @@ func (m *Mirror) fetch(ctx context.Context, obj string, verify func([]byte) erro
 }
 
 func (m *Mirror) pullAutotune(ctx context.Context, root *os.Root, st *MirrorStats) error {
-	objs, err := m.objs.List(ctx, AutotuneDir+"/")
+	objs, err := m.objs.List(ctx, layout.XLAAutotunePrefix)
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", AutotuneDir, err)
 	}
@@ -169,7 +167,7 @@ func (m *Mirror) pullAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 	var errs []error
 	for _, o := range objs {
 		obj := o.Name
-		base, ok := strings.CutPrefix(obj, AutotuneDir+"/")
+		base, ok := layout.XLAAutotuneBase(obj)
 		if !ok || !ValidAutotuneName(base) {
 			st.Refused++
 			continue
@@ -204,7 +202,7 @@ func (m *Mirror) pushAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 		}
 		return fmt.Errorf("reading %s: %w", local, err)
 	}
-	remote, err := m.objs.List(ctx, AutotuneDir+"/")
+	remote, err := m.objs.List(ctx, layout.XLAAutotunePrefix)
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", AutotuneDir, err)
 	}
@@ -217,7 +215,7 @@ func (m *Mirror) pushAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 		if !e.Type().IsRegular() || !ValidAutotuneName(e.Name()) {
 			continue
 		}
-		obj := AutotuneDir + "/" + e.Name()
+		obj := layout.XLAAutotuneObject(e.Name())
 		data, err := atomicfile.ReadRegular(root, local+"/"+e.Name(), maxLocalFile)
 		if err != nil {
 			errs = append(errs, err)
@@ -253,7 +251,7 @@ func (m *Mirror) pushAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 }
 
 func (m *Mirror) pullKernels(ctx context.Context, root *os.Root, st *MirrorStats) error {
-	objs, err := m.objs.List(ctx, KernelParts+"/")
+	objs, err := m.objs.List(ctx, layout.XLAKernelPartsPrefix)
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", KernelParts, err)
 	}
@@ -327,7 +325,7 @@ func (m *Mirror) pushKernels(ctx context.Context, root *os.Root, st *MirrorStats
 		return fmt.Errorf("not publishing %s: %w", src, err)
 	}
 	sum := sha256.Sum256(data)
-	obj := KernelParts + "/" + hex.EncodeToString(sum[:])
+	obj := layout.XLAKernelPartObject(sum)
 	m.mu.Lock()
 	done := m.pushed[obj] || m.merged[obj]
 	m.mu.Unlock()
