@@ -1,13 +1,12 @@
 package hostfill
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/xlacache/xlacache/internal/entry"
@@ -46,23 +45,24 @@ func (k fileKind) String() string {
 // else: JAX's "-atime" files and lock file (JAX writes them itself;
 // without a size bound it never reads them), temporary files, state.
 func classify(rel string) fileKind {
+	return classifyAs(rel, layout.Classify(rel))
+}
+
+// classifyAs is classify for a file layout has classified as c (as
+// layout.Walk does): the packed kinds are layout's JAX entries, XLA's
+// autotune results directly in their directory, and xlacache's entries.
+func classifyAs(rel string, c layout.Class) fileKind {
 	if layout.ValidRel(rel) != nil || len(rel) > maxNameLen {
 		return fileNone
 	}
-	dir, base := path.Split(rel)
-	switch {
-	case dir == "" && strings.HasSuffix(base, layout.JAXCacheSuffix):
-		if _, _, ok := jaxcache.SplitKey(strings.TrimSuffix(base, layout.JAXCacheSuffix)); ok {
-			return fileJAX
-		}
-		return fileNone
-	case dir == layout.XLAAutotuneDir+"/":
-		if rawfiles.ValidAutotuneName(base) && !layout.IsTemp(base) {
+	switch c.Kind {
+	case layout.JAXEntry:
+		return fileJAX
+	case layout.XLAAutotune:
+		if dir, base := path.Split(rel); dir == layout.XLAAutotuneDir+"/" && rawfiles.ValidAutotuneName(base) {
 			return fileAutotune
 		}
-		return fileNone
-	}
-	if layout.Classify(rel).Kind == layout.Entry {
+	case layout.Entry:
 		return fileEntry
 	}
 	return fileNone
@@ -143,51 +143,34 @@ type localFile struct {
 	modTime time.Time
 }
 
-// scanLocal lists the packed kinds of files under root: top-level JAX
-// entries, the autotune directory, and xlacache's tiers.
+// scanLocal lists the packed kinds of files under root (layout.Walk's
+// files: top-level JAX entries, the autotune directory, and xlacache's
+// tiers).
 func scanLocal(root *os.Root) ([]localFile, error) {
 	var out []localFile
-	top, err := fs.ReadDir(root.FS(), ".")
+	err := layout.Walk(context.Background(), root.FS(), func(f layout.File, err error) error {
+		if err != nil {
+			if f.Rel == "." {
+				return err
+			}
+			return nil // a directory removed or unreadable: nothing of it this time
+		}
+		if !f.Entry.Type().IsRegular() {
+			return nil
+		}
+		k := classifyAs(f.Rel, f.Class)
+		if k == fileNone {
+			return nil
+		}
+		info, err := f.Entry.Info()
+		if err != nil {
+			return nil // removed meanwhile
+		}
+		out = append(out, localFile{rel: f.Rel, kind: k, size: info.Size(), modTime: info.ModTime()})
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	add := func(rel string, d fs.DirEntry) {
-		if !d.Type().IsRegular() {
-			return
-		}
-		k := classify(rel)
-		if k == fileNone {
-			return
-		}
-		info, err := d.Info()
-		if err != nil {
-			return // removed meanwhile
-		}
-		out = append(out, localFile{rel: rel, kind: k, size: info.Size(), modTime: info.ModTime()})
-	}
-	for _, d := range top {
-		name := d.Name()
-		switch {
-		case d.Type().IsRegular():
-			add(name, d)
-		case !d.IsDir() || name == layout.StateDir || name == layout.LocksDir || name == layout.QuarantineDir:
-		default:
-			// The autotune directory, and tier directories
-			// ("executables/<shard>", "<backend>/<sub>/<shard>").
-			_ = fs.WalkDir(root.FS(), name, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return nil
-				}
-				if d.IsDir() {
-					if strings.Count(p, "/") > 2 || p == layout.XLAAutotuneDir+"/"+layout.XLAAutotuneTmpDir {
-						return fs.SkipDir
-					}
-					return nil
-				}
-				add(p, d)
-				return nil
-			})
-		}
 	}
 	return out, nil
 }

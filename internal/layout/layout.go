@@ -19,13 +19,15 @@
 //	  .tmp-*                                    temporary files (any directory)
 //
 // The package computes names; the only I/O it does is OwnedTopDir's look
-// into a directory.
+// into a directory and Walk, the one walk of a cache directory that every
+// scan uses (walk.go). The shared store's object names are in bucket.go.
 package layout
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -296,9 +298,14 @@ const (
 	XLAAutotune
 	// XLAKernel is XLA's kernel cache file.
 	XLAKernel
+	// JAXEntry is an entry of a JAX cache sharing the directory:
+	// "<key>-cache" directly in it, with a JAX key ("<module>-<64 hex>").
+	// JAX manages it under its own lock; xlacache's scans never count or
+	// evict it (its "-atime" file and lock file are Foreign).
+	JAXEntry
 )
 
-var kindNames = [...]string{"foreign", "entry", "temp", "quarantine", "state", "lease", "xla-autotune", "xla-kernels"}
+var kindNames = [...]string{"foreign", "entry", "temp", "quarantine", "state", "lease", "xla-autotune", "xla-kernels", "jax-entry"}
 
 // String names the kind for logs and reports.
 func (k Kind) String() string {
@@ -361,6 +368,8 @@ func Classify(rel string) Class {
 		return Class{Kind: Temp, Area: XLAKernelFile}
 	case !nested && IsTemp(base):
 		return Class{Kind: Temp}
+	case !nested && isJAXEntry(base):
+		return Class{Kind: JAXEntry}
 	}
 	parts := strings.Split(rel, "/")
 	var tier string
@@ -385,6 +394,19 @@ func Classify(rel string) Class {
 	return Class{Kind: Entry, Area: tier, Tier: tier, Key: key}
 }
 
+// isJAXEntry reports whether the base name is a JAX entry's,
+// "<key>-cache" with JAX's key text: a module name of any characters but
+// a newline, a dash and 64 lower-case hex digits (the pattern of
+// xla/jaxcache.SplitKey, which walk_test.go holds this to).
+func isJAXEntry(base string) bool {
+	key, ok := strings.CutSuffix(base, JAXCacheSuffix)
+	if !ok || len(key) <= keyDigestLen+1 || strings.IndexByte(key, '\n') >= 0 {
+		return false
+	}
+	_, ok = Shard(key)
+	return ok
+}
+
 // OwnedTopDir reports whether the top-level directory name (at path p) may
 // hold files of the cache, so that scans descend into it: the executables
 // tier, XLA's autotune cache, the quarantine, and a backend's tier
@@ -392,6 +414,11 @@ func Classify(rel string) Class {
 // subdirectories. Anything else (a JAX cache's neighbours, a user's files)
 // is left alone.
 func OwnedTopDir(name, p string) bool {
+	return ownedTopDir(name, func() ([]fs.DirEntry, error) { return os.ReadDir(p) })
+}
+
+// ownedTopDir is OwnedTopDir with the directory's listing read by readDir.
+func ownedTopDir(name string, readDir func() ([]fs.DirEntry, error)) bool {
 	switch name {
 	case ExecutablesDir, QuarantineDir, XLAAutotuneDir:
 		return true
@@ -401,7 +428,7 @@ func OwnedTopDir(name, p string) bool {
 	if ValidTierName(name+"/"+AutotuneSub) != nil {
 		return false
 	}
-	ents, err := os.ReadDir(p)
+	ents, err := readDir()
 	if err != nil || len(ents) == 0 {
 		return false
 	}

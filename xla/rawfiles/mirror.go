@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 
@@ -195,7 +196,21 @@ func (m *Mirror) pullAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 
 func (m *Mirror) pushAutotune(ctx context.Context, root *os.Root, st *MirrorStats) error {
 	local := layout.XLAAutotuneDir
-	ents, err := fs.ReadDir(root.FS(), local)
+	// The results directly in the directory; XLA's tmp directory holds
+	// results being written.
+	var names []string
+	err := layout.WalkUnder(ctx, root.FS(), local, func(f layout.File, err error) error {
+		if err != nil {
+			if f.Rel == local {
+				return err
+			}
+			return nil
+		}
+		if dir, base := path.Split(f.Rel); dir == local+"/" && f.Class.Kind == layout.XLAAutotune && f.Entry.Type().IsRegular() && ValidAutotuneName(base) {
+			names = append(names, base)
+		}
+		return nil
+	})
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -211,12 +226,9 @@ func (m *Mirror) pushAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 		have[r.Name] = r
 	}
 	var errs []error
-	for _, e := range ents {
-		if !e.Type().IsRegular() || !ValidAutotuneName(e.Name()) {
-			continue
-		}
-		obj := layout.XLAAutotuneObject(e.Name())
-		data, err := atomicfile.ReadRegular(root, local+"/"+e.Name(), maxLocalFile)
+	for _, name := range names {
+		obj := layout.XLAAutotuneObject(name)
+		data, err := atomicfile.ReadRegular(root, local+"/"+name, maxLocalFile)
 		if err != nil {
 			errs = append(errs, err)
 			continue
