@@ -1,12 +1,13 @@
 package hostfill
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/xlacache/xlacache/internal/entry"
@@ -143,34 +144,51 @@ type localFile struct {
 	modTime time.Time
 }
 
-// scanLocal lists the packed kinds of files under root (layout.Walk's
-// files: top-level JAX entries, the autotune directory, and xlacache's
-// tiers).
+// scanLocal lists the packed kinds of files under root: top-level JAX
+// entries, the autotune directory, and xlacache's tiers.
 func scanLocal(root *os.Root) ([]localFile, error) {
 	var out []localFile
-	err := layout.Walk(context.Background(), root.FS(), func(f layout.File, err error) error {
-		if err != nil {
-			if f.Rel == "." {
-				return err
-			}
-			return nil // a directory removed or unreadable: nothing of it this time
-		}
-		if !f.Entry.Type().IsRegular() {
-			return nil
-		}
-		k := classifyAs(f.Rel, f.Class)
-		if k == fileNone {
-			return nil
-		}
-		info, err := f.Entry.Info()
-		if err != nil {
-			return nil // removed meanwhile
-		}
-		out = append(out, localFile{rel: f.Rel, kind: k, size: info.Size(), modTime: info.ModTime()})
-		return nil
-	})
+	top, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return nil, err
+	}
+	add := func(rel string, d fs.DirEntry) {
+		if !d.Type().IsRegular() {
+			return
+		}
+		k := classify(rel)
+		if k == fileNone {
+			return
+		}
+		info, err := d.Info()
+		if err != nil {
+			return // removed meanwhile
+		}
+		out = append(out, localFile{rel: rel, kind: k, size: info.Size(), modTime: info.ModTime()})
+	}
+	for _, d := range top {
+		name := d.Name()
+		switch {
+		case d.Type().IsRegular():
+			add(name, d)
+		case !d.IsDir() || name == layout.StateDir || name == layout.LocksDir || name == layout.QuarantineDir:
+		default:
+			// The autotune directory, and tier directories
+			// ("executables/<shard>", "<backend>/<sub>/<shard>").
+			_ = fs.WalkDir(root.FS(), name, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return nil
+				}
+				if d.IsDir() {
+					if strings.Count(p, "/") > 2 || p == layout.XLAAutotuneDir+"/"+layout.XLAAutotuneTmpDir {
+						return fs.SkipDir
+					}
+					return nil
+				}
+				add(p, d)
+				return nil
+			})
+		}
 	}
 	return out, nil
 }
