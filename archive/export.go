@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -116,38 +114,19 @@ func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStat
 // collect lists the files of dir an archive carries, sorted by path.
 func collect(ctx context.Context, dir string) ([]exportFile, error) {
 	var files []exportFile
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := layout.Walk(ctx, os.DirFS(dir), func(lf layout.File, err error) error {
+		p := filepath.Join(dir, filepath.FromSlash(lf.Rel))
 		if err != nil {
-			return err
+			return fmt.Errorf("reading %s: %w", p, err)
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if p == dir {
+		if !lf.Entry.Type().IsRegular() {
 			return nil
 		}
-		rel := filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
-		if strings.HasPrefix(d.Name(), ".") {
-			// State, temporary and hidden files are not part of a cache.
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if rel == layout.QuarantineDir || rel == layout.LocksDir {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		c, err := classify(rel)
+		c, err := classify(lf.Rel)
 		if err != nil {
 			return nil // not part of any tier
 		}
-		files = append(files, exportFile{rel: rel, path: p, class: c})
+		files = append(files, exportFile{rel: lf.Rel, path: p, class: c})
 		return nil
 	})
 	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })

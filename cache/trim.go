@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/xlacache/xlacache/internal/inuse"
@@ -329,24 +328,15 @@ type scan struct {
 func scanFiles(ctx context.Context, root *os.Root, dir string) (scan, error) {
 	var sc scan
 	now := time.Now()
-	err := fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+	err := layout.Walk(ctx, root.FS(), func(lf layout.File, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // removed while we walked
 			}
 			return err
 		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
+		rel, d, class := lf.Rel, lf.Entry, lf.Class
 		p := layout.Dir(dir).Join(rel)
-		if d.IsDir() {
-			if rel != "." && !strings.Contains(rel, "/") && !layout.OwnedTopDir(rel, p) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		class := layout.Classify(rel)
 		if class.Kind != layout.Temp && !class.Counted() {
 			return nil
 		}

@@ -74,7 +74,7 @@ func Pull(ctx context.Context, c *cache.Cache, store blob.Store) (Result, error)
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
-		tier, key, ok := parseObjectName(obj.Name)
+		tier, key, ok := layout.ParseEntryObject(obj.Name)
 		if !ok || c.Tier(tier) == nil {
 			continue
 		}
@@ -274,22 +274,4 @@ func mirrorOptions(opts config.Options, autotune, kernels bool) rawfiles.MirrorO
 		SigningKey: opts.SigningKey, DirMode: opts.EffectiveDirMode(), FileMode: opts.EffectiveFileMode(),
 		MaxObjectSize: opts.SharedMaxObjectSize,
 	}
-}
-
-// parseObjectName splits a store object name into its tier and key when
-// it names an xlacache entry (layout.ObjectName: "executables/<key>",
-// "<backend>/<sub>/<key>").
-func parseObjectName(name string) (tier, key string, ok bool) {
-	i := strings.LastIndexByte(name, '/')
-	if i <= 0 {
-		return "", "", false
-	}
-	tier, key = name[:i], name[i+1:]
-	if layout.ValidTierName(tier) != nil {
-		return "", "", false
-	}
-	if _, _, err := cache.ParseKey(key); err != nil {
-		return "", "", false
-	}
-	return tier, key, true
 }

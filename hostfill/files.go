@@ -46,23 +46,24 @@ func (k fileKind) String() string {
 // else: JAX's "-atime" files and lock file (JAX writes them itself;
 // without a size bound it never reads them), temporary files, state.
 func classify(rel string) fileKind {
+	return classifyAs(rel, layout.Classify(rel))
+}
+
+// classifyAs is classify for a file layout has classified as c (as
+// layout.Walk does): the packed kinds are layout's JAX entries, XLA's
+// autotune results directly in their directory, and xlacache's entries.
+func classifyAs(rel string, c layout.Class) fileKind {
 	if layout.ValidRel(rel) != nil || len(rel) > maxNameLen {
 		return fileNone
 	}
-	dir, base := path.Split(rel)
-	switch {
-	case dir == "" && strings.HasSuffix(base, layout.JAXCacheSuffix):
-		if _, _, ok := jaxcache.SplitKey(strings.TrimSuffix(base, layout.JAXCacheSuffix)); ok {
-			return fileJAX
-		}
-		return fileNone
-	case dir == layout.XLAAutotuneDir+"/":
-		if rawfiles.ValidAutotuneName(base) && !layout.IsTemp(base) {
+	switch c.Kind {
+	case layout.JAXEntry:
+		return fileJAX
+	case layout.XLAAutotune:
+		if dir, base := path.Split(rel); dir == layout.XLAAutotuneDir+"/" && rawfiles.ValidAutotuneName(base) {
 			return fileAutotune
 		}
-		return fileNone
-	}
-	if layout.Classify(rel).Kind == layout.Entry {
+	case layout.Entry:
 		return fileEntry
 	}
 	return fileNone
@@ -231,8 +232,7 @@ func Seal(rel string, data, signingKey []byte) (Member, error) {
 
 // ObjectNames returns the store names of pack and of its index.
 func ObjectNames(pack []byte) (packName, indexName string) {
-	id := packID(pack)
-	return Prefix + id + packSuffix, Prefix + id + indexSuffix
+	return layout.PackObjects(packID(pack))
 }
 
 // openPayload returns a sealed member's payload, verified by its entry

@@ -33,9 +33,9 @@ const maxCopies = 4
 const (
 	// Prefix is where packs live on the shared tier: "<Prefix><id>.pack"
 	// and its index "<Prefix><id>.index". The version is the pack format's.
-	Prefix      = "hostfill/v1/"
-	packSuffix  = ".pack"
-	indexSuffix = ".index"
+	Prefix      = layout.PackPrefix
+	packSuffix  = layout.PackSuffix
+	indexSuffix = layout.PackIndexSuffix
 	// stateRel is the directory, inside xlacache's state directory (which
 	// scans, prunes and JAX leave alone), holding copies of the indexes
 	// already read, the host's locks and the fill marker.

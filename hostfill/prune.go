@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
 // orphanAge is how old half a pack (a pack without its index, or an index
@@ -93,17 +94,11 @@ func PrunePacks(ctx context.Context, store blob.Store, o PruneOptions) (PruneRes
 	}
 	byID := map[string]*pair{}
 	for i := range objs {
-		base := strings.TrimPrefix(objs[i].Name, Prefix)
-		id, isPack := strings.CutSuffix(base, packSuffix)
-		if !isPack {
-			var isIndex bool
-			if id, isIndex = strings.CutSuffix(base, indexSuffix); !isIndex {
-				continue
-			}
-		}
-		if !validID(id) {
+		id, isIndex, ok := layout.ParsePackObject(objs[i].Name)
+		if !ok {
 			continue
 		}
+		isPack := !isIndex
 		p := byID[id]
 		if p == nil {
 			p = &pair{}

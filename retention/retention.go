@@ -37,7 +37,6 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
-	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/logonce"
 )
@@ -120,20 +119,6 @@ type Result struct {
 	Short bool
 }
 
-// IsEntryObject reports whether name is an xlacache entry's object,
-// "<tier>/<key>", which Prune covers.
-func IsEntryObject(name string) bool {
-	i := strings.LastIndexByte(name, '/')
-	if i <= 0 || strings.HasPrefix(name, layout.UsedPrefix) {
-		return false
-	}
-	if layout.ValidTierName(name[:i]) != nil {
-		return false
-	}
-	_, _, err := cache.ParseKey(name[i+1:])
-	return err == nil
-}
-
 // Scan lists the store's entry objects with their markers' times, and the
 // markers whose object is absent.
 func Scan(ctx context.Context, store blob.Store) (objs []Object, orphans []blob.Info, err error) {
@@ -143,12 +128,12 @@ func Scan(ctx context.Context, store blob.Store) (objs []Object, orphans []blob.
 	}
 	markers := map[string]blob.Info{}
 	for _, in := range all {
-		if obj, ok := strings.CutPrefix(in.Name, layout.UsedPrefix); ok && IsEntryObject(obj) {
+		if obj, ok := layout.MarkedObject(in.Name); ok {
 			markers[obj] = in
 		}
 	}
 	for _, in := range all {
-		if !IsEntryObject(in.Name) {
+		if !layout.IsEntryObject(in.Name) {
 			continue
 		}
 		o := Object{Name: in.Name, Size: in.Size, ModTime: in.ModTime, ETag: in.ETag}

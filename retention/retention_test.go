@@ -261,32 +261,6 @@ func (nopClose) Close() error { return nil }
 
 var _ io.Closer = nopClose{}
 
-// FuzzIsEntryObject: a name taken for an entry is a valid object name,
-// never a usage marker, lease or pack, and its marker is never taken for
-// an entry.
-func FuzzIsEntryObject(f *testing.F) {
-	for _, s := range []string{obj(key("f", 1)), "cpu/kernels/" + key("k", 2).String(), layout.UsedMarker(obj(key("f", 1))),
-		"leases/" + obj(key("f", 1)), "hostfill/v1/x.pack", "xla_gpu_kernel_cache_file.parts/ab", "executables/../x", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, name string) {
-		if !retention.IsEntryObject(name) {
-			return
-		}
-		if err := layout.ValidRel(name); err != nil {
-			t.Fatalf("%q taken for an entry: %v", name, err)
-		}
-		for _, p := range []string{layout.UsedPrefix, "leases/", "hostfill/"} {
-			if strings.HasPrefix(name, p) {
-				t.Fatalf("%q taken for an entry", name)
-			}
-		}
-		if retention.IsEntryObject(layout.UsedMarker(name)) {
-			t.Fatalf("the marker of %q taken for an entry", name)
-		}
-	})
-}
-
 // gatedMarkers holds every Stat of a usage marker until gate is closed.
 type gatedMarkers struct {
 	blob.Store

@@ -19,13 +19,15 @@
 //	  .tmp-*                                    temporary files (any directory)
 //
 // The package computes names; the only I/O it does is OwnedTopDir's look
-// into a directory.
+// into a directory and Walk, the one walk of a cache directory that every
+// scan uses (walk.go). The shared store's object names are in bucket.go.
 package layout
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -226,10 +228,10 @@ var tierNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*(/[a-z0-9][a-z0-9_]*)?$`
 var reserved = map[string]bool{
 	ExecutablesDir: true, QuarantineDir: true, LocksDir: true,
 	XLAAutotuneDir: true, XLAKernelFile: true,
-	// Other top-level prefixes of the shared store, which bucket
-	// retention and sync must never take for a tier: the usage markers
-	// (UsedPrefix), older versions' object leases (OldLeasePrefix) and
-	// exec's packs (hostfill.Prefix).
+	// Other top-level prefixes of the shared store (bucket.go), which
+	// bucket retention and sync must never take for a tier: the usage
+	// markers (UsedPrefix), older versions' object leases
+	// (OldLeasePrefix) and exec's packs (PackPrefix).
 	"used": true, "leases": true, "hostfill": true,
 }
 
@@ -274,17 +276,6 @@ func XLAOwned(rel string, c Class) bool {
 	return false
 }
 
-// UsedPrefix starts the names of the usage markers in the shared store: a
-// writer that hits the shared object "<tier>/<key>" refreshes the marker
-// "used/<tier>/<key>" at most once a day, and bucket retention (package
-// retention) takes an object's last use from the later of the two
-// objects' modification times. "used" is reserved as a backend name, so
-// no entry's object name starts with it.
-const UsedPrefix = "used/"
-
-// UsedMarker returns the usage marker's name for the shared object name.
-func UsedMarker(name string) string { return UsedPrefix + name }
-
 // Kind is what a file under the cache directory is.
 type Kind int
 
@@ -307,9 +298,14 @@ const (
 	XLAAutotune
 	// XLAKernel is XLA's kernel cache file.
 	XLAKernel
+	// JAXEntry is an entry of a JAX cache sharing the directory:
+	// "<key>-cache" directly in it, with a JAX key ("<module>-<64 hex>").
+	// JAX manages it under its own lock; xlacache's scans never count or
+	// evict it (its "-atime" file and lock file are Foreign).
+	JAXEntry
 )
 
-var kindNames = [...]string{"foreign", "entry", "temp", "quarantine", "state", "lease", "xla-autotune", "xla-kernels"}
+var kindNames = [...]string{"foreign", "entry", "temp", "quarantine", "state", "lease", "xla-autotune", "xla-kernels", "jax-entry"}
 
 // String names the kind for logs and reports.
 func (k Kind) String() string {
@@ -372,6 +368,8 @@ func Classify(rel string) Class {
 		return Class{Kind: Temp, Area: XLAKernelFile}
 	case !nested && IsTemp(base):
 		return Class{Kind: Temp}
+	case !nested && isJAXEntry(base):
+		return Class{Kind: JAXEntry}
 	}
 	parts := strings.Split(rel, "/")
 	var tier string
@@ -396,6 +394,19 @@ func Classify(rel string) Class {
 	return Class{Kind: Entry, Area: tier, Tier: tier, Key: key}
 }
 
+// isJAXEntry reports whether the base name is a JAX entry's,
+// "<key>-cache" with JAX's key text: a module name of any characters but
+// a newline, a dash and 64 lower-case hex digits (the pattern of
+// xla/jaxcache.SplitKey, which walk_test.go holds this to).
+func isJAXEntry(base string) bool {
+	key, ok := strings.CutSuffix(base, JAXCacheSuffix)
+	if !ok || len(key) <= keyDigestLen+1 || strings.IndexByte(key, '\n') >= 0 {
+		return false
+	}
+	_, ok = Shard(key)
+	return ok
+}
+
 // OwnedTopDir reports whether the top-level directory name (at path p) may
 // hold files of the cache, so that scans descend into it: the executables
 // tier, XLA's autotune cache, the quarantine, and a backend's tier
@@ -403,6 +414,11 @@ func Classify(rel string) Class {
 // subdirectories. Anything else (a JAX cache's neighbours, a user's files)
 // is left alone.
 func OwnedTopDir(name, p string) bool {
+	return ownedTopDir(name, func() ([]fs.DirEntry, error) { return os.ReadDir(p) })
+}
+
+// ownedTopDir is OwnedTopDir with the directory's listing read by readDir.
+func ownedTopDir(name string, readDir func() ([]fs.DirEntry, error)) bool {
 	switch name {
 	case ExecutablesDir, QuarantineDir, XLAAutotuneDir:
 		return true
@@ -412,7 +428,7 @@ func OwnedTopDir(name, p string) bool {
 	if ValidTierName(name+"/"+AutotuneSub) != nil {
 		return false
 	}
-	ents, err := os.ReadDir(p)
+	ents, err := readDir()
 	if err != nil || len(ents) == 0 {
 		return false
 	}

@@ -95,7 +95,14 @@ func TestClassify(t *testing.T) {
 		{"xla_gpu_kernel_cache_file.tmp.12345", Temp, XLAKernelFile},
 		{"Main/autotune/94/" + key, Foreign, ""}, // upper case is not a tier
 		{"quarantine/autotune/94/" + key, Quarantined, "quarantine"},
-		{"jit_f-" + digest + "-cache", Foreign, ""}, // JAX's entries are not ours
+		{"jit_f-" + digest + "-cache", JAXEntry, ""}, // JAX's entries: classified, never counted
+		{"a-b\x01-" + digest + "-cache", JAXEntry, ""},
+		{"-" + digest + "-cache", Foreign, ""},      // JAX's key has a module
+		{"a\nb-" + digest + "-cache", Foreign, ""},  // nor a newline in it
+		{"jit_f-" + digest + "-atime", Foreign, ""}, // JAX's own bookkeeping
+		{".lockfile", Foreign, ""},
+		{"executables/94/jit_f-" + digest + "-cache", Foreign, ""}, // only at the top
+		{".tmp-1-" + digest + "-cache", Temp, ""},                  // a temporary first
 		{"notes.txt", Foreign, ""},
 	}
 	for _, tc := range tests {

@@ -176,24 +176,19 @@ func Scan(ctx context.Context, dir string) (*Dir, error) {
 }
 
 func (d *Dir) scanAutotune(ctx context.Context) error {
-	root := layout.Dir(d.Path).XLAAutotune()
-	return filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+	return layout.WalkUnder(ctx, os.DirFS(d.Path), layout.XLAAutotuneDir, func(f layout.File, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return fmt.Errorf("scan XLA autotune cache: %w", err)
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+		if !f.Entry.Type().IsRegular() {
+			return nil // links and devices are never followed or counted
 		}
-		if !e.Type().IsRegular() {
-			return nil // directories are walked; links and devices are never followed or counted
-		}
-		rel, _ := filepath.Rel(d.Path, p)
-		temp := layout.Classify(filepath.ToSlash(rel)).Kind == layout.Temp
-		if f, err := subcacheFile(d.Path, AutotuneDirName, rel, temp); err == nil {
-			d.Subcaches = append(d.Subcaches, f)
+		temp := f.Class.Kind == layout.Temp
+		if sf, err := subcacheFile(d.Path, AutotuneDirName, filepath.FromSlash(f.Rel), temp); err == nil {
+			d.Subcaches = append(d.Subcaches, sf)
 		}
 		return nil
 	})

@@ -30,8 +30,9 @@ const (
 	// extends over time.
 	KernelFile = layout.XLAKernelFile
 	// KernelParts is the object prefix holding published versions of the
-	// kernel cache file, each named by its content hash; pulls merge them.
-	KernelParts = KernelFile + ".parts"
+	// kernel cache file, each named by its content hash
+	// (layout.XLAKernelPartObject); pulls merge them.
+	KernelParts = layout.XLAKernelParts
 )
 
 // MaxAutotuneFile bounds an autotune result file. They are small text

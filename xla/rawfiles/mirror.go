@@ -10,13 +10,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/xlacache/xlacache/blob"
@@ -161,7 +160,7 @@ func (m *Mirror) fetch(ctx context.Context, obj string, verify func([]byte) erro
 }
 
 func (m *Mirror) pullAutotune(ctx context.Context, root *os.Root, st *MirrorStats) error {
-	objs, err := m.objs.List(ctx, AutotuneDir+"/")
+	objs, err := m.objs.List(ctx, layout.XLAAutotunePrefix)
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", AutotuneDir, err)
 	}
@@ -169,7 +168,7 @@ func (m *Mirror) pullAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 	var errs []error
 	for _, o := range objs {
 		obj := o.Name
-		base, ok := strings.CutPrefix(obj, AutotuneDir+"/")
+		base, ok := layout.XLAAutotuneBase(obj)
 		if !ok || !ValidAutotuneName(base) {
 			st.Refused++
 			continue
@@ -197,14 +196,28 @@ func (m *Mirror) pullAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 
 func (m *Mirror) pushAutotune(ctx context.Context, root *os.Root, st *MirrorStats) error {
 	local := layout.XLAAutotuneDir
-	ents, err := fs.ReadDir(root.FS(), local)
+	// The results directly in the directory; XLA's tmp directory holds
+	// results being written.
+	var names []string
+	err := layout.WalkUnder(ctx, root.FS(), local, func(f layout.File, err error) error {
+		if err != nil {
+			if f.Rel == local {
+				return err
+			}
+			return nil
+		}
+		if dir, base := path.Split(f.Rel); dir == local+"/" && f.Class.Kind == layout.XLAAutotune && f.Entry.Type().IsRegular() && ValidAutotuneName(base) {
+			names = append(names, base)
+		}
+		return nil
+	})
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		return fmt.Errorf("reading %s: %w", local, err)
 	}
-	remote, err := m.objs.List(ctx, AutotuneDir+"/")
+	remote, err := m.objs.List(ctx, layout.XLAAutotunePrefix)
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", AutotuneDir, err)
 	}
@@ -213,12 +226,9 @@ func (m *Mirror) pushAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 		have[r.Name] = r
 	}
 	var errs []error
-	for _, e := range ents {
-		if !e.Type().IsRegular() || !ValidAutotuneName(e.Name()) {
-			continue
-		}
-		obj := AutotuneDir + "/" + e.Name()
-		data, err := atomicfile.ReadRegular(root, local+"/"+e.Name(), maxLocalFile)
+	for _, name := range names {
+		obj := layout.XLAAutotuneObject(name)
+		data, err := atomicfile.ReadRegular(root, local+"/"+name, maxLocalFile)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -253,7 +263,7 @@ func (m *Mirror) pushAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 }
 
 func (m *Mirror) pullKernels(ctx context.Context, root *os.Root, st *MirrorStats) error {
-	objs, err := m.objs.List(ctx, KernelParts+"/")
+	objs, err := m.objs.List(ctx, layout.XLAKernelPartsPrefix)
 	if err != nil {
 		return fmt.Errorf("listing %s: %w", KernelParts, err)
 	}
@@ -327,7 +337,7 @@ func (m *Mirror) pushKernels(ctx context.Context, root *os.Root, st *MirrorStats
 		return fmt.Errorf("not publishing %s: %w", src, err)
 	}
 	sum := sha256.Sum256(data)
-	obj := KernelParts + "/" + hex.EncodeToString(sum[:])
+	obj := layout.XLAKernelPartObject(sum)
 	m.mu.Lock()
 	done := m.pushed[obj] || m.merged[obj]
 	m.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/layout"
 )
 
 // read reads obj from the store. Its size, from the response headers, is
@@ -39,7 +40,7 @@ func verifyKernelPart(obj string, payload []byte) error {
 		return err
 	}
 	sum := sha256.Sum256(payload)
-	if obj != KernelParts+"/"+hex.EncodeToString(sum[:]) {
+	if obj != layout.XLAKernelPartObject(sum) {
 		return errors.New("content does not match the part's name")
 	}
 	return nil
