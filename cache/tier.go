@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
@@ -275,6 +276,13 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 	}
 	if err != nil {
 		c.countError(t.name, decodeKind(err))
+		if keyMismatch(err) {
+			// Never replaced: the object is most likely good for the
+			// hosts that hold the key it was signed with, and replacing it
+			// would only start a war of replacements between the hosts.
+			c.warnKeyMismatch("tier", t.name, "object", name, "err", err)
+			return nil, 0, false
+		}
 		if c.writer && info.ETag != "" {
 			c.badShared.Store(name, info.ETag)
 		}
@@ -372,9 +380,16 @@ func (c *Cache) writeFileAtomic(rel string, data []byte) (bool, error) {
 // damaged handles a local entry that failed verification: counted, logged
 // once per file, and (writers only) moved to the quarantine directory so a
 // good entry can take its place. p is the entry's path under c.dir.
+//
+// An entry whose checksum holds but whose signature does not verify with
+// this process's key is not damage (keyMismatch): it is left in place.
 func (c *Cache) damaged(t *Tier, p string, st os.FileInfo, cause error) {
 	kind := decodeKind(cause)
 	c.countError(t.name, kind)
+	if keyMismatch(cause) {
+		c.warnKeyMismatch("tier", t.name, "path", p, "err", cause)
+		return
+	}
 	if !c.writer {
 		c.logOnce("bad:"+p, "skipping damaged cache entry (read-only process)", "tier", t.name, "path", p, "err", cause)
 		return
@@ -419,6 +434,28 @@ func (c *Cache) quarantine(tier, p string, st os.FileInfo) (string, error) {
 		return "", err
 	}
 	return layout.Dir(c.dir).Join(dstRel), nil
+}
+
+// keyMismatch reports whether err says that an entry's signature does not
+// verify with this process's key while its checksum holds (entry.Decode
+// checks the checksum first): the entry was written whole by a process
+// with another signing key (a mistyped or rotated XLACACHE_SIGNING_KEY, a
+// host set up with another key), which is a configuration problem, not
+// damage. Such an entry is never quarantined, repaired or replaced, in the
+// local directory or the shared tier: with the right key it is good, and
+// hosts that disagree about the key would otherwise replace each other's
+// entries for ever. (An unsigned entry read with a key set is another
+// matter: a signed replacement serves every host, keyed or not.)
+func keyMismatch(err error) bool { return errors.Is(err, entry.ErrSignature) }
+
+// KeyMismatchWarning is the one line a process logs when it meets entries
+// signed with another key (tests and tools look for it).
+const KeyMismatchWarning = "cache entries signed with another key: check " + config.EnvSigningKey + " (or " + config.EnvSigningKeyFile + ") on this host; such entries are left in place and missed, never repaired"
+
+// warnKeyMismatch logs KeyMismatchWarning once per process, however many
+// entries and tiers fail the same way.
+func (c *Cache) warnKeyMismatch(args ...any) {
+	c.logOnce("key-mismatch", KeyMismatchWarning, args...)
 }
 
 func decodeKind(err error) string {
