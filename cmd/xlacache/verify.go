@@ -51,6 +51,8 @@ type verifyReport struct {
 	Dir     string           `json:"dir"`
 	Checked int              `json:"checked"`
 	Bad     []cache.BadEntry `json:"bad"`
+	// KeyMismatches counts the entries of Bad signed with another key.
+	KeyMismatches int `json:"key_mismatches,omitempty"`
 	// StaleTemps counts stale temporary files --repair removed.
 	StaleTemps int `json:"stale_temps,omitempty"`
 	// JAX is the check of JAX's entries and XLA's subcache files sharing
@@ -101,7 +103,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		if res.Bad == nil {
 			res.Bad = []cache.BadEntry{}
 		}
-		if err := writeJSON(out, verifyReport{Dir: opts.Dir, Checked: res.Checked, Bad: res.Bad, StaleTemps: res.StaleTemps, JAX: jaxRep}); err != nil {
+		if err := writeJSON(out, verifyReport{Dir: opts.Dir, Checked: res.Checked, Bad: res.Bad, KeyMismatches: res.KeyMismatches, StaleTemps: res.StaleTemps, JAX: jaxRep}); err != nil {
 			return err
 		}
 	} else {
