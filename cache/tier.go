@@ -66,17 +66,28 @@ func (t *Tier) path(key Key) string { return layout.Dir(t.c.dir).Entry(t.name, k
 func (t *Tier) rel(key Key) string { return layout.EntryRel(t.name, key.String()) }
 
 // local reports whether the tier has a local directory to use.
-func (t *Tier) local() bool { return t != nil && t.dir != "" && t.c.root != nil }
+func (t *Tier) local() bool { return t.localView(false) != nil }
+
+// localView returns the view to read the tier's local directory through,
+// or nil when there is none (yet: force tries at once to open a directory
+// that was missing at Open, view.go).
+func (t *Tier) localView(force bool) *view {
+	if t == nil || t.dir == "" {
+		return nil
+	}
+	return t.c.readView(force)
+}
 
 func (t *Tier) objectName(key Key) string { return layout.ObjectName(t.name, key.String()) }
 
 // exists reports whether key has a local entry (unverified), for
 // single-flight readiness checks.
 func (t *Tier) exists(key Key) bool {
-	if !t.local() {
+	v := t.localView(false)
+	if v == nil {
 		return false
 	}
-	_, err := t.c.root.Lstat(t.rel(key))
+	_, err := v.root.Lstat(t.rel(key))
 	return err == nil
 }
 
@@ -87,11 +98,14 @@ func (t *Tier) exists(key Key) bool {
 func (t *Tier) Has(key Key) bool { return t.exists(key) }
 
 // stat returns the local entry file's info, or nil.
-func (t *Tier) stat(key Key) os.FileInfo {
-	if !t.local() {
+func (t *Tier) stat(key Key) os.FileInfo { return t.statView(t.localView(false), key) }
+
+// statView is stat through v (nil: no local directory).
+func (t *Tier) statView(v *view, key Key) os.FileInfo {
+	if v == nil {
 		return nil
 	}
-	st, err := t.c.root.Lstat(t.rel(key))
+	st, err := v.root.Lstat(t.rel(key))
 	if err != nil {
 		return nil
 	}
@@ -132,8 +146,8 @@ func (t *Tier) find(ctx context.Context, key Key) (e *entry.Entry, src string, n
 		return nil, "", 0, false
 	}
 	c := t.c
-	if t.local() {
-		if e, n, ok := t.getLocal(key); ok {
+	if v := t.localView(false); v != nil {
+		if e, n, ok := t.getLocal(v, key); ok {
 			return e, "local", n, true
 		}
 	}
@@ -175,12 +189,12 @@ func (t *Tier) report(hit bool) {
 	}
 }
 
-func (t *Tier) getLocal(key Key) (*entry.Entry, int, bool) {
+func (t *Tier) getLocal(v *view, key Key) (*entry.Entry, int, bool) {
 	c := t.c
 	p := t.path(key)
 	// OpenRegular: a FIFO, socket or device planted at the entry path is
 	// damage, refused without blocking on it; so is a symbolic link.
-	f, st, err := atomicfile.OpenRegular(c.root, t.rel(key))
+	f, st, err := v.dir.OpenRegular(t.rel(key))
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
