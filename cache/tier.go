@@ -191,39 +191,44 @@ func (t *Tier) report(hit bool) {
 
 func (t *Tier) getLocal(v *view, key Key) (*entry.Entry, int, bool) {
 	c := t.c
-	p := t.path(key)
+	// The key's text and paths are built once, and the host path (for
+	// log lines) only on a failure: a hit on a small entry is a few
+	// microseconds of work.
+	ks := key.String()
+	rel := layout.EntryRel(t.name, ks)
+	hostPath := func() string { return layout.Dir(c.dir).Entry(t.name, ks) }
 	// OpenRegular: a FIFO, socket or device planted at the entry path is
 	// damage, refused without blocking on it; so is a symbolic link.
-	f, st, err := v.dir.OpenRegular(t.rel(key))
+	f, st, err := v.dir.OpenRegular(rel)
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case errors.Is(err, atomicfile.ErrNotRegular):
-			c.damaged(t, p, st, fmt.Errorf("%w: %v", entry.ErrForeign, err))
+			c.damaged(t, hostPath(), st, fmt.Errorf("%w: %v", entry.ErrForeign, err))
 		default:
-			c.failure(t.name, "reading entry", p, err)
+			c.failure(t.name, "reading entry", hostPath(), err)
 		}
 		return nil, 0, false
 	}
 	defer f.Close()
 	if st.Size() > entry.MaxRawSize+entry.MaxHeaderSize {
-		c.damaged(t, p, st, fmt.Errorf("%w: not a regular file of plausible size", entry.ErrForeign))
+		c.damaged(t, hostPath(), st, fmt.Errorf("%w: not a regular file of plausible size", entry.ErrForeign))
 		return nil, 0, false
 	}
 	data, err := entry.Read(f, st.Size(), c.opts.MaxSize)
 	if err != nil {
-		c.damaged(t, p, st, err)
+		c.damaged(t, hostPath(), st, err)
 		return nil, 0, false
 	}
-	e, err := c.decode(data, key)
+	e, err := c.decodeAs(data, ks)
 	if err != nil {
-		c.damaged(t, p, st, err)
+		c.damaged(t, hostPath(), st, err)
 		return nil, 0, false
 	}
 	if c.writer && time.Since(st.ModTime()) > touchInterval {
 		now := time.Now()
-		if err := c.root.Chtimes(t.rel(key), now, now); err != nil {
-			c.logger.Debug("refreshing entry access time", "path", p, "err", err)
+		if err := c.root.Chtimes(rel, now, now); err != nil {
+			c.logger.Debug("refreshing entry access time", "path", hostPath(), "err", err)
 		}
 		c.markUsed(t.objectName(key)) // bucket retention (sharedstore.go)
 	}
@@ -231,11 +236,16 @@ func (t *Tier) getLocal(v *view, key Key) (*entry.Entry, int, bool) {
 }
 
 func (c *Cache) decode(data []byte, key Key) (*entry.Entry, error) {
+	return c.decodeAs(data, key.String())
+}
+
+// decodeAs is decode for the key's text ks.
+func (c *Cache) decodeAs(data []byte, ks string) (*entry.Entry, error) {
 	e, err := entry.Decode(data, c.signingKey)
 	if err != nil {
 		return nil, err
 	}
-	if e.Key != key.String() {
+	if e.Key != ks {
 		return nil, fmt.Errorf("%w: entry is for key %q", entry.ErrCorrupt, e.Key)
 	}
 	return e, nil
