@@ -187,6 +187,10 @@ func (c *Cache) trimPass(ctx context.Context, bound, target int64) (again bool, 
 			c.seedAges(cur)
 		}
 	}
+	// A short run must not stop the pass as soon as it closes: it keeps
+	// going for a budget that grows with the excess (passBudget).
+	ctx, stop := passContext(ctx, passBudget(bound, cur))
+	defer stop()
 	// The trim lock keeps other xlacache trims out; the guard covers the
 	// writers no lock reaches (XLA, JAX, other hosts).
 	guard := inuse.New(c.dir, c.root, 0, nil)
@@ -255,7 +259,77 @@ func (c *Cache) trimPass(ctx context.Context, bound, target int64) (again bool, 
 	if cur.Removed > 0 {
 		c.logger.Info("trimmed cache", "dir", c.dir, "removed_files", cur.Removed, "removed_bytes", cur.RemovedBytes, "bytes", total, "max_size", bound)
 	}
-	return bound > 0 && total > bound && cur.Removed > 0, nil
+	// Again when this pass removed something and the directory is still
+	// over, or when it only counted (the ledger had no total) and found
+	// it over: the next pass knows how much to remove.
+	return bound > 0 && total > bound && (cur.Removed > 0 || cur.Fraction == 0), nil
+}
+
+// Budgets of a pass that its process's Close would cut short. A writer
+// that runs for a moment (a CLI compile, a hit) and closes used to stop
+// its background pass at once: a 300,000-file directory twice over its
+// bound took about 250 such runs, each finishing one shard, to get under
+// it. Now the pass runs on after Close for up to a budget that grows with
+// the share of the directory to remove, from passBudgetMin (a pass of
+// unknown excess: the ledger had no total) up to passBudgetMax (a
+// directory twice over its bound), measured from the pass's start: a
+// process that ran longer than that has given its pass the time already,
+// and Close does not wait at all. A pass that finishes sooner ends sooner.
+const (
+	passBudgetPerFraction = 8 * time.Second
+	passBudgetMin         = time.Second
+	passBudgetMax         = 5 * time.Second
+)
+
+// passBudget is how long a pass for bound, in the state cur, may run on
+// after the cache's background context ends: nothing when there is no
+// bound or the ledger says the directory is within it (a recount only),
+// else the removal fraction times passBudgetPerFraction, clamped.
+func passBudget(bound int64, cur *trimCursor) time.Duration {
+	switch {
+	case bound <= 0:
+		return 0
+	case cur.Fraction <= 0 && cur.LedgerStart > 0:
+		return 0 // within the bound: a recount, not worth a wait
+	}
+	if d := passBudgetOverride.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	d := time.Duration(cur.Fraction * float64(passBudgetPerFraction))
+	return min(max(d, passBudgetMin), passBudgetMax)
+}
+
+// passBudgetOverride, when positive, replaces the budget of every pass
+// that gets one: a test on a loaded machine sets it long, so that what it
+// checks (the pass goes on after Close) does not depend on the machine's
+// speed.
+var passBudgetOverride atomic.Int64
+
+// passContext returns a context for a pass started now that ends budget
+// after now or when parent ends, whichever is later (and at once when
+// parent ends after the budget is spent). stop releases it.
+func passContext(parent context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
+	if budget <= 0 {
+		return context.WithCancel(parent)
+	}
+	deadline := time.Now().Add(budget)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	var timer *time.Timer
+	var mu sync.Mutex
+	stopAfter := context.AfterFunc(parent, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(time.Until(deadline), cancel)
+	})
+	return ctx, func() {
+		stopAfter()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }
 
 // trimChunk trims the files directly in directory rel (relative to the
