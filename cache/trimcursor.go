@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -336,7 +337,27 @@ func passContext(parent context.Context, budget time.Duration) (context.Context,
 // cache directory) and records the chunk as done in cur. guard vetoes the
 // removal of files that may be being written (removeVeto).
 func (c *Cache) trimChunk(cur *trimCursor, guard *inuse.Guard, rel string) {
-	ents, err := fs.ReadDir(c.root.FS(), rel)
+	// The chunk's own directory, opened once: listing it, and looking at
+	// and removing xlacache's entries in it, is then one system call per
+	// file each, where a path from the top makes os.Root open every
+	// directory on the way first (a trim of a big directory is mostly
+	// these calls).
+	dirRoot, inDir := c.root, rel
+	if rel != "." {
+		if sub, err := c.root.OpenRoot(rel); err == nil {
+			defer sub.Close()
+			dirRoot, inDir = sub, "."
+		}
+	}
+	// local names the file frel (relative to the cache directory) in
+	// dirRoot.
+	local := func(frel string) string {
+		if dirRoot == c.root {
+			return frel
+		}
+		return path.Base(frel)
+	}
+	ents, err := fs.ReadDir(dirRoot.FS(), inDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		c.logger.Debug("trim: listing directory", "dir", rel, "err", err)
 	}
@@ -400,14 +421,28 @@ func (c *Cache) trimChunk(cur *trimCursor, guard *inuse.Guard, rel string) {
 	quota := int64(math.Ceil(share * float64(chunkHist[max(cut, 0)])))
 	for _, f := range files {
 		evict := cut >= 0 && (f.bucket > cut || (f.bucket == cut && inCut < quota))
+		own := !layout.XLAOwned(f.rel, f.class)
 		if evict {
-			if reason := removeVeto(guard, c.root, f.rel, f.class, f.info); reason != "" {
+			var reason string
+			if own {
+				// removeVeto's re-check of an entry, in dirRoot.
+				if st, err := dirRoot.Lstat(local(f.rel)); err == nil {
+					reason = inuse.Changed(f.info, st)
+				}
+			} else {
+				reason = removeVeto(guard, c.root, f.rel, f.class, f.info)
+			}
+			if reason != "" {
 				c.logger.Debug("trim: keeping file", "path", f.rel, "reason", reason)
 				evict = false
 			}
 		}
 		if evict {
-			if err := c.root.Remove(f.rel); err != nil {
+			rm := func() error { return c.root.Remove(f.rel) }
+			if own {
+				rm = func() error { return dirRoot.Remove(local(f.rel)) }
+			}
+			if err := rm(); err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {
 					c.logger.Debug("trim: removing file", "path", f.rel, "err", err)
 					evict = false
