@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/inuse"
@@ -123,6 +124,10 @@ type BadEntry struct {
 	Err  string `json:"error"`
 	// Kind classifies the failure like Stats.Errors.
 	Kind string `json:"kind"`
+	// KeyMismatch is set when the entry's checksum holds but its signature
+	// does not verify with this key: it was signed with another key. Such
+	// an entry is not damage and a repair leaves it in place.
+	KeyMismatch bool `json:"key_mismatch,omitempty"`
 	// Quarantined is where a repair moved it ("" when not repaired).
 	Quarantined string `json:"quarantined,omitempty"`
 }
@@ -131,14 +136,27 @@ type BadEntry struct {
 type VerifyResult struct {
 	Checked int        `json:"checked"`
 	Bad     []BadEntry `json:"bad"`
+	// KeyMismatches counts the entries of Bad signed with another key.
+	KeyMismatches int `json:"key_mismatches,omitempty"`
 	// StaleTemps counts stale temporary files a repair removed.
 	StaleTemps int `json:"stale_temps,omitempty"`
 }
+
+// ErrWrongKey is wrapped by Verify's error when every entry checked fails
+// its signature while its checksum holds: the key this process was given
+// is not the one the directory's entries were signed with (a mistyped
+// XLACACHE_SIGNING_KEY, most likely). Verify then changes nothing.
+var ErrWrongKey = errors.New("the signing key is wrong")
 
 // Verify fully checks every entry of every xlacache tier (checksum, key
 // matching its file name, decompression, and the signature when the options
 // carry a signing key). With repair, bad entries are moved to quarantine;
 // that needs a writer cache.
+//
+// An entry signed with another key (keyMismatch) is reported but never
+// quarantined. When every entry checked fails that way, the key is wrong:
+// Verify returns an error wrapping ErrWrongKey and changes nothing, not
+// even with repair.
 func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 	var res VerifyResult
 	if c == nil || c.dir == "" {
@@ -162,11 +180,13 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 			odd = append(odd, f)
 		}
 	}
+	// First every entry is checked, then (repair) the damaged ones are
+	// moved: whether the key is wrong is known only once all are checked.
+	var badFiles []fileInfo
 	for i, f := range append(odd, sc.files...) {
 		if f.class.Kind != layout.Entry {
 			continue
 		}
-		area := f.class.Tier
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
@@ -180,24 +200,37 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 		if verr == nil {
 			continue
 		}
-		b := BadEntry{Tier: area, Path: f.path, Err: verr.Error(), Kind: decodeKind(verr)}
-		if repair {
-			// The scan's view: a file replaced since (a writer's fresh
-			// entry) is not the one found damaged and stays.
-			dst, qerr := c.quarantine(area, f.path, f.info)
-			if qerr != nil {
-				b.Err += fmt.Sprintf(" (quarantine failed: %v)", qerr)
-			}
-			b.Quarantined = dst
+		b := BadEntry{Tier: f.class.Tier, Path: f.path, Err: verr.Error(), Kind: decodeKind(verr), KeyMismatch: keyMismatch(verr)}
+		if b.KeyMismatch {
+			res.KeyMismatches++
 		}
 		res.Bad = append(res.Bad, b)
+		badFiles = append(badFiles, f)
 	}
-	if repair {
-		guard := inuse.New(c.dir, c.root, 0, nil)
-		for _, f := range sc.temps {
-			if removeStaleTemp(guard, c.root, f, false) {
-				res.StaleTemps++
-			}
+	if res.KeyMismatches > 0 && res.KeyMismatches == res.Checked {
+		return res, fmt.Errorf("verify %s: %w: all %d entries fail their signature check while their checksums hold, so they were signed with another key; check %s (or %s); nothing was changed",
+			c.dir, ErrWrongKey, res.Checked, config.EnvSigningKey, config.EnvSigningKeyFile)
+	}
+	if !repair {
+		return res, nil
+	}
+	for i := range res.Bad {
+		b, f := &res.Bad[i], badFiles[i]
+		if b.KeyMismatch {
+			continue // good with its own key: left in place
+		}
+		// The scan's view: a file replaced since (a writer's fresh
+		// entry) is not the one found damaged and stays.
+		dst, qerr := c.quarantine(b.Tier, f.path, f.info)
+		if qerr != nil {
+			b.Err += fmt.Sprintf(" (quarantine failed: %v)", qerr)
+		}
+		b.Quarantined = dst
+	}
+	guard := inuse.New(c.dir, c.root, 0, nil)
+	for _, f := range sc.temps {
+		if removeStaleTemp(guard, c.root, f, false) {
+			res.StaleTemps++
 		}
 	}
 	return res, nil

@@ -56,6 +56,9 @@ type Cache struct {
 	// root confines every file operation under dir (see confine.go); nil
 	// when dir is "" or does not exist (a reader's missing directory).
 	root *os.Root
+	// views is what lookups read through (view.go): root, or the root a
+	// reader opened later when dir was missing at Open.
+	views viewState
 	// writer is true when this process may write to dir.
 	writer bool
 	// signingKey copies opts.SigningKey.
@@ -257,6 +260,7 @@ func (c *Cache) Close() error {
 		if c.ledger != nil {
 			err = c.ledger.close()
 		}
+		c.closeView()
 		if c.root != nil {
 			c.root.Close()
 		}

@@ -63,7 +63,10 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 		// (and, as a reader, had to leave in place) does not count.
 		seen := tier.stat(key)
 		ready := func() bool {
-			st := tier.stat(key)
+			// Forced: a reader that started before the directory
+			// existed opens it as soon as the writer it waits for has
+			// made it (view.go).
+			st := tier.statView(tier.localView(true), key)
 			return st != nil && (seen == nil || !os.SameFile(seen, st))
 		}
 		release, err = c.flight.Acquire(ctx, ExecutablesTier+"/"+key.String(), ready)
@@ -71,12 +74,18 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 		if err != nil {
 			return nil, env.Report(), fmt.Errorf("waiting for another process compiling %s: %w", key, err)
 		}
-		if release == nil {
+		// A reader never holds a claim (its release is a no-op): whatever
+		// ended its wait, the entry may be there now.
+		if release == nil || (!c.writer && ready()) {
 			// Another process published it while we waited.
 			if exe, ok := tryLoad(ctx, c, b, tier, key, env); ok {
+				if release != nil {
+					release()
+				}
 				return exe, env.Report(), nil
 			}
-		} else {
+		}
+		if release != nil {
 			defer release()
 		}
 	}

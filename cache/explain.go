@@ -77,10 +77,11 @@ func readHeader(root *os.Root, rel string) (entry.Header, int64, error) {
 func (c *Cache) Explain(ctx context.Context, key Key) (Explanation, error) {
 	x := Explanation{Key: key.String()}
 	t := c.Tier(ExecutablesTier)
-	if !t.local() {
+	v := t.localView(true)
+	if v == nil {
 		return x, errors.New("explain: no usable cache directory")
 	}
-	root := c.root
+	root := v.root
 	want := key.Parts
 	if h, _, err := readHeader(root, t.rel(key)); err == nil && h.Key == key.String() {
 		x.Present = true

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
@@ -65,17 +66,28 @@ func (t *Tier) path(key Key) string { return layout.Dir(t.c.dir).Entry(t.name, k
 func (t *Tier) rel(key Key) string { return layout.EntryRel(t.name, key.String()) }
 
 // local reports whether the tier has a local directory to use.
-func (t *Tier) local() bool { return t != nil && t.dir != "" && t.c.root != nil }
+func (t *Tier) local() bool { return t.localView(false) != nil }
+
+// localView returns the view to read the tier's local directory through,
+// or nil when there is none (yet: force tries at once to open a directory
+// that was missing at Open, view.go).
+func (t *Tier) localView(force bool) *view {
+	if t == nil || t.dir == "" {
+		return nil
+	}
+	return t.c.readView(force)
+}
 
 func (t *Tier) objectName(key Key) string { return layout.ObjectName(t.name, key.String()) }
 
 // exists reports whether key has a local entry (unverified), for
 // single-flight readiness checks.
 func (t *Tier) exists(key Key) bool {
-	if !t.local() {
+	v := t.localView(false)
+	if v == nil {
 		return false
 	}
-	_, err := t.c.root.Lstat(t.rel(key))
+	_, err := v.root.Lstat(t.rel(key))
 	return err == nil
 }
 
@@ -86,11 +98,14 @@ func (t *Tier) exists(key Key) bool {
 func (t *Tier) Has(key Key) bool { return t.exists(key) }
 
 // stat returns the local entry file's info, or nil.
-func (t *Tier) stat(key Key) os.FileInfo {
-	if !t.local() {
+func (t *Tier) stat(key Key) os.FileInfo { return t.statView(t.localView(false), key) }
+
+// statView is stat through v (nil: no local directory).
+func (t *Tier) statView(v *view, key Key) os.FileInfo {
+	if v == nil {
 		return nil
 	}
-	st, err := t.c.root.Lstat(t.rel(key))
+	st, err := v.root.Lstat(t.rel(key))
 	if err != nil {
 		return nil
 	}
@@ -131,8 +146,8 @@ func (t *Tier) find(ctx context.Context, key Key) (e *entry.Entry, src string, n
 		return nil, "", 0, false
 	}
 	c := t.c
-	if t.local() {
-		if e, n, ok := t.getLocal(key); ok {
+	if v := t.localView(false); v != nil {
+		if e, n, ok := t.getLocal(v, key); ok {
 			return e, "local", n, true
 		}
 	}
@@ -174,41 +189,46 @@ func (t *Tier) report(hit bool) {
 	}
 }
 
-func (t *Tier) getLocal(key Key) (*entry.Entry, int, bool) {
+func (t *Tier) getLocal(v *view, key Key) (*entry.Entry, int, bool) {
 	c := t.c
-	p := t.path(key)
+	// The key's text and paths are built once, and the host path (for
+	// log lines) only on a failure: a hit on a small entry is a few
+	// microseconds of work.
+	ks := key.String()
+	rel := layout.EntryRel(t.name, ks)
+	hostPath := func() string { return layout.Dir(c.dir).Entry(t.name, ks) }
 	// OpenRegular: a FIFO, socket or device planted at the entry path is
 	// damage, refused without blocking on it; so is a symbolic link.
-	f, st, err := atomicfile.OpenRegular(c.root, t.rel(key))
+	f, st, err := v.dir.OpenRegular(rel)
 	if err != nil {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case errors.Is(err, atomicfile.ErrNotRegular):
-			c.damaged(t, p, st, fmt.Errorf("%w: %v", entry.ErrForeign, err))
+			c.damaged(t, hostPath(), st, fmt.Errorf("%w: %v", entry.ErrForeign, err))
 		default:
-			c.failure(t.name, "reading entry", p, err)
+			c.failure(t.name, "reading entry", hostPath(), err)
 		}
 		return nil, 0, false
 	}
 	defer f.Close()
 	if st.Size() > entry.MaxRawSize+entry.MaxHeaderSize {
-		c.damaged(t, p, st, fmt.Errorf("%w: not a regular file of plausible size", entry.ErrForeign))
+		c.damaged(t, hostPath(), st, fmt.Errorf("%w: not a regular file of plausible size", entry.ErrForeign))
 		return nil, 0, false
 	}
 	data, err := entry.Read(f, st.Size(), c.opts.MaxSize)
 	if err != nil {
-		c.damaged(t, p, st, err)
+		c.damaged(t, hostPath(), st, err)
 		return nil, 0, false
 	}
-	e, err := c.decode(data, key)
+	e, err := c.decodeAs(data, ks)
 	if err != nil {
-		c.damaged(t, p, st, err)
+		c.damaged(t, hostPath(), st, err)
 		return nil, 0, false
 	}
 	if c.writer && time.Since(st.ModTime()) > touchInterval {
 		now := time.Now()
-		if err := c.root.Chtimes(t.rel(key), now, now); err != nil {
-			c.logger.Debug("refreshing entry access time", "path", p, "err", err)
+		if err := c.root.Chtimes(rel, now, now); err != nil {
+			c.logger.Debug("refreshing entry access time", "path", hostPath(), "err", err)
 		}
 		c.markUsed(t.objectName(key)) // bucket retention (sharedstore.go)
 	}
@@ -216,11 +236,16 @@ func (t *Tier) getLocal(key Key) (*entry.Entry, int, bool) {
 }
 
 func (c *Cache) decode(data []byte, key Key) (*entry.Entry, error) {
+	return c.decodeAs(data, key.String())
+}
+
+// decodeAs is decode for the key's text ks.
+func (c *Cache) decodeAs(data []byte, ks string) (*entry.Entry, error) {
 	e, err := entry.Decode(data, c.signingKey)
 	if err != nil {
 		return nil, err
 	}
-	if e.Key != key.String() {
+	if e.Key != ks {
 		return nil, fmt.Errorf("%w: entry is for key %q", entry.ErrCorrupt, e.Key)
 	}
 	return e, nil
@@ -275,6 +300,13 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 	}
 	if err != nil {
 		c.countError(t.name, decodeKind(err))
+		if keyMismatch(err) {
+			// Never replaced: the object is most likely good for the
+			// hosts that hold the key it was signed with, and replacing it
+			// would only start a war of replacements between the hosts.
+			c.warnKeyMismatch("tier", t.name, "object", name, "err", err)
+			return nil, 0, false
+		}
 		if c.writer && info.ETag != "" {
 			c.badShared.Store(name, info.ETag)
 		}
@@ -372,9 +404,16 @@ func (c *Cache) writeFileAtomic(rel string, data []byte) (bool, error) {
 // damaged handles a local entry that failed verification: counted, logged
 // once per file, and (writers only) moved to the quarantine directory so a
 // good entry can take its place. p is the entry's path under c.dir.
+//
+// An entry whose checksum holds but whose signature does not verify with
+// this process's key is not damage (keyMismatch): it is left in place.
 func (c *Cache) damaged(t *Tier, p string, st os.FileInfo, cause error) {
 	kind := decodeKind(cause)
 	c.countError(t.name, kind)
+	if keyMismatch(cause) {
+		c.warnKeyMismatch("tier", t.name, "path", p, "err", cause)
+		return
+	}
 	if !c.writer {
 		c.logOnce("bad:"+p, "skipping damaged cache entry (read-only process)", "tier", t.name, "path", p, "err", cause)
 		return
@@ -419,6 +458,28 @@ func (c *Cache) quarantine(tier, p string, st os.FileInfo) (string, error) {
 		return "", err
 	}
 	return layout.Dir(c.dir).Join(dstRel), nil
+}
+
+// keyMismatch reports whether err says that an entry's signature does not
+// verify with this process's key while its checksum holds (entry.Decode
+// checks the checksum first): the entry was written whole by a process
+// with another signing key (a mistyped or rotated XLACACHE_SIGNING_KEY, a
+// host set up with another key), which is a configuration problem, not
+// damage. Such an entry is never quarantined, repaired or replaced, in the
+// local directory or the shared tier: with the right key it is good, and
+// hosts that disagree about the key would otherwise replace each other's
+// entries for ever. (An unsigned entry read with a key set is another
+// matter: a signed replacement serves every host, keyed or not.)
+func keyMismatch(err error) bool { return errors.Is(err, entry.ErrSignature) }
+
+// KeyMismatchWarning is the one line a process logs when it meets entries
+// signed with another key (tests and tools look for it).
+const KeyMismatchWarning = "cache entries signed with another key: check " + config.EnvSigningKey + " (or " + config.EnvSigningKeyFile + ") on this host; such entries are left in place and missed, never repaired"
+
+// warnKeyMismatch logs KeyMismatchWarning once per process, however many
+// entries and tiers fail the same way.
+func (c *Cache) warnKeyMismatch(args ...any) {
+	c.logOnce("key-mismatch", KeyMismatchWarning, args...)
 }
 
 func decodeKind(err error) string {

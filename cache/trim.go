@@ -56,8 +56,12 @@ func (c *Cache) startTrim() {
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
+		// The first pass starts even when Close came first: a short
+		// run still owes the directory its pass's budget (passBudget).
+		first := true
 		for {
-			for c.trimWanted.Swap(false) && c.bgCtx.Err() == nil {
+			for c.trimWanted.Swap(false) && (first || c.bgCtx.Err() == nil) {
+				first = false
 				c.lastReconcile.Store(time.Now().UnixNano())
 				target := int64(0)
 				if c.opts.MaxSize > 0 {

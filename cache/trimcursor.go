@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -187,6 +188,10 @@ func (c *Cache) trimPass(ctx context.Context, bound, target int64) (again bool, 
 			c.seedAges(cur)
 		}
 	}
+	// A short run must not stop the pass as soon as it closes: it keeps
+	// going for a budget that grows with the excess (passBudget).
+	ctx, stop := passContext(ctx, passBudget(bound, cur))
+	defer stop()
 	// The trim lock keeps other xlacache trims out; the guard covers the
 	// writers no lock reaches (XLA, JAX, other hosts).
 	guard := inuse.New(c.dir, c.root, 0, nil)
@@ -255,14 +260,104 @@ func (c *Cache) trimPass(ctx context.Context, bound, target int64) (again bool, 
 	if cur.Removed > 0 {
 		c.logger.Info("trimmed cache", "dir", c.dir, "removed_files", cur.Removed, "removed_bytes", cur.RemovedBytes, "bytes", total, "max_size", bound)
 	}
-	return bound > 0 && total > bound && cur.Removed > 0, nil
+	// Again when this pass removed something and the directory is still
+	// over, or when it only counted (the ledger had no total) and found
+	// it over: the next pass knows how much to remove.
+	return bound > 0 && total > bound && (cur.Removed > 0 || cur.Fraction == 0), nil
+}
+
+// Budgets of a pass that its process's Close would cut short. A writer
+// that runs for a moment (a CLI compile, a hit) and closes used to stop
+// its background pass at once: a 300,000-file directory twice over its
+// bound took about 250 such runs, each finishing one shard, to get under
+// it. Now the pass runs on after Close for up to a budget that grows with
+// the share of the directory to remove, from passBudgetMin (a pass of
+// unknown excess: the ledger had no total) up to passBudgetMax (a
+// directory twice over its bound), measured from the pass's start: a
+// process that ran longer than that has given its pass the time already,
+// and Close does not wait at all. A pass that finishes sooner ends sooner.
+const (
+	passBudgetPerFraction = 8 * time.Second
+	passBudgetMin         = time.Second
+	passBudgetMax         = 5 * time.Second
+)
+
+// passBudget is how long a pass for bound, in the state cur, may run on
+// after the cache's background context ends: nothing when there is no
+// bound or the ledger says the directory is within it (a recount only),
+// else the removal fraction times passBudgetPerFraction, clamped.
+func passBudget(bound int64, cur *trimCursor) time.Duration {
+	switch {
+	case bound <= 0:
+		return 0
+	case cur.Fraction <= 0 && cur.LedgerStart > 0:
+		return 0 // within the bound: a recount, not worth a wait
+	}
+	if d := passBudgetOverride.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	d := time.Duration(cur.Fraction * float64(passBudgetPerFraction))
+	return min(max(d, passBudgetMin), passBudgetMax)
+}
+
+// passBudgetOverride, when positive, replaces the budget of every pass
+// that gets one: a test on a loaded machine sets it long, so that what it
+// checks (the pass goes on after Close) does not depend on the machine's
+// speed.
+var passBudgetOverride atomic.Int64
+
+// passContext returns a context for a pass started now that ends budget
+// after now or when parent ends, whichever is later (and at once when
+// parent ends after the budget is spent). stop releases it.
+func passContext(parent context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
+	if budget <= 0 {
+		return context.WithCancel(parent)
+	}
+	deadline := time.Now().Add(budget)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	var timer *time.Timer
+	var mu sync.Mutex
+	stopAfter := context.AfterFunc(parent, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(time.Until(deadline), cancel)
+	})
+	return ctx, func() {
+		stopAfter()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }
 
 // trimChunk trims the files directly in directory rel (relative to the
 // cache directory) and records the chunk as done in cur. guard vetoes the
 // removal of files that may be being written (removeVeto).
 func (c *Cache) trimChunk(cur *trimCursor, guard *inuse.Guard, rel string) {
-	ents, err := fs.ReadDir(c.root.FS(), rel)
+	// The chunk's own directory, opened once: listing it, and looking at
+	// and removing xlacache's entries in it, is then one system call per
+	// file each, where a path from the top makes os.Root open every
+	// directory on the way first (a trim of a big directory is mostly
+	// these calls).
+	dirRoot, inDir := c.root, rel
+	if rel != "." {
+		if sub, err := c.root.OpenRoot(rel); err == nil {
+			defer sub.Close()
+			dirRoot, inDir = sub, "."
+		}
+	}
+	// local names the file frel (relative to the cache directory) in
+	// dirRoot.
+	local := func(frel string) string {
+		if dirRoot == c.root {
+			return frel
+		}
+		return path.Base(frel)
+	}
+	ents, err := fs.ReadDir(dirRoot.FS(), inDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		c.logger.Debug("trim: listing directory", "dir", rel, "err", err)
 	}
@@ -326,14 +421,28 @@ func (c *Cache) trimChunk(cur *trimCursor, guard *inuse.Guard, rel string) {
 	quota := int64(math.Ceil(share * float64(chunkHist[max(cut, 0)])))
 	for _, f := range files {
 		evict := cut >= 0 && (f.bucket > cut || (f.bucket == cut && inCut < quota))
+		own := !layout.XLAOwned(f.rel, f.class)
 		if evict {
-			if reason := removeVeto(guard, c.root, f.rel, f.class, f.info); reason != "" {
+			var reason string
+			if own {
+				// removeVeto's re-check of an entry, in dirRoot.
+				if st, err := dirRoot.Lstat(local(f.rel)); err == nil {
+					reason = inuse.Changed(f.info, st)
+				}
+			} else {
+				reason = removeVeto(guard, c.root, f.rel, f.class, f.info)
+			}
+			if reason != "" {
 				c.logger.Debug("trim: keeping file", "path", f.rel, "reason", reason)
 				evict = false
 			}
 		}
 		if evict {
-			if err := c.root.Remove(f.rel); err != nil {
+			rm := func() error { return c.root.Remove(f.rel) }
+			if own {
+				rm = func() error { return dirRoot.Remove(local(f.rel)) }
+			}
+			if err := rm(); err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {
 					c.logger.Debug("trim: removing file", "path", f.rel, "err", err)
 					evict = false

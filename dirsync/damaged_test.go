@@ -98,3 +98,34 @@ func TestPullRefusesOversize(t *testing.T) {
 		t.Errorf("the pull allocated %d bytes: the %d-byte object was read before its size was checked", n, 32*bound)
 	}
 }
+
+// Issue 20 item 5: a push with another key (a mistyped one) never
+// replaces objects whose checksum holds but whose signature does not
+// verify with it.
+func TestPushLeavesObjectsSignedWithAnotherKey(t *testing.T) {
+	ctx := context.Background()
+	store, _, _ := pushedBounded(t, []byte("the right key"), 1<<20)
+	before := map[string][]byte{}
+	infos, err := store.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range infos {
+		before[in.Name], _ = store.Get(ctx, in.Name)
+	}
+	wrong := []byte("the rihgt key")
+	_, bdir, _ := populated(t, wrong)
+	b := openBounded(t, bdir, wrong, 1<<20)
+	res, err := Push(ctx, b, store)
+	if err != nil || res.Replaced != 0 {
+		t.Fatalf("push with another key: %+v %v", res, err)
+	}
+	if n := store.Calls("replace"); n != 0 {
+		t.Errorf("%d objects replaced by a host with another key", n)
+	}
+	for name, want := range before {
+		if got, _ := store.Get(ctx, name); !bytes.Equal(got, want) {
+			t.Errorf("%s was rewritten", name)
+		}
+	}
+}

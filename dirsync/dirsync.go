@@ -150,6 +150,7 @@ func Push(ctx context.Context, c *cache.Cache, store blob.Store) (Result, error)
 		have[r.Name] = r
 	}
 	var errs []error
+	warnedKey := false // one line per push for objects signed with another key
 	for _, e := range entries {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
@@ -167,6 +168,14 @@ func Push(ctx context.Context, c *cache.Cache, store blob.Store) (Result, error)
 		}
 		if r, ok := have[name]; ok {
 			replaced, err := repairRemote(ctx, store, r, e.Key, data, opts)
+			if errors.Is(err, errOtherKey) {
+				if !warnedKey {
+					warnedKey = true
+					slog.Warn("xlacache: sync push: shared objects signed with another key are left in place; check "+config.EnvSigningKey, "object", r.Name)
+				}
+				res.Skipped++
+				continue
+			}
 			if err != nil {
 				return res, errors.Join(append(errs, err)...)
 			}
@@ -221,6 +230,10 @@ func readEntry(ctx context.Context, store blob.Store, name, key string, opts con
 	return data, info, nil
 }
 
+// errOtherKey is repairRemote's answer for an object signed with another
+// key: left in place.
+var errOtherKey = errors.New("shared object signed with another key")
+
 // repairRemote checks the object r that a push found under the name of a
 // local entry (data, already verified) and replaces it if no host can use
 // it: it fails verification or is over the size bound. The replace is
@@ -247,6 +260,12 @@ func repairRemote(ctx context.Context, store blob.Store, r blob.Info, key string
 			return false, nil
 		case errors.Is(err, blob.ErrUnavailable) || ctx.Err() != nil:
 			return false, fmt.Errorf("checking %s: %w", r.Name, err)
+		case errors.Is(err, entry.ErrSignature):
+			// Whole (its checksum holds) but signed with another key:
+			// good for the hosts that hold that key. A host with a
+			// mistyped key must not replace the bucket's objects (and
+			// hosts with different keys would replace each other's).
+			return false, errOtherKey
 		}
 		bad = err
 		if info.ETag != "" {

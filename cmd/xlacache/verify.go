@@ -7,18 +7,26 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 var verifyCmd = &cobra.Command{
 	Use:   "verify",
-	Short: "Check every entry's checksum (and signature); --repair quarantines bad ones",
+	Short: "Check every entry's checksum (and signature); --repair quarantines bad ones, --restore brings back good ones",
 	Long: `Read and fully check every xlacache entry: checksum, header, key matching the
 file name, decompression, and the HMAC signature when XLACACHE_SIGNING_KEY
 (or XLACACHE_SIGNING_KEY_FILE) is set. With --repair, damaged entries are
 moved to <dir>/quarantine/ so the next compile replaces them, and stale
 temporary files (left by writers killed mid-write) are removed. A FIFO,
 socket, device or symbolic link at an entry's path is damaged too.
+
+An entry whose checksum holds but whose signature does not verify was
+signed with another key: it is reported, never quarantined. When every
+entry fails that way the key is wrong: verify says so, changes nothing and
+exits 1. --restore moves quarantined entries that verify with this key back
+into their tiers (an entry whose place a fresh compile took stays in the
+quarantine).
 
 JAX entries and XLA subcache files sharing the directory are checked too
 (decompression, atime files, file formats) and reported in a JAX section;
@@ -35,6 +43,7 @@ good.`,
 
 func init() {
 	verifyCmd.Flags().Bool("repair", false, "move damaged entries to the quarantine directory")
+	verifyCmd.Flags().Bool("restore", false, "move quarantined entries that verify back into their tiers")
 	rootCmd.AddCommand(verifyCmd)
 }
 
@@ -43,6 +52,8 @@ type verifyReport struct {
 	Dir     string           `json:"dir"`
 	Checked int              `json:"checked"`
 	Bad     []cache.BadEntry `json:"bad"`
+	// KeyMismatches counts the entries of Bad signed with another key.
+	KeyMismatches int `json:"key_mismatches,omitempty"`
 	// StaleTemps counts stale temporary files --repair removed.
 	StaleTemps int `json:"stale_temps,omitempty"`
 	// JAX is the check of JAX's entries and XLA's subcache files sharing
@@ -51,6 +62,9 @@ type verifyReport struct {
 }
 
 func runVerify(cmd *cobra.Command, _ []string) error {
+	if restore, _ := cmd.Flags().GetBool("restore"); restore {
+		return runRestore(cmd)
+	}
 	repair, _ := cmd.Flags().GetBool("repair")
 	opts, lay, err := inspectDir(cmd)
 	if err != nil {
@@ -90,7 +104,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		if res.Bad == nil {
 			res.Bad = []cache.BadEntry{}
 		}
-		if err := writeJSON(out, verifyReport{Dir: opts.Dir, Checked: res.Checked, Bad: res.Bad, StaleTemps: res.StaleTemps, JAX: jaxRep}); err != nil {
+		if err := writeJSON(out, verifyReport{Dir: opts.Dir, Checked: res.Checked, Bad: res.Bad, KeyMismatches: res.KeyMismatches, StaleTemps: res.StaleTemps, JAX: jaxRep}); err != nil {
 			return err
 		}
 	} else {
@@ -100,7 +114,10 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 				fmt.Fprintf(out, "    moved to %s\n", b.Quarantined)
 			}
 		}
-		fmt.Fprintf(out, "%d entries checked, %d damaged\n", res.Checked, len(res.Bad))
+		fmt.Fprintf(out, "%d entries checked, %d damaged\n", res.Checked, len(res.Bad)-res.KeyMismatches)
+		if res.KeyMismatches > 0 {
+			fmt.Fprintf(out, "%d entr%s signed with another key (left in place): check %s\n", res.KeyMismatches, plural(res.KeyMismatches, "y", "ies"), config.EnvSigningKey)
+		}
 		if res.StaleTemps > 0 {
 			fmt.Fprintf(out, "%d stale temporary file(s) removed\n", res.StaleTemps)
 		}
@@ -109,8 +126,11 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		}
 	}
 	var errs []error
-	if len(res.Bad) > 0 {
-		errs = append(errs, fmt.Errorf("%d damaged entr%s in %s", len(res.Bad), plural(len(res.Bad), "y", "ies"), opts.Dir))
+	if n := len(res.Bad) - res.KeyMismatches; n > 0 {
+		errs = append(errs, fmt.Errorf("%d damaged entr%s in %s", n, plural(n, "y", "ies"), opts.Dir))
+	}
+	if n := res.KeyMismatches; n > 0 {
+		errs = append(errs, fmt.Errorf("%d entr%s in %s signed with another key", n, plural(n, "y", "ies"), opts.Dir))
 	}
 	if jaxBad > 0 {
 		errs = append(errs, fmt.Errorf("%d damaged JAX cache file(s) in %s", jaxBad, opts.Dir))

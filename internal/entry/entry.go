@@ -395,6 +395,22 @@ func (r *reader) u64() uint64 {
 // file's size: enough for any ordinary header.
 const probeSize = 4096
 
+// checkRead checks that the header at the start of b declares size bytes
+// in all, no more than maxSize (> 0), and returns b.
+func checkRead(b []byte, size, maxSize int64) ([]byte, error) {
+	h, off, err := ParseHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	if want := h.Size(off); want != size {
+		return nil, fmt.Errorf("%w: header declares %d bytes, file has %d", ErrCorrupt, want, size)
+	}
+	if maxSize > 0 && size > maxSize {
+		return nil, fmt.Errorf("%w: %d bytes, larger than the bound %d", ErrCorrupt, size, maxSize)
+	}
+	return b, nil
+}
+
 // Read reads an encoded entry of the given size from r without trusting
 // that size: the header is parsed from a bounded prefix first, and the
 // whole entry is allocated only when the sizes the header declares add up
@@ -409,7 +425,15 @@ func Read(r io.Reader, size, maxSize int64) ([]byte, error) {
 		_, _, err := ParseHeader(b)
 		return nil, err
 	}
-	prefix := make([]byte, min(size, probeSize))
+	if size <= probeSize {
+		// Small enough to take whole at once: one buffer, one read.
+		data := make([]byte, size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return nil, fmt.Errorf("%w: short read: %v", ErrCorrupt, err)
+		}
+		return checkRead(data, size, maxSize)
+	}
+	prefix := make([]byte, probeSize)
 	if _, err := io.ReadFull(r, prefix); err != nil {
 		// The file shrank under us (replaced or truncated).
 		return nil, fmt.Errorf("%w: short read: %v", ErrCorrupt, err)
@@ -421,15 +445,8 @@ func Read(r io.Reader, size, maxSize int64) ([]byte, error) {
 		}
 		prefix = append(prefix, more...)
 	}
-	h, off, err := ParseHeader(prefix)
-	if err != nil {
+	if _, err := checkRead(prefix, size, maxSize); err != nil {
 		return nil, err
-	}
-	if want := h.Size(off); want != size {
-		return nil, fmt.Errorf("%w: header declares %d bytes, file has %d", ErrCorrupt, want, size)
-	}
-	if maxSize > 0 && size > maxSize {
-		return nil, fmt.Errorf("%w: %d bytes, larger than the bound %d", ErrCorrupt, size, maxSize)
 	}
 	data := make([]byte, size)
 	n := copy(data, prefix)

@@ -43,6 +43,12 @@ const MaxAutotuneFile = 16 << 20
 // check and was refused.
 var ErrBadObject = errors.New("subcache: raw subcache object failed verification")
 
+// ErrOtherKey is wrapped, beside ErrBadObject, by Unseal's error about an
+// object whose checksum holds but whose signature does not verify with
+// the key: it was signed with another key. It is not damage, and is never
+// replaced (a host with a mistyped key must not rewrite the bucket).
+var ErrOtherKey = errors.New("signed with another key")
+
 // autotuneNameRE accepts XLA's autotune file names (web-safe or standard
 // base64 of a SHA-256, then ".textproto") and nothing that could be a path
 // or a temporary file.
@@ -306,7 +312,7 @@ func Unseal(name string, obj, key []byte) ([]byte, error) {
 			return nil, fmt.Errorf("%w: %s: unsigned, and a signing key is set", ErrBadObject, name)
 		}
 		if !hmac.Equal(mac, rawMAC(name, rest, key)) {
-			return nil, fmt.Errorf("%w: %s: signature does not verify with this key", ErrBadObject, name)
+			return nil, fmt.Errorf("%w: %s: %w: signature does not verify with this key", ErrBadObject, name, ErrOtherKey)
 		}
 	}
 	return rest, nil

@@ -72,6 +72,9 @@ func (m *Mirror) repair(ctx context.Context, r blob.Info, sealed []byte, verify 
 		if uerr == nil && (verify == nil || verify(r.Name, payload) == nil) {
 			return false, nil
 		}
+		if errors.Is(uerr, ErrOtherKey) {
+			return false, nil // good for the hosts with its key: never replaced
+		}
 		if info.ETag != "" {
 			etag = info.ETag
 		}
