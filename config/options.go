@@ -556,15 +556,15 @@ func (o Options) EffectiveFileMode() os.FileMode {
 // Setting is one option as `xlacache env` shows it.
 type Setting struct {
 	// Name is the environment variable.
-	Name string
+	Name string `json:"name"`
 	// Value is the value in effect, formatted as the variable would take
 	// it. Secrets are redacted.
-	Value string
+	Value string `json:"value"`
 	// Source says where the value came from (default, env, code, or
 	// "env:<RANKVAR>" for a process index taken from a launcher).
-	Source Source
+	Source Source `json:"source"`
 	// Help is a one-line description.
-	Help string
+	Help string `json:"help"`
 }
 
 // Settings lists every option with its value and where it came from, in a
@@ -588,6 +588,12 @@ func (o Options) Settings() []Setting {
 	subVal := strings.Join(subNames, ",")
 	if len(o.Subcaches) == 0 {
 		subVal = "none"
+	}
+	if !o.SubcachesExplicit && sameSubcaches(o.Subcaches, def.Subcaches) {
+		// The default a backend really uses: the cpu backend (xlacache
+		// run, warm, demo) widens it to all subcaches, its kernels being
+		// named by their content (cache.Session).
+		subVal = "all (cpu backend; " + subVal + " on the xla backend)"
 	}
 	maxVal := "unbounded"
 	if o.MaxSize > 0 {

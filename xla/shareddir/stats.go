@@ -10,10 +10,10 @@ import (
 // Stats is what a shared directory holds and what its writers counted:
 // the --json form of `xlacache stats`.
 type Stats struct {
-	Dir     string                     `json:"dir"`
-	MaxSize int64                      `json:"max_size"`
-	Files   int64                      `json:"files"`
-	Bytes   int64                      `json:"bytes"`
+	Dir     string `json:"dir"`
+	MaxSize int64  `json:"max_size"`
+	Files   int64  `json:"files"`
+	Bytes   int64  `json:"bytes"`
 	// Areas are what each area (tier, XLA subcache, quarantine) holds.
 	// The hits and misses are per tier in Counters.Tiers: an area has no
 	// counters of its own, and zeros beside the real numbers would lie.
