@@ -46,8 +46,12 @@ func TestAdminCommandsOnAbsentDir(t *testing.T) {
 // usage error for run as for conformance; stats --json has no per-area
 // hits and misses beside the counters.
 func TestJSONAndUsageConventions(t *testing.T) {
+	// Should demo ever run here, the processes it starts (this test
+	// binary) run main, not the whole test suite again.
+	t.Setenv(testMainEnv, "1")
 	dir := t.TempDir()
 	env := map[string]string{config.EnvDir: dir}
+	t.Setenv(config.EnvDir, dir)
 	for _, args := range [][]string{{"run", "--json", "x.mlir"}, {"demo", "--json"}, {"export", "--json", "f"}, {"clear", "--json"},
 		{"prune", "--json", "--max-size", "1GB"}, {"sync", "--json", "s3://b"}, {"import", "--json", "f"}, {"run", "--backend", "gpu", "x.mlir"}} {
 		_, stderr, err := execCLI(t, args...)
