@@ -47,6 +47,9 @@ const touchInterval = time.Hour
 // Cache is an open cache directory. All methods are safe for concurrent use
 // and nil-safe: a nil *Cache behaves like a disabled cache.
 type Cache struct {
+	// dirErr is why Open found the directory unusable (nil when usable):
+	// NoKeyReason reports it rather than touch a refused directory again.
+	dirErr error
 	opts   config.Options
 	logger *slog.Logger
 
@@ -161,7 +164,7 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options
 	c.opts.Dir = dir
 	if err := c.openDir(dir); err != nil {
 		// openDir logged why; compile without a local directory.
-		c.dir, c.root = "", nil
+		c.dir, c.root, c.dirErr = "", nil, err
 	}
 	if oo.parts != nil {
 		// The role is known now: openDir made a writer whose directory

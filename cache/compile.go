@@ -115,9 +115,17 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 			env.mu.Lock()
 			env.report.Stored = true
 			env.mu.Unlock()
+		} else {
+			env.mu.Lock()
+			env.report.NotStored = c.notStoredReason(compileTime+env.saved, len(data))
+			env.mu.Unlock()
 		}
 		env.Phase("store", time.Since(sstart))
 		c.maybeFlushStats()
+	} else {
+		env.mu.Lock()
+		env.report.NotStored = readerNotStored
+		env.mu.Unlock()
 	}
 	return exe, env.Report(), nil
 }

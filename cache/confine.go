@@ -32,6 +32,12 @@ var errSharedDir = errors.New("refusing cache directory")
 // logged and means "no local directory".
 func (c *Cache) openDir(dir string) error {
 	writer := c.opts.Writer()
+	// Before anything is created or read through a planted link.
+	if err := checkLinkOwners(dir); err != nil {
+		c.logger.Warn("refusing cache directory; compiling without a cache", "dir", dir, "err", err)
+		c.countError("", "permission")
+		return err
+	}
 	if writer {
 		if err := c.checkCreateParent(dir); err != nil {
 			c.logger.Warn("refusing cache directory; compiling without a cache", "dir", dir, "err", err)

@@ -47,6 +47,10 @@ func CheckDir(dir string, o config.Options) (*os.Root, DirTrust, error) {
 	if err := c.checkCreateParent(dir); err != nil {
 		return nil, DirTrust{}, err
 	}
+	// Before anything is created through a planted link.
+	if err := checkLinkOwners(dir); err != nil {
+		return nil, DirTrust{}, err
+	}
 	if err := os.MkdirAll(dir, o.EffectiveDirMode()); err != nil {
 		return nil, DirTrust{}, fmt.Errorf("creating cache directory: %w", err)
 	}

@@ -18,12 +18,12 @@ func (c *Cache) NoKeyReason(dir string) string {
 	case dir == "":
 		return "cache off: set XLACACHE_DIR"
 	}
-	return "cache directory unusable: " + dirProblem(dir)
+	return "cache directory unusable: " + c.dirProblem(dir)
 }
 
 // dirProblem says why dir cannot serve as a cache directory, for a cache
 // that found it unusable when it opened (its own reason went to the log).
-func dirProblem(dir string) string {
+func (c *Cache) dirProblem(dir string) string {
 	st, err := os.Stat(dir)
 	switch {
 	case err == nil && !st.IsDir():
@@ -31,15 +31,14 @@ func dirProblem(dir string) string {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err.Error()
 	}
-	// Missing, or there but not usable: creating it (and the tiers in it)
-	// fails the way it failed for the cache.
-	probe, err := os.MkdirTemp(dir, ".tmp-probe-")
-	if err == nil {
-		os.Remove(probe)
-		return fmt.Sprintf("%s could not be set up when the cache opened (see the warning above)", dir)
+	if c.dirErr != nil {
+		// Open's own reason.
+		return c.dirErr.Error()
 	}
+	// Nothing is written to find out more: the directory was refused or
+	// unusable, and the warning logged when the cache opened says why.
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Sprintf("%s does not exist and could not be created (see the warning above)", dir)
 	}
-	return err.Error()
+	return fmt.Sprintf("%s could not be set up when the cache opened (see the warning above)", dir)
 }

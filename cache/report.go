@@ -12,6 +12,9 @@ type Report struct {
 	Source string `json:"source,omitempty"`
 	// Stored is true when this compile's result was written to the cache.
 	Stored bool `json:"stored"`
+	// NotStored says why a compiled executable was not stored, when a
+	// threshold or the process's role explains it.
+	NotStored string `json:"not_stored,omitempty"`
 	// Tiers counts lookups per tier name during this compile.
 	Tiers map[string]TierResult `json:"tiers"`
 	// Phases are timings in the order recorded: "key", "lookup", "load",

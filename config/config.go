@@ -62,6 +62,10 @@ type Options struct {
 	// clash (the cpu backend names kernels by content) may then widen the
 	// default to all subcaches.
 	SubcachesExplicit bool
+	// BinarySizes is true when the user wrote a size option in binary
+	// units (10GiB): the CLI then prints sizes in binary units too
+	// (FormatSize), else in decimal ones.
+	BinarySizes bool
 	// MinCompileTime: compilations faster than this are not stored
 	// (XLACACHE_MIN_COMPILE_TIME_SECS, default 1s).
 	MinCompileTime time.Duration

@@ -113,7 +113,8 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 		return v, true
 	}
 	bad := func(name, value string, err error) {
-		errs = append(errs, fmt.Errorf("%s=%q: %w", name, value, err))
+		// A URL's credentials are not echoed back.
+		errs = append(errs, fmt.Errorf("%s=%q: %w", name, RedactURL(value), err))
 	}
 
 	if v, ok := get(EnvDir); ok {
@@ -125,6 +126,11 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 	parseVar(get, bad, EnvMaxSize, parseMaxSize, &o.MaxSize)
 	parseVar(get, bad, EnvSharedMaxObjectSize, parseObjectSize, &o.SharedMaxObjectSize)
 	parseVar(get, bad, EnvCPUThreads, ParseCPUThreads, &o.CPUThreads)
+	for _, name := range []string{EnvMaxSize, EnvMinEntrySize, EnvSharedMaxObjectSize} {
+		if v, ok := get(name); ok && IsBinarySize(v) {
+			o.BinarySizes = true
+		}
+	}
 	if !parseVar(get, bad, EnvProcessIndex, parseIndex, &o.ProcessIndex) {
 		for _, rv := range RankVars {
 			raw, ok := lookup(rv)
@@ -550,15 +556,15 @@ func (o Options) EffectiveFileMode() os.FileMode {
 // Setting is one option as `xlacache env` shows it.
 type Setting struct {
 	// Name is the environment variable.
-	Name string
+	Name string `json:"name"`
 	// Value is the value in effect, formatted as the variable would take
 	// it. Secrets are redacted.
-	Value string
+	Value string `json:"value"`
 	// Source says where the value came from (default, env, code, or
 	// "env:<RANKVAR>" for a process index taken from a launcher).
-	Source Source
+	Source Source `json:"source"`
 	// Help is a one-line description.
-	Help string
+	Help string `json:"help"`
 }
 
 // Settings lists every option with its value and where it came from, in a
@@ -582,6 +588,12 @@ func (o Options) Settings() []Setting {
 	subVal := strings.Join(subNames, ",")
 	if len(o.Subcaches) == 0 {
 		subVal = "none"
+	}
+	if !o.SubcachesExplicit && sameSubcaches(o.Subcaches, def.Subcaches) {
+		// The default a backend really uses: the cpu backend (xlacache
+		// run, warm, demo) widens it to all subcaches, its kernels being
+		// named by their content (cache.Session).
+		subVal = "all (cpu backend; " + subVal + " on the xla backend)"
 	}
 	maxVal := "unbounded"
 	if o.MaxSize > 0 {
@@ -610,7 +622,7 @@ func (o Options) Settings() []Setting {
 		{EnvWaitSecs, strconv.FormatFloat(o.WaitTimeout.Seconds(), 'g', -1, 64), src(EnvWaitSecs, o.WaitTimeout != def.WaitTimeout), "how long to wait for another process compiling the same program"},
 		{EnvLeaseStale, strconv.FormatFloat(o.EffectiveLeaseStale().Seconds(), 'g', -1, 64), src(EnvLeaseStale, o.LeaseStale != 0), "silence (seconds) after which a compiling process's lease is taken over"},
 		{EnvLeasePIDCheck, strconv.FormatBool(!o.LeaseNoPIDCheck), src(EnvLeasePIDCheck, o.LeaseNoPIDCheck), "a same-host lease holder whose pid is gone is dead at once"},
-		{EnvSharedURL, o.SharedURL, src(EnvSharedURL, o.SharedURL != ""), "shared object-store tier, s3://bucket/prefix"},
+		{EnvSharedURL, RedactURL(o.SharedURL), src(EnvSharedURL, o.SharedURL != ""), "shared object-store tier, s3://bucket/prefix"},
 		{EnvSharedMaxObjectSize, strconv.FormatInt(o.EffectiveSharedMaxObjectSize(), 10), src(EnvSharedMaxObjectSize, o.SharedMaxObjectSize > 0), "largest shared-tier object read, in bytes; never more than half the memory available"},
 		{EnvSigningKey, keyVal, keySrc, "HMAC key: sign entries, refuse unsigned or forged ones (or use " + EnvSigningKeyFile + ")"},
 		{EnvAllowSharedDir, strconv.FormatBool(o.AllowSharedDir), src(EnvAllowSharedDir, o.AllowSharedDir), "use a cache directory others can write (only with " + EnvSigningKey + ")"},

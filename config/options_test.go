@@ -62,7 +62,7 @@ func TestFromEnvValues(t *testing.T) {
 			EnvMaxSize: "10GiB", EnvProcessIndex: "3", EnvRole: "writer", EnvExplainMisses: "yes",
 			EnvDirMode: "0750", EnvFileMode: "640", EnvWaitSecs: "7", EnvSharedURL: "s3://b/p", EnvSigningKey: "k",
 		}, func(t *testing.T, o Options) {
-			want := Options{Dir: "/tmp/x", Subcaches: []Subcache{SubcacheAutotune, SubcacheKernels}, SubcachesExplicit: true,
+			want := Options{Dir: "/tmp/x", Subcaches: []Subcache{SubcacheAutotune, SubcacheKernels}, SubcachesExplicit: true, BinarySizes: true, // 10GiB
 				MinCompileTime: 500 * time.Millisecond, MinEntrySize: 1024, MaxSize: 10 << 30, ProcessIndex: 3,
 				Role: RoleWriter, ExplainMisses: true, DirMode: 0o750, FileMode: 0o640, WaitTimeout: 7 * time.Second,
 				SharedURL: "s3://b/p", SigningKey: []byte("k")}

@@ -3,8 +3,10 @@ package metrics
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,16 +73,23 @@ func FileSink(path string, perm os.FileMode) cache.MetricsSink {
 // writers of the cache directory dir persisted (labelled role="writer":
 // only writers persist) and what dir holds, against the bound maxSize
 // (`xlacache stats --format prometheus`). A directory without xlacache's
-// own layout (only JAX's entries) gives zero xlacache series, not an
-// error: a textfile collector job runs before the first compile too.
+// own layout (only JAX's entries), an empty one and one that does not
+// exist yet give every metric family with one zero series, not an error
+// and not an empty file: a textfile collector job runs before the first
+// compile too, and a family that appears only later breaks alerts and
+// rate() over it.
 func WriteDirStats(ctx context.Context, w io.Writer, dir string, maxSize int64) error {
-	u, err := cache.Scan(ctx, dir)
-	if err != nil {
-		return err
-	}
-	counters, err := cache.ReadPersistedStats(dir)
-	if err != nil {
-		return err
+	var (
+		u        cache.Usage
+		counters cache.Stats
+	)
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		if u, err = cache.Scan(ctx, dir); err != nil {
+			return err
+		}
+		if counters, err = cache.ReadPersistedStats(dir); err != nil {
+			return err
+		}
 	}
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(StatsCollector(counters, RoleWriter)); err != nil {
@@ -89,5 +98,41 @@ func WriteDirStats(ctx context.Context, w io.Writer, dir string, maxSize int64) 
 	if err := reg.Register(UsageCollector(u, maxSize)); err != nil {
 		return fmt.Errorf("registering the directory's usage: %w", err)
 	}
+	if err := reg.Register(zeroSeries{counters, u}); err != nil {
+		return fmt.Errorf("registering the zero series: %w", err)
+	}
 	return Write(w, reg)
+}
+
+// zeroSeries gives each metric family that st and u have no series of one
+// series of value 0: tier "executables" of backend UnknownBackend, errors
+// of kind and tier NoTier, area "executables".
+type zeroSeries struct {
+	st cache.Stats
+	u  cache.Usage
+}
+
+// Describe implements prometheus.Collector. It describes nothing: the
+// descriptors are the other collectors', and a registry refuses a second
+// registration of one (an unchecked collector may emit them).
+func (zeroSeries) Describe(chan<- *prometheus.Desc) {}
+
+// Collect implements prometheus.Collector.
+func (z zeroSeries) Collect(ch chan<- prometheus.Metric) {
+	if len(tierSeries(z.st)) == 0 {
+		for _, d := range []*prometheus.Desc{hitsDesc, missesDesc, sharedHitsDesc, readBytesDesc, writtenBytesDesc, sharedWrittenBytesDesc, savedDesc} {
+			emit(ch, d, prometheus.CounterValue, 0, "executables", UnknownBackend, RoleWriter)
+		}
+	}
+	if len(backendSeries(z.st)) == 0 {
+		emit(ch, compilesDesc, prometheus.CounterValue, 0, UnknownBackend, RoleWriter)
+		emit(ch, compileSecondsDesc, prometheus.CounterValue, 0, UnknownBackend, RoleWriter)
+	}
+	if len(errorSeries(z.st)) == 0 {
+		emit(ch, errorsDesc, prometheus.CounterValue, 0, NoTier, NoTier, RoleWriter)
+	}
+	if len(z.u.Areas) == 0 {
+		emit(ch, storedEntriesDesc, prometheus.GaugeValue, 0, "executables")
+		emit(ch, storedBytesDesc, prometheus.GaugeValue, 0, "executables")
+	}
 }

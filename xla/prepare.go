@@ -22,9 +22,9 @@ const (
 	EnvXLAFlags = "XLA_FLAGS"
 	// EnvXLAVersion states the jaxlib / PJRT plugin release of the XLA the
 	// program loads, for gating when the plugin file cannot be probed.
-	EnvXLAVersion = "XLACACHE_XLA_VERSION"
+	EnvXLAVersion = config.EnvXLAVersion
 	// EnvXLAPlugin names the PJRT plugin file to probe for flag support.
-	EnvXLAPlugin = "XLACACHE_XLA_PLUGIN"
+	EnvXLAPlugin = config.EnvXLAPlugin
 	// EnvPluginPath is go-xla's plugin search path variable.
 	EnvPluginPath = "PJRT_PLUGIN_LIBRARY_PATH"
 )

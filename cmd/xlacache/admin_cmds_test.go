@@ -207,8 +207,17 @@ func TestCLIUsageErrors(t *testing.T) {
 	if _, code := runAdminCLI(t, map[string]string{config.EnvDir: dir, config.EnvRole: "boss"}, "stats"); code != 2 {
 		t.Errorf("bad XLACACHE_ROLE: exit %d, want 2", code)
 	}
-	if _, code := runAdminCLI(t, nil, "stats", "--dir", filepath.Join(dir, "missing")); code != 1 {
-		t.Errorf("missing dir: exit %d, want 1", code)
+	// A missing directory is an empty cache (issue 20 item 8); a file
+	// where the directory should be is a failure.
+	if _, code := runAdminCLI(t, nil, "stats", "--dir", filepath.Join(dir, "missing")); code != 0 {
+		t.Errorf("missing dir: exit %d, want 0", code)
+	}
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, code := runAdminCLI(t, nil, "stats", "--dir", notDir); code != 1 {
+		t.Errorf("a file as the directory: exit %d, want 1", code)
 	}
 	if exitCode(nil, io.Discard) != 0 {
 		t.Error("nil error exit code")

@@ -76,6 +76,7 @@ func runDemo(cmd *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(out, "xlacache demo: the MLP example (64x784 -> 512 -> 512 -> 10, tanh, softmax) on the cpu backend\n")
 	fmt.Fprintf(out, "fresh cache directory: %s\n\n", cacheDir)
+	fmt.Fprint(out, demoIntro)
 	var times [2]time.Duration
 	var reps [2]runReport
 	for i, label := range []string{"1st process (cold: empty cache)", "2nd process (warm: same cache)"} {
@@ -126,6 +127,14 @@ func runDemo(cmd *cobra.Command, _ []string) error {
 	}
 	return nil
 }
+
+// demoIntro tells someone new to XLA, before the cold run's long wait,
+// what is cached and why the second run is fast.
+const demoIntro = `What is cached: an ML compiler (XLA, or this cpu backend) turns a program's graph into machine code,
+trying kernel variants to time them (autotuning) and compiling each kernel, which takes seconds to minutes.
+The cache keeps the result, keyed by the program and the machine: a new process loads it instead of compiling.
+
+`
 
 func indent(b []byte) []byte {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")

@@ -51,7 +51,7 @@ and publish what it compiles, run it under "xlacache exec -- COMMAND".
 func init() {
 	f := envCmd.Flags()
 	f.Int("process-index", 0, "index of the launched process in its job (0 writes, others read)")
-	f.String("shell", xla.ShellBash, "output syntax: bash (also sh, zsh), fish, or json")
+	f.String("shell", xla.ShellBash, "output syntax: bash (also sh, zsh), fish, or json (same as --json)")
 	f.String("target", string(xla.TargetAll), "program kind: all, jax, or go")
 	f.String("jaxlib-version", "", "jaxlib / PJRT plugin release of the XLA the launched program loads (e.g. 0.5.1)")
 	f.String("xla-version", "", "same as --jaxlib-version: XLA ships in jaxlib and PJRT plugin releases")
@@ -72,7 +72,7 @@ func runEnv(cmd *cobra.Command, _ []string) error {
 	}
 	out := cmd.OutOrStdout()
 	if !launch {
-		return writeSettings(out, opts)
+		return writeSettings(out, opts, jsonOutput(cmd))
 	}
 	if f.Changed("process-index") {
 		idx, _ := f.GetInt("process-index")
@@ -88,6 +88,12 @@ func runEnv(cmd *cobra.Command, _ []string) error {
 	}
 	opts.Dir = abs
 	shell, _ := f.GetString("shell")
+	if jsonOutput(cmd) {
+		if f.Changed("shell") && shell != xla.ShellJSON {
+			return usagef("--json and --shell %s disagree", shell)
+		}
+		shell = xla.ShellJSON
+	}
 	targetText, _ := f.GetString("target")
 	target, err := xla.ParseTarget(targetText)
 	if err != nil {
@@ -146,28 +152,20 @@ func runEnv(cmd *cobra.Command, _ []string) error {
 	return err
 }
 
-// writeSettings prints every option as a shell comment with its value and
-// source, so the output is safe to eval as well as to read.
-func writeSettings(w io.Writer, opts config.Options) error {
-	for _, s := range opts.Settings() {
+// writeSettings prints every variable of config.Docs as a shell comment
+// with its value and source, so the output is safe to eval as well as to
+// read; with --json, as a JSON array.
+func writeSettings(w io.Writer, opts config.Options, js bool) error {
+	settings := config.EnvSettings(opts, os.LookupEnv)
+	if js {
+		return writeJSON(w, settings)
+	}
+	for _, s := range settings {
 		val := s.Value
 		if val == "" {
 			val = "''"
 		}
 		if _, err := fmt.Fprintf(w, "# %s=%s (%s): %s\n", s.Name, val, s.Source, s.Help); err != nil {
-			return err
-		}
-	}
-	// The XLA integration's own variables, read by xla.Prepare.
-	for _, v := range []struct{ name, help string }{
-		{xla.EnvXLAVersion, "jaxlib / PJRT plugin release of the XLA a Go program loads (gating; default " + xla.DefaultVersion.String() + ")"},
-		{xla.EnvXLAPlugin, "PJRT plugin file read to learn which XLA flags it knows"},
-	} {
-		val, src := os.Getenv(v.name), config.SourceEnv
-		if val == "" {
-			val, src = "''", config.SourceDefault
-		}
-		if _, err := fmt.Fprintf(w, "# %s=%s (%s): %s\n", v.name, val, src, v.help); err != nil {
 			return err
 		}
 	}

@@ -42,7 +42,7 @@ container image with export, then import at build time.`,
 		if err != nil {
 			return fmt.Errorf("export %s: %w", args[0], err)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "exported %d files (%d bytes) from %s; %d damaged entries left out\n", st.Files, st.Bytes, opts.Dir, st.Skipped)
+		fmt.Fprintf(cmd.ErrOrStderr(), "exported %d files (%s) from %s; %d damaged entries left out\n", st.Files, fmtBytes(st.Bytes), opts.Dir, st.Skipped)
 		return nil
 	},
 }

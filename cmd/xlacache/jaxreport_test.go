@@ -50,7 +50,7 @@ func TestJAXReports(t *testing.T) {
 	if err := writeJAXPrune(&b, dir, pr, true); err != nil || !strings.Contains(b.String(), "would remove jit_") {
 		t.Errorf("prune:\n%s", b.String())
 	}
-	if got := fmtBytes(1536); got != "1.5 KiB" {
+	if got := fmtBytes(1536); got != "1.5 KB" {
 		t.Errorf("fmtBytes = %q", got)
 	}
 }

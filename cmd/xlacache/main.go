@@ -11,16 +11,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/metrics"
+	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
 // Exit codes.
@@ -59,7 +65,8 @@ var rootCmd = &cobra.Command{
 one directory (XLACACHE_DIR, or --dir), safe for many processes and bounded
 in size. These commands inspect and maintain that directory.
 
-Exit codes: 0 ok; 1 failure, or verify found damaged entries; 2 usage error.`,
+Exit codes: 0 ok; 1 failure, or verify found damaged entries; 2 usage error;
+130 interrupted (Ctrl-C; 128 + the signal's number).`,
 	SilenceUsage:  true,
 	SilenceErrors: true,
 	// Args and RunE make the root runnable, so that cobra checks its
@@ -77,15 +84,32 @@ Exit codes: 0 ok; 1 failure, or verify found damaged entries; 2 usage error.`,
 		case verbose >= 2:
 			level = slog.LevelDebug
 		}
-		slog.SetDefault(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})))
+		redact := config.NewRedactor(os.LookupEnv)
+		slog.SetDefault(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level,
+			// No log line shows the signing key or a URL's credentials.
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if v := a.Value.Resolve(); v.Kind() == slog.KindString || v.Kind() == slog.KindAny {
+					if s := v.String(); s != redact(s) {
+						a.Value = slog.StringValue(redact(s))
+					}
+				}
+				return a
+			}})))
+		if jsonOutput(cmd) && !jsonCommands[cmd.Name()] {
+			return usagef("%s: --json is not supported (JSON output: %s)", cmd.CommandPath(), strings.Join(slices.Sorted(maps.Keys(jsonCommands)), ", "))
+		}
 		return nil
 	},
 }
 
+// jsonCommands are the commands that print JSON for --json; every other
+// command refuses the flag rather than ignore it.
+var jsonCommands = map[string]bool{"stats": true, "ls": true, "verify": true, "explain": true, "warm": true, "env": true, "version": true}
+
 func init() {
 	pf := rootCmd.PersistentFlags()
 	pf.String("dir", "", "cache directory (default: $XLACACHE_DIR, else the user cache directory's xlacache)")
-	pf.Bool("json", false, "machine-readable JSON output (stats, ls, verify, explain; keys in the README)")
+	pf.Bool("json", false, "machine-readable JSON output (stats, ls, verify, explain, warm, env, version; keys in the README)")
 	pf.CountP("verbose", "v", "log more (-v info, -vv debug)")
 	// Every error cobra's flag parsing returns (unknown flag, bad value)
 	// is the user's.
@@ -115,6 +139,7 @@ func loadOptions(cmd *cobra.Command) (config.Options, error) {
 		}
 		opts.Dir = filepath.Join(base, "xlacache")
 	}
+	binarySizes = opts.BinarySizes
 	return opts, nil
 }
 
@@ -174,10 +199,48 @@ func existingDir(dir string) error {
 var explainBackends = map[string]func() cache.Backend{}
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// execute runs the command line args until it ends or a SIGINT or SIGTERM
+// arrives, and returns the exit code. An interrupted command exits with
+// 128 + the signal's number (130 for Ctrl-C), as a shell reports it and as
+// exec does, after one line: what was stored stays, so the next run
+// resumes from there.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var got atomic.Value
+	go func() {
+		select {
+		case s := <-sigs:
+			got.Store(s)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	rootCmd.SetArgs(args)
+	rootCmd.SetOut(stdout)
+	rootCmd.SetErr(stderr)
 	err := rootCmd.ExecuteContext(ctx)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	if s, ok := got.Load().(os.Signal); ok {
+		return interrupted(s, stderr)
+	}
+	return exitCode(err, stderr)
+}
+
+// interrupted prints the one line of a command stopped by signal s and
+// returns 128 + its number.
+func interrupted(s os.Signal, stderr io.Writer) int {
+	n := 2 // SIGINT
+	if ss, ok := s.(syscall.Signal); ok {
+		n = int(ss)
+	}
+	fmt.Fprintf(stderr, "xlacache: interrupted (%v); what was stored is kept, run again to resume\n", s)
+	return 128 + n
 }
 
 // exitCode prints err (if any) and maps it to the documented exit code.
@@ -185,7 +248,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "xlacache:", err)
+	fmt.Fprintln(stderr, "xlacache:", config.Redact(err.Error(), os.LookupEnv))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -206,4 +269,67 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
 	}
 	return usageError{errors.New(msg)}
+}
+
+// An absent cache directory is an empty cache: before the first compile
+// (or from cron, before the first job) the admin commands that only look
+// report nothing with exit 0 instead of failing. Their run functions are
+// wrapped here, once, rather than each checking for itself.
+func init() {
+	for _, c := range []*cobra.Command{statsCmd, lsCmd, verifyCmd, clearCmd, pruneCmd} {
+		c.RunE = emptyIfAbsent(c.RunE)
+	}
+}
+
+// emptyIfAbsent returns run, or the empty cache's report when the cache
+// directory does not exist. Actions on something else than the local
+// directory (prune --shared, verify --restore) always go to run.
+func emptyIfAbsent(run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		for _, other := range []string{"shared", "restore"} {
+			if f := cmd.Flags().Lookup(other); f != nil && f.Changed {
+				return run(cmd, args)
+			}
+		}
+		opts, err := loadOptions(cmd)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Lstat(opts.Dir); !errors.Is(err, fs.ErrNotExist) {
+			return run(cmd, args)
+		}
+		out, js := cmd.OutOrStdout(), jsonOutput(cmd)
+		switch cmd {
+		case statsCmd:
+			format, err := statsFormat(cmd)
+			if err != nil {
+				return err
+			}
+			if format == "prometheus" {
+				return metrics.WriteDirStats(cmd.Context(), out, opts.Dir, opts.MaxSize)
+			}
+			r := shareddir.Stats{Dir: opts.Dir, MaxSize: opts.MaxSize, Areas: map[string]shareddir.Area{},
+				Counters: cache.Stats{Errors: map[string]int64{}, Tiers: map[string]cache.TierStats{}}}
+			if format == "json" {
+				return writeJSON(out, r)
+			}
+			return writeStatsText(out, r)
+		case lsCmd:
+			if js {
+				return writeJSON(out, []cache.EntryInfo{})
+			}
+			return writeLsText(out, nil)
+		case verifyCmd:
+			if js {
+				return writeJSON(out, verifyReport{Dir: opts.Dir, Bad: []cache.BadEntry{}})
+			}
+			_, err := fmt.Fprintf(out, "0 entries checked, 0 damaged (%s does not exist yet)\n", opts.Dir)
+			return err
+		case clearCmd:
+			_, err := fmt.Fprintf(out, "%s: removed 0 item(s) (it does not exist)\n", opts.Dir)
+			return err
+		}
+		_, err = fmt.Fprintf(out, "%s does not exist yet: nothing to prune\n", opts.Dir)
+		return err
+	}
 }

@@ -76,6 +76,7 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 	}
 	maxSize := opts.MaxSize
 	if s, _ := cmd.Flags().GetString("max-size"); s != "" {
+		binarySizes = config.IsBinarySize(s)
 		maxSize, err = config.ParseSize(s)
 		if err != nil {
 			return usagef("--max-size: %v", err)
@@ -132,6 +133,7 @@ func runPruneShared(cmd *cobra.Command, opts config.Options) error {
 		ro.OlderThan = d
 	}
 	if s, _ := cmd.Flags().GetString("max-size"); s != "" {
+		binarySizes = config.IsBinarySize(s)
 		n, err := config.ParseSize(s)
 		if err != nil || n <= 0 {
 			return usagef("--max-size: want a positive size (500MB, 10GiB): %q", s)

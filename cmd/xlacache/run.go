@@ -39,7 +39,8 @@ one <name>.npy (or arg<N>.npy) per argument.
 
 Prints the cache key, which tiers hit or missed, the time of every phase
 (parse, fuse, codegen, autotune, compile, link, load, run), and with
---verbose each kernel and its chosen configuration.`,
+-v (--verbose, global) each kernel and its chosen configuration, and the
+cache's info-level logs (XLACACHE_EXPLAIN_MISSES=1 explains each miss).`,
 	Args: usageArgs(cobra.ExactArgs(1)),
 	RunE: runRun,
 }
@@ -49,7 +50,6 @@ func init() {
 	f.String("inputs", "random", "argument values: random, FILE.npz, A.npy,B.npy,... (argument order), or a directory of <name>.npy files")
 	f.String("output", "", "write the results to this .npz file")
 	f.String("backend", "cpu", "cpu (compile through the cache) or interp (reference interpreter)")
-	f.Bool("verbose", false, "list the kernels and their chosen configurations")
 	f.Uint64("seed", 1, "seed for --inputs random")
 	f.String("report-json", "", "also write the cache report as JSON to this file (used by demo)")
 	f.MarkHidden("report-json")
@@ -63,11 +63,11 @@ func runRun(cmd *cobra.Command, args []string) error {
 	inputs, _ := cmd.Flags().GetString("inputs")
 	output, _ := cmd.Flags().GetString("output")
 	backend, _ := cmd.Flags().GetString("backend")
-	verbose, _ := cmd.Flags().GetBool("verbose")
+	verbose, _ := cmd.Flags().GetCount("verbose")
 	seed, _ := cmd.Flags().GetUint64("seed")
 	reportJSON, _ := cmd.Flags().GetString("report-json")
 	if backend != "cpu" && backend != "interp" {
-		return fmt.Errorf("--backend %q: want cpu or interp", backend)
+		return usagef("--backend %q: want cpu or interp", backend)
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -112,8 +112,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-		c, err := xlacache.Open(ctx, opts, logger)
+		c, err := xlacache.Open(ctx, opts, slog.Default()) // -v: info
 		if err != nil {
 			return err
 		}
@@ -145,7 +144,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 				return err
 			}
 		}
-		if verbose {
+		if verbose > 0 {
 			for _, k := range ce.Kernels() {
 				how := "default"
 				switch {
@@ -223,8 +222,13 @@ func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time
 		fmt.Fprintf(w, "executable hit (%s): loaded without compiling\n", rep.Source)
 	case rep.Stored:
 		fmt.Fprintf(w, "executable miss: compiled in %s, stored\n", fmtDur(rep.CompileTime))
+	case rep.NotStored != "":
+		fmt.Fprintf(w, "executable miss: compiled in %s, not stored: %s\n", fmtDur(rep.CompileTime), rep.NotStored)
 	default:
 		fmt.Fprintf(w, "executable miss: compiled in %s, not stored\n", fmtDur(rep.CompileTime))
+	}
+	if rep.Explain != "" {
+		fmt.Fprintf(w, "explain   %s\n", rep.Explain)
 	}
 	for _, n := range slices.Sorted(maps.Keys(rep.Tiers)) {
 		t := rep.Tiers[n]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/metrics"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
@@ -26,7 +27,7 @@ by kind. Reader processes never write, so their lookups are not counted here.
 When JAX entries share the directory (xlacache env points JAX there), a
 JAX section follows, and the directory total counts XLA's subcaches once.
 
-With --json (or --format json), print one JSON object. With --format
+With --json, print one JSON object (--format json is an alias). With --format
 prometheus, print the persisted counters and the directory's contents in
 the Prometheus text exposition format (xlacache_hits_total{tier,backend,
 role="writer"}, ..., xlacache_stored_bytes{area}; see docs/metrics.md),
@@ -138,16 +139,10 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// fmtBytes formats a byte count with a binary unit.
-func fmtBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
+// binarySizes is whether the user wrote sizes in binary units (loadOptions
+// and prune's --max-size set it): fmtBytes then prints binary units too.
+var binarySizes bool
+
+// fmtBytes formats a byte count as every size the CLI prints: in the unit
+// family the user wrote sizes in, decimal by default (config.FormatSize).
+func fmtBytes(n int64) string { return config.FormatSize(n, binarySizes) }

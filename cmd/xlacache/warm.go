@@ -68,7 +68,7 @@ func runWarm(cmd *cobra.Command, args []string) error {
 	if len(paths) == 0 && len(results) == 0 {
 		return fmt.Errorf("no .mlir programs in %s", strings.Join(args, ", "))
 	}
-	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.Default() // -v: info
 	start := time.Now()
 	c, err := xlacache.Open(ctx, opts, logger)
 	if err != nil {
@@ -86,6 +86,12 @@ func runWarm(cmd *cobra.Command, args []string) error {
 	compile := func(p string) warm.Result { return warm.One(ctx, c, b, p) }
 	results = append(results, warm.All(ctx, paths, jobs, compile, bar.Done)...)
 	bar.Finish()
+	if ctx.Err() != nil {
+		// Interrupted: what was compiled is stored, and the next warm
+		// resumes from there; a table of "failed: context canceled" rows
+		// would read as a crash (main prints the one line).
+		return ctx.Err()
+	}
 	rep := warm.NewReport(c.Dir(), c.Writer(), results)
 	// Closed before the export: stats and background work are done, and
 	// the archive sees every entry.

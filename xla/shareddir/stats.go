@@ -10,11 +10,14 @@ import (
 // Stats is what a shared directory holds and what its writers counted:
 // the --json form of `xlacache stats`.
 type Stats struct {
-	Dir     string                     `json:"dir"`
-	MaxSize int64                      `json:"max_size"`
-	Files   int64                      `json:"files"`
-	Bytes   int64                      `json:"bytes"`
-	Areas   map[string]cache.TierStats `json:"areas"`
+	Dir     string `json:"dir"`
+	MaxSize int64  `json:"max_size"`
+	Files   int64  `json:"files"`
+	Bytes   int64  `json:"bytes"`
+	// Areas are what each area (tier, XLA subcache, quarantine) holds.
+	// The hits and misses are per tier in Counters.Tiers: an area has no
+	// counters of its own, and zeros beside the real numbers would lie.
+	Areas map[string]Area `json:"areas"`
 	// Counters are the persisted cumulative counters.
 	Counters cache.Stats `json:"counters"`
 	// JAX sums the JAX entries sharing the directory (nil when none); its
@@ -23,6 +26,12 @@ type Stats struct {
 	// Total is the whole directory: xlacache's bytes plus JAX's entries
 	// and atime files (XLA's subcaches counted once).
 	Total int64 `json:"total"`
+}
+
+// Area is what one area of the directory holds.
+type Area struct {
+	Entries int64 `json:"entries"`
+	Bytes   int64 `json:"bytes"`
 }
 
 // ReadStats scans dir, which holds xlacache's tiers and, when withJAX,
@@ -38,7 +47,10 @@ func ReadStats(ctx context.Context, dir string, maxSize int64, withJAX bool) (St
 	if err != nil {
 		return Stats{}, nil, err
 	}
-	r := Stats{Dir: dir, MaxSize: maxSize, Files: u.Files, Bytes: u.Bytes, Areas: u.Areas, Counters: counters, Total: u.Bytes}
+	r := Stats{Dir: dir, MaxSize: maxSize, Files: u.Files, Bytes: u.Bytes, Areas: make(map[string]Area, len(u.Areas)), Counters: counters, Total: u.Bytes}
+	for n, a := range u.Areas {
+		r.Areas[n] = Area{Entries: a.Entries, Bytes: a.Bytes}
+	}
 	if !withJAX {
 		return r, nil, nil
 	}

@@ -26,11 +26,12 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/atomicfile"
 )
 
 // EnvCC names the environment variable that overrides the C compiler.
-const EnvCC = "XLACACHE_CC"
+const EnvCC = config.EnvCC
 
 // baseFlags are always passed when compiling kernels. -fwrapv gives signed
 // integer overflow the two's-complement wrap StableHLO specifies;
