@@ -2,7 +2,6 @@ package xla
 
 import (
 	"context"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/elfsym"
 	"github.com/xlacache/xlacache/xla/pjrt"
 )
 
@@ -69,27 +69,6 @@ func isWrapper(path string) bool {
 	return err == nil && filepath.Base(real) == pjrt.WrapperFile
 }
 
-// exportsGetPjrtAPI reports whether the ELF file at path exports
-// GetPjrtApi, the PJRT C API's entry point: the wrapper can stand in only
-// for a loadable plugin.
-func exportsGetPjrtAPI(path string) bool {
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		return false
-	}
-	for _, s := range syms {
-		if s.Name == "GetPjrtApi" && s.Section != elf.SHN_UNDEF {
-			return true
-		}
-	}
-	return false
-}
-
 // setupWrapper puts xlacache's caching PJRT wrapper in front of the plugin
 // at plugin (the real one), for a go-xla / GoMLX program: it builds the
 // wrapper (once per build directory), lays it out under the plugin's
@@ -104,7 +83,7 @@ func setupWrapper(ctx context.Context, opts config.Options, po PrepareOptions, p
 		return "turned off", nil
 	case plugin == "":
 		return "no PJRT plugin file found", nil
-	case !exportsGetPjrtAPI(plugin):
+	case !elfsym.DefinesFunc(plugin, "GetPjrtApi"):
 		return plugin + " is not a shared object exporting GetPjrtApi", nil
 	}
 	name := po.PluginName

@@ -14,7 +14,6 @@ package testneed
 
 import (
 	"crypto/sha256"
-	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -23,6 +22,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xlacache/xlacache/internal/elfsym"
 )
 
 // Environment variables read by this package.
@@ -259,7 +260,7 @@ func FindPJRTPlugins(venv string) (map[string]string, error) {
 			if d.IsDir() || !strings.HasSuffix(d.Name(), ".so") || !d.Type().IsRegular() {
 				return nil
 			}
-			if !exportsPJRT(path) {
+			if !elfsym.DefinesFunc(path, "GetPjrtApi") {
 				return nil
 			}
 			rel, err := filepath.Rel(site, filepath.Dir(path))
@@ -277,24 +278,4 @@ func FindPJRTPlugins(venv string) (map[string]string, error) {
 		}
 	}
 	return found, nil
-}
-
-// exportsPJRT reports whether the ELF file at path defines GetPjrtApi in
-// its dynamic symbol table. Only the symbol tables are read.
-func exportsPJRT(path string) bool {
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		return false
-	}
-	for _, s := range syms {
-		if s.Name == "GetPjrtApi" && s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
-			return true
-		}
-	}
-	return false
 }
