@@ -115,20 +115,27 @@ func TestKernelPartsGrowLinearly(t *testing.T) {
 	}
 }
 
-// legacyBucket fills store as versions before deltas did, jobs of them
-// each pushing its whole, grown file as a part, and returns the final
-// file.
-func legacyBucket(t *testing.T, store *memblob.Store, key []byte, jobs, perJob, recSize int) []byte {
+// legacyBucket fills store as versions before deltas did: in each of
+// rounds, concurrent jobs start from the file of the round before, add
+// their own kernels and push their whole file as a part. It returns the
+// union of every part (with concurrent 1: the last job's file).
+func legacyBucket(t *testing.T, store *memblob.Store, key []byte, rounds, concurrent, perJob, recSize int) []byte {
 	t.Helper()
-	var file []byte
-	for j := range jobs {
-		file = append(file, jobKernels(j, perJob, recSize)...)
-		obj := layout.XLAKernelPartObject(sha256.Sum256(file))
-		if err := store.PutIfAbsent(context.Background(), obj, Seal(obj, file, key)); err != nil {
-			t.Fatal(err)
+	var union []byte
+	for r := range rounds {
+		var added []byte
+		for c := range concurrent {
+			own := jobKernels(r*concurrent+c, perJob, recSize)
+			file := append(bytes.Clone(union), own...)
+			added = append(added, own...)
+			obj := layout.XLAKernelPartObject(sha256.Sum256(file))
+			if err := store.PutIfAbsent(context.Background(), obj, Seal(obj, file, key)); err != nil {
+				t.Fatal(err)
+			}
 		}
+		union = append(union, added...)
 	}
-	return file
+	return union
 }
 
 // Issue 20 item 19: a pull held every part in memory at once (680–790 MB
@@ -139,7 +146,7 @@ func TestKernelPullMemory(t *testing.T) {
 	store := newMem()
 	key := []byte("team")
 	const jobs, perJob, recSize = 8, 16, 64 << 10 // 8 MiB file, 36 MiB of parts
-	want := legacyBucket(t, store, key, jobs, perJob, recSize)
+	want := legacyBucket(t, store, key, jobs, 1, perJob, recSize)
 	n, _ := partBytes(t, store)
 	dir := t.TempDir()
 	m := NewMirror(store, MirrorOptions{Dir: dir, Kernels: true, SigningKey: key})

@@ -592,16 +592,25 @@ func (m *Mirror) compactKernels(ctx context.Context, root *os.Root, lf *os.File,
 		return err
 	}
 	remote := m.remoteRecords(infos)
+	// Parts another verified part holds are on their way out (after the
+	// grace): they do not count, or every push within the grace would
+	// compact again.
+	idx := m.indexes(infos)
 	var total, distinct int64
-	for _, in := range infos {
-		total += in.Size
+	live := 0
+	for i, in := range infos {
+		// A part this host cannot verify is not its to count or merge.
+		if idx[i] != nil && !supersededIn(infos, idx, i) {
+			total += in.Size
+			live++
+		}
 	}
 	for _, n := range remote {
 		distinct += n
 	}
 	// The envelope's header and signature, per part.
-	overhead := int64(len(infos)) * (rawHeaderLen + sha256.Size)
-	if total > compactFactor*distinct+overhead || len(infos) > maxKernelParts {
+	overhead := int64(live) * (rawHeaderLen + sha256.Size)
+	if live > 1 && (total > compactFactor*distinct+overhead || live > maxKernelParts) {
 		local := make(map[[sha256.Size]byte]struct{}, len(recs))
 		var all []recordRef
 		for _, r := range recs {
@@ -658,12 +667,7 @@ func (m *Mirror) removeSuperseded(ctx context.Context, infos []blob.Info, st *Mi
 		grace = defaultCompactGrace
 	}
 	now := m.now()
-	m.mu.Lock()
-	idx := make([]*partIndex, len(infos))
-	for i, in := range infos {
-		idx[i] = m.parts[in.Name]
-	}
-	m.mu.Unlock()
+	idx := m.indexes(infos)
 	var errs []error
 	for i, x := range infos {
 		if idx[i] == nil {
@@ -685,6 +689,31 @@ func (m *Mirror) removeSuperseded(ctx context.Context, infos []blob.Info, st *Mi
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// indexes returns the index of each part of infos (nil: not verified).
+func (m *Mirror) indexes(infos []blob.Info) []*partIndex {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	idx := make([]*partIndex, len(infos))
+	for i, in := range infos {
+		idx[i] = m.parts[in.Name]
+	}
+	return idx
+}
+
+// supersededIn reports whether another verified part of infos holds the
+// records of the verified part infos[i].
+func supersededIn(infos []blob.Info, idx []*partIndex, i int) bool {
+	if idx[i] == nil {
+		return false
+	}
+	for j := range infos {
+		if j != i && idx[j] != nil && supersedes(infos[j].Name, idx[j], infos[i].Name, idx[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // supersedes reports whether part a (named an) holds every record of part
