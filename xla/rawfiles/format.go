@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"regexp"
@@ -97,9 +98,49 @@ func VerifyKernelFile(r io.Reader) error {
 // This is the one parser of the kernel cache file: verification and
 // MergeKernelCaches both use it.
 func walkKernelCache(r io.Reader, fn func(off, n int64) error) error {
+	return walkKernelCacheTo(r, nil, fn)
+}
+
+// walkRecords is walkKernelCache that also gives fn the SHA-256 of each
+// record's bytes (tag and value), computed as the bytes stream past: the
+// identity by which parts are compared and deduplicated, at no cost in
+// memory.
+func walkRecords(r io.Reader, fn func(off, n int64, sum [sha256.Size]byte) error) error {
+	h := sha256.New()
+	var sum [sha256.Size]byte
+	return walkKernelCacheTo(r, h, func(off, n int64) error {
+		h.Sum(sum[:0])
+		h.Reset()
+		return fn(off, n, sum)
+	})
+}
+
+// teeByteReader is a ByteReader that copies every byte it reads to w.
+type teeByteReader struct {
+	r   *bufio.Reader
+	w   io.Writer
+	one [1]byte
+}
+
+func (t *teeByteReader) ReadByte() (byte, error) {
+	b, err := t.r.ReadByte()
+	if err == nil {
+		t.one[0] = b
+		t.w.Write(t.one[:])
+	}
+	return b, err
+}
+
+// walkKernelCacheTo is walkKernelCache that writes every byte it consumes
+// to sink (when not nil) before calling fn for the record they belong to.
+func walkKernelCacheTo(r io.Reader, sink io.Writer, fn func(off, n int64) error) error {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReader(r)
+	}
+	var vr io.ByteReader = br
+	if sink != nil {
+		vr = &teeByteReader{r: br, w: sink}
 	}
 	var off int64
 	for {
@@ -107,7 +148,7 @@ func walkKernelCache(r io.Reader, fn func(off, n int64) error) error {
 			return nil
 		}
 		start := off
-		tag, n, err := readUvarint(br)
+		tag, n, err := readUvarint(vr)
 		off += int64(n)
 		if err != nil {
 			return fmt.Errorf("offset %d: bad field tag: %w", start, err)
@@ -119,7 +160,7 @@ func walkKernelCache(r io.Reader, fn func(off, n int64) error) error {
 		var skip int64
 		switch typ {
 		case protowire.VarintType:
-			_, n, err := readUvarint(br)
+			_, n, err := readUvarint(vr)
 			off += int64(n)
 			if err != nil {
 				return fmt.Errorf("offset %d: field %d: %w", start, num, err)
@@ -129,7 +170,7 @@ func walkKernelCache(r io.Reader, fn func(off, n int64) error) error {
 		case protowire.Fixed32Type:
 			skip = 4
 		case protowire.BytesType:
-			l, n, err := readUvarint(br)
+			l, n, err := readUvarint(vr)
 			off += int64(n)
 			if err != nil {
 				return fmt.Errorf("offset %d: field %d length: %w", start, num, err)
@@ -141,7 +182,7 @@ func walkKernelCache(r io.Reader, fn func(off, n int64) error) error {
 		default:
 			return fmt.Errorf("offset %d: field %d: unexpected wire type %d", start, num, typ)
 		}
-		got, err := discard(br, skip)
+		got, err := discard(br, sink, skip)
 		off += got
 		if err != nil {
 			return fmt.Errorf("offset %d: field %d: %d of %d bytes present: %w", start, num, got, skip, io.ErrUnexpectedEOF)
@@ -152,9 +193,27 @@ func walkKernelCache(r io.Reader, fn func(off, n int64) error) error {
 	}
 }
 
-// discard skips n bytes of r, returning how many it skipped.
-func discard(r *bufio.Reader, n int64) (int64, error) {
+// discard skips n bytes of r (copying them to sink when not nil),
+// returning how many it skipped.
+func discard(r *bufio.Reader, sink io.Writer, n int64) (int64, error) {
 	var done int64
+	if sink != nil {
+		// Through the reader's own buffer: io.CopyN would allocate a
+		// buffer per record.
+		for done < n {
+			b, err := r.Peek(int(min(n-done, int64(r.Size()))))
+			sink.Write(b)
+			k, _ := r.Discard(len(b))
+			done += int64(k)
+			if err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return done, err
+			}
+		}
+		return done, nil
+	}
 	for done < n {
 		step := int(min(n-done, 1<<30))
 		k, err := r.Discard(step)
@@ -271,14 +330,21 @@ func Seal(name string, payload, key []byte) []byte {
 }
 
 func rawMAC(name string, payload, key []byte) []byte {
+	m := rawMACHash(name, key)
+	m.Write(payload)
+	return m.Sum(nil)
+}
+
+// rawMACHash returns the HMAC of an object named name with its name
+// written, for the payload to be written to: rawMAC, streamed.
+func rawMACHash(name string, key []byte) hash.Hash {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("xlacache-raw-v1\x00"))
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(name)))
 	m.Write(n[:])
 	m.Write([]byte(name))
-	m.Write(payload)
-	return m.Sum(nil)
+	return m
 }
 
 // Unseal checks and unwraps an object made by Seal. With a key, unsigned

@@ -7,9 +7,7 @@
 package rawfiles
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/atomicfile"
@@ -43,6 +42,11 @@ type MirrorOptions struct {
 	// to half the memory the process can still allocate. A larger object
 	// is refused from its size, without being read.
 	MaxObjectSize int64
+	// CompactGrace is how long a kernel cache part must have been on the
+	// store before a writer deletes the parts whose records it holds
+	// (compactKernels): readers that listed those parts before it
+	// appeared fetch them within it. 0 means 15 minutes.
+	CompactGrace time.Duration
 }
 
 // MirrorStats counts what one pull or push moved.
@@ -52,6 +56,9 @@ type MirrorStats struct {
 	// size bound) and replaced with the local file.
 	Replaced int
 	Bytes    int64
+	// Compacted counts merged kernel cache parts a push published, and
+	// Removed the parts it deleted because a merged part holds them.
+	Compacted, Removed int
 }
 
 // Mirror keeps XLA's raw subcaches (which XLA reads and writes as POSIX
@@ -65,6 +72,11 @@ type Mirror struct {
 	mu     sync.Mutex
 	merged map[string]bool // kernel parts merged into the local file
 	pushed map[string]bool // local kernel file versions published
+	// parts are the records of the kernel parts this Mirror fetched and
+	// verified or published, by part name: what the store has, for the
+	// deltas pushes publish.
+	parts map[string]*partIndex
+	clock func() time.Time // nil: time.Now; a seam for tests
 }
 
 // NewMirror returns a Mirror of opts.Dir onto objs.
@@ -75,19 +87,23 @@ func NewMirror(objs blob.Store, opts MirrorOptions) *Mirror {
 	if opts.FileMode == 0 {
 		opts.FileMode = 0o600
 	}
-	return &Mirror{opts: opts, objs: objs, merged: map[string]bool{}, pushed: map[string]bool{}}
+	return &Mirror{opts: opts, objs: objs, merged: map[string]bool{}, pushed: map[string]bool{},
+		parts: map[string]*partIndex{}}
 }
 
 // Pull copies autotune files the store has and the local directory lacks,
-// and merges published kernel cache parts into the local kernel cache file.
+// and merges published kernel cache parts into the local kernel cache file,
+// streaming them one at a time (its memory does not grow with their size).
 // Every object is verified (and its signature checked when a key is set)
 // before it is written; writes are atomic (temporary file, then rename).
 func (m *Mirror) Pull(ctx context.Context) (MirrorStats, error) {
 	return m.both(ctx, m.pullAutotune, m.pullKernels)
 }
 
-// Push publishes local autotune files the store lacks, and the local kernel
-// cache file as a new part when its content is new. First writer wins.
+// Push publishes local autotune files the store lacks, and the records of
+// the local kernel cache file that the store lacks as a new part (a
+// delta); it compacts the kernel parts when they have grown to more than
+// twice what they hold. First writer wins.
 func (m *Mirror) Push(ctx context.Context) (MirrorStats, error) {
 	return m.both(ctx, m.pushAutotune, m.pushKernels)
 }
@@ -260,119 +276,6 @@ func (m *Mirror) pushAutotune(ctx context.Context, root *os.Root, st *MirrorStat
 		st.Bytes += int64(len(data))
 	}
 	return errors.Join(errs...)
-}
-
-func (m *Mirror) pullKernels(ctx context.Context, root *os.Root, st *MirrorStats) error {
-	objs, err := m.objs.List(ctx, layout.XLAKernelPartsPrefix)
-	if err != nil {
-		return fmt.Errorf("listing %s: %w", KernelParts, err)
-	}
-	var parts [][]byte
-	var partNames []string
-	var errs []error
-	for _, o := range objs {
-		obj := o.Name
-		m.mu.Lock()
-		done := m.merged[obj]
-		m.mu.Unlock()
-		if done {
-			continue
-		}
-		// MergeKernelCaches checks the payload (and counts a bad part).
-		payload, ok, err := m.fetch(ctx, obj, nil, st, &errs)
-		if err != nil {
-			return errors.Join(append(errs, err)...)
-		}
-		if !ok {
-			continue
-		}
-		parts = append(parts, payload)
-		partNames = append(partNames, obj)
-	}
-	if len(parts) == 0 {
-		return errors.Join(errs...)
-	}
-	dst := layout.XLAKernelFile
-	local, err := atomicfile.ReadRegular(root, dst, maxLocalFile)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return errors.Join(append(errs, fmt.Errorf("reading %s: %w", dst, err))...)
-	}
-	merged, used, err := MergeKernelCaches(local, parts)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("merging into %s: %w", dst, err))
-	}
-	if !bytes.Equal(merged, local) {
-		if err := writeAtomic(root, dst, merged, m.opts.DirMode, m.opts.FileMode, true); err != nil {
-			return errors.Join(append(errs, fmt.Errorf("writing %s: %w", dst, err))...)
-		}
-		st.Bytes += int64(len(merged) - len(local))
-	}
-	m.mu.Lock()
-	for i, ok := range used {
-		if ok {
-			m.merged[partNames[i]] = true
-			st.Pulled++
-		} else {
-			st.Refused++
-		}
-	}
-	m.mu.Unlock()
-	return errors.Join(errs...)
-}
-
-func (m *Mirror) pushKernels(ctx context.Context, root *os.Root, st *MirrorStats) error {
-	src := layout.XLAKernelFile
-	data, err := atomicfile.ReadRegular(root, src, maxLocalFile)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return fmt.Errorf("reading %s: %w", src, err)
-	}
-	if len(data) == 0 {
-		return nil
-	}
-	if err := VerifyKernelFile(bytes.NewReader(data)); err != nil {
-		// Merges refuse such a part; keep the store clean instead.
-		return fmt.Errorf("not publishing %s: %w", src, err)
-	}
-	sum := sha256.Sum256(data)
-	obj := layout.XLAKernelPartObject(sum)
-	m.mu.Lock()
-	done := m.pushed[obj] || m.merged[obj]
-	m.mu.Unlock()
-	if done {
-		return nil
-	}
-	sealed := Seal(obj, data, m.opts.SigningKey)
-	switch err := m.objs.PutIfAbsent(ctx, obj, sealed); {
-	case err == nil:
-		st.Pushed++
-		st.Bytes += int64(len(data))
-	case errors.Is(err, blob.ErrExist):
-		// Published before, by this host or another: replace it only if
-		// no host can use it.
-		r, err := m.objs.Stat(ctx, obj)
-		if err != nil && !errors.Is(err, blob.ErrNotExist) {
-			return fmt.Errorf("checking %s: %w", obj, err)
-		}
-		if err == nil {
-			replaced, err := m.repair(ctx, r, sealed, verifyKernelPart)
-			if err != nil {
-				return err
-			}
-			if replaced {
-				st.Replaced++
-			}
-		}
-	default:
-		return fmt.Errorf("publishing %s: %w", obj, err)
-	}
-	m.mu.Lock()
-	m.pushed[obj] = true
-	m.merged[obj] = true
-	m.mu.Unlock()
-	return nil
 }
 
 // maxLocalFile bounds what the mirror reads of a local subcache file: XLA's
