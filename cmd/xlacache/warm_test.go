@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -238,4 +239,50 @@ func promValue(fams map[string]*dto.MetricFamily, name string, kv ...string) flo
 		return m.GetCounter().GetValue()
 	}
 	return -1
+}
+
+// TestCLIWarmExportImportAutotuned is the documented warm --export →
+// import path with a program that really autotunes (the MLP example's
+// dot kernels): every cpu autotune entry is a few hundred bytes, and the
+// import's streaming check used to refuse every one of them ("window size
+// exceeded") and exit 1 while verify called the source clean.
+func TestCLIWarmExportImportAutotuned(t *testing.T) {
+	work := t.TempDir()
+	src := filepath.Join(work, "cache")
+	env := map[string]string{config.EnvDir: src, config.EnvMinCompileTime: "0"}
+	bundle := filepath.Join(work, "bundle.tar.zst")
+	mlp := filepath.Join("..", "..", "examples", "mlp", "mlp.mlir")
+	if out, code := runAdminCLI(t, env, "warm", mlp, "--export", bundle); code != 0 {
+		t.Fatalf("warm --export: exit %d\n%s", code, out)
+	}
+	tuned := func(dir string) []string {
+		var names []string
+		filepath.WalkDir(filepath.Join(dir, "cpu", "autotune"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				names = append(names, strings.TrimPrefix(p, dir))
+			}
+			return nil
+		})
+		slices.Sort(names)
+		return names
+	}
+	want := tuned(src)
+	if len(want) == 0 {
+		t.Fatal("warming the MLP example wrote no cpu autotune entry: the test no longer covers them")
+	}
+	if out, code := runAdminCLI(t, env, "verify"); code != 0 {
+		t.Fatalf("verify of the source: exit %d\n%s", code, out)
+	}
+	dst := filepath.Join(work, "cache2")
+	env2 := map[string]string{config.EnvDir: dst, config.EnvMinCompileTime: "0"}
+	out, code := runAdminCLI(t, env2, "import", bundle)
+	if code != 0 || strings.Contains(out, "refused") && !strings.Contains(out, "refused 0") {
+		t.Fatalf("import of a bundle with %d autotune entries: exit %d\n%s", len(want), code, out)
+	}
+	if got := tuned(dst); !slices.Equal(got, want) {
+		t.Fatalf("imported autotune entries %q, want %q", got, want)
+	}
+	if out, code := runAdminCLI(t, env2, "run", mlp); code != 0 || !strings.Contains(out, "executable hit") {
+		t.Fatalf("run after import: exit %d\n%s", code, out)
+	}
 }
