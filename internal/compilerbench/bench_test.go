@@ -25,10 +25,10 @@ import (
 
 var (
 	update   = flag.Bool("update", false, "rewrite the table in docs/cpu.md and the summary in README.md")
-	programs = flag.String("compilerbench.programs", "mlp,transformer,cnn,embedding,resnetblock,transformer4", "examples/<name>/<name>.mlir to run, comma-separated")
+	programs = flag.String("compilerbench.programs", "mlp,transformer,cnn,embedding,resnetblock", "examples/<name>/<name>.mlir to run, comma-separated")
 	threads  = flag.String("compilerbench.threads", "1,2", "thread counts, comma-separated")
 	engines  = flag.String("compilerbench.engines", "cpu-untuned,cpu,xla,iree", "engines, comma-separated")
-	refLimit = flag.Duration("compilerbench.reflimit", 3*time.Minute, "how long the interpreter may take for a reference before XLA:CPU's output is the reference instead")
+	refLimit = flag.Duration("compilerbench.reflimit", time.Minute, "how long the interpreter may take for a reference before XLA:CPU's output is the reference instead")
 	minRuns  = flag.Int("compilerbench.minruns", 5, "at least this many timed runs per cell")
 	minTotal = flag.Duration("compilerbench.mintotal", time.Second, "and at least this much time in timed runs")
 )
