@@ -233,6 +233,9 @@ func runProgram(b *testing.B, root, prog string, specs []engineSpec, ts []int, p
 			}
 			b.Logf("%s %s %d thread(s): compile %s, warm %s, run %s (%d runs), worst error %.3g of allowed %s [%v]",
 				prog, s.label, n, secs(c.CompileS), secs(c.WarmS), secs(c.Run), len(c.RunsS), c.Worst, c.Wrong, time.Since(t0).Round(time.Second))
+			if c.Note != "" {
+				b.Logf("  %s", c.Note)
+			}
 			cells = append(cells, c)
 		}
 	}

@@ -188,6 +188,12 @@ func runCPU(j job, rep *report) error {
 	}
 	exe.Close()
 	rep.CompileS = cold.Seconds()
+	// Where the cold compile's time went, for the log.
+	var phases []string
+	for _, p := range r.PhaseTotals() {
+		phases = append(phases, fmt.Sprintf("%s=%v", p.Name, p.Duration.Round(time.Millisecond)))
+	}
+	rep.Note = "cold compile phases: " + strings.Join(phases, " ")
 	exe, r, warm, err := compile()
 	if err != nil {
 		return fmt.Errorf("warm start: %w", err)
