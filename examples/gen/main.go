@@ -1,6 +1,8 @@
 // Command gen writes the example StableHLO programs with GoMLX's StableHLO
 // builder: examples/mlp/mlp.mlir, examples/transformer/transformer.mlir,
-// examples/cnn/cnn.mlir and examples/embedding/embedding.mlir.
+// examples/cnn/cnn.mlir, examples/embedding/embedding.mlir and
+// examples/resnetblock/resnetblock.mlir (one of internal/compilerbench's
+// larger programs).
 // Weights are function arguments, so the programs carry no data and the
 // same compiled executable serves any weights.
 //
@@ -46,6 +48,7 @@ var programs = []struct {
 	{"transformer", buildTransformer},
 	{"cnn", buildCNN},
 	{"embedding", buildEmbedding},
+	{"resnetblock", buildResNetBlock},
 }
 
 // g wraps a builder function and remembers the first error, so model code

@@ -1,0 +1,391 @@
+package compilerbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xlacache/xlacache/internal/testneed"
+	"github.com/xlacache/xlacache/npy"
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+var (
+	update   = flag.Bool("update", false, "rewrite the table in docs/cpu.md and the summary in README.md")
+	programs = flag.String("compilerbench.programs", "mlp,transformer,cnn,embedding,resnetblock", "examples/<name>/<name>.mlir to run, comma-separated")
+	threads  = flag.String("compilerbench.threads", "1,2", "thread counts, comma-separated")
+	engines  = flag.String("compilerbench.engines", "cpu-untuned,cpu,xla,iree", "engines, comma-separated")
+	refLimit = flag.Duration("compilerbench.reflimit", time.Minute, "how long the interpreter may take for a reference before XLA:CPU's output is the reference instead")
+	minRuns  = flag.Int("compilerbench.minruns", 5, "at least this many timed runs per cell")
+	minTotal = flag.Duration("compilerbench.mintotal", time.Second, "and at least this much time in timed runs")
+)
+
+// ireeList is the peer list (peers/iree-3.13.0.txt) that installs IREE.
+const ireeList = "iree-3.13.0"
+
+func TestMain(m *testing.M) {
+	if p := os.Getenv(envChild); p != "" {
+		childMain(p)
+	}
+	os.Exit(m.Run())
+}
+
+// cell is one engine on one program at one thread count.
+type cell struct {
+	Program, Engine string
+	Threads         int
+	report
+	Run   float64 // median of RunsS
+	Worst float64 // compare's worst error fraction over all outputs
+	Wrong string  // why the outputs are wrong, or why the cell failed
+}
+
+// engineSpec is an engine as the benchmark runs it.
+type engineSpec struct {
+	key, label string
+	plugin     string // xla only
+}
+
+// BenchmarkCompilers runs every program through every engine at every
+// thread count, each engine in a child process pinned with taskset to as
+// many CPUs as it has threads, checks each output against the reference
+// and prints the table (and, with -update, writes it into docs/cpu.md and
+// the README). Run with -benchtime 1x: one iteration is the whole table.
+func BenchmarkCompilers(b *testing.B) {
+	root, err := testneed.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var specs []engineSpec
+	for _, e := range strings.Split(*engines, ",") {
+		switch e {
+		case "cpu-untuned":
+			specs = append(specs, engineSpec{key: e, label: "xlacache cpu, untuned"})
+		case "cpu":
+			specs = append(specs, engineSpec{key: e, label: "xlacache cpu, tuned"})
+		case "xla":
+			plugins := testneed.PJRTPlugins(b)
+			for _, name := range slices.Sorted(mapKeys(plugins)) {
+				specs = append(specs, engineSpec{key: "xla", label: "XLA:CPU " + pluginLabel(name), plugin: plugins[name]})
+			}
+		case "iree":
+			testneed.PeerPython(b, ireeList)
+			specs = append(specs, engineSpec{key: e, label: "IREE 3.13.0 llvm-cpu"})
+		default:
+			b.Fatalf("unknown engine %q", e)
+		}
+	}
+	var ts []int
+	for _, s := range strings.Split(*threads, ",") {
+		var n int
+		if _, err := fmt.Sscan(s, &n); err != nil || n < 1 || n > runtime.NumCPU() {
+			b.Fatalf("thread count %q: want 1..%d", s, runtime.NumCPU())
+		}
+		ts = append(ts, n)
+	}
+	pol := policy{MinRuns: *minRuns, MaxRuns: max(*minRuns, 50), MinTotal: minTotal.Seconds()}
+	for i := 0; i < b.N; i++ {
+		if i > 0 {
+			break // one iteration is the whole table
+		}
+		var cells []cell
+		refs := map[string]string{}
+		load := loadAvg()
+		for _, prog := range strings.Split(*programs, ",") {
+			cs, ref := runProgram(b, root, prog, specs, ts, pol)
+			cells = append(cells, cs...)
+			refs[prog] = ref
+		}
+		load = load + " at the start, " + loadAvg() + " at the end"
+		table := renderTable(cells, refs, specs, ts)
+		summary := renderSummary(cells)
+		machine := machineLine(load)
+		fmt.Println(machine)
+		fmt.Println(table)
+		fmt.Println(summary)
+		if *update {
+			if err := updateDocs(root, machine, table, summary); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func mapKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// pluginLabel names a plugin by its wheel, with the version the peer list
+// pins.
+func pluginLabel(name string) string {
+	switch {
+	case strings.Contains(name, "xla_cpu_pjrt"):
+		return "(xla-cpu-pjrt 0.0.1)"
+	case strings.Contains(name, "lammps"):
+		return "(lammps-jax-pjrt-cpu 0.11.2)"
+	}
+	return "(" + name + ")"
+}
+
+// runProgram writes the program's inputs, computes the reference and runs
+// every engine at every thread count.
+func runProgram(b *testing.B, root, prog string, specs []engineSpec, ts []int, pol policy) ([]cell, string) {
+	path := filepath.Join(root, "examples", prog, prog+".mlir")
+	text, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := stablehlo.Parse(text, prog+".mlir")
+	if err != nil {
+		b.Fatal(err)
+	}
+	work := b.TempDir()
+	args := inputs(m)
+	var inPaths []string
+	for i, a := range args {
+		arr, err := npy.FromTensor(a)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := filepath.Join(work, fmt.Sprintf("arg%d.npy", i))
+		if err := npy.WriteFile(p, arr); err != nil {
+			b.Fatal(err)
+		}
+		inPaths = append(inPaths, p)
+	}
+
+	// The reference: the interpreter, unless it takes too long on this
+	// program; then XLA:CPU's output at the first thread count, and every
+	// other engine (XLA:CPU at other thread counts too) is checked against it.
+	refName := "interpreter"
+	var ref []*npy.Array
+	ctx, cancel := context.WithTimeout(context.Background(), *refLimit)
+	t0 := time.Now()
+	outs, err := stablehlo.EvalContext(ctx, m, "main", args)
+	cancel()
+	switch {
+	case err == nil:
+		for _, o := range outs {
+			a, err := npy.FromTensor(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ref = append(ref, a)
+		}
+		b.Logf("%s: reference from the interpreter in %v", prog, time.Since(t0).Round(time.Millisecond))
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		refName = ""
+		b.Logf("%s: the interpreter took over %v; XLA:CPU's output is the reference", prog, *refLimit)
+	default:
+		b.Fatalf("%s: interpreter: %v", prog, err)
+	}
+
+	var cells []cell
+	var gots [][]*npy.Array
+	for _, n := range ts {
+		for _, s := range specs {
+			c := cell{Program: prog, Engine: s.label, Threads: n}
+			dir := filepath.Join(work, fmt.Sprintf("%s-%d-%d", s.key, n, len(cells)))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			j := job{Engine: s.key, Program: prog, Path: path, Inputs: inPaths, Threads: n, Dir: dir,
+				Plugin: s.plugin, Report: filepath.Join(dir, "report.json"), Policy: pol}
+			t0 := time.Now()
+			c.report, err = runChild(b, j)
+			if err != nil {
+				c.Wrong = err.Error()
+			} else if c.Err != "" {
+				c.Wrong = c.Err
+			}
+			var got []*npy.Array
+			if c.Wrong == "" {
+				c.Run = median(c.RunsS)
+				if got, err = readArrays(c.Outputs); err != nil {
+					c.Wrong = err.Error()
+				} else if ref == nil && s.key == "xla" {
+					ref, refName = got, s.label+" at "+fmt.Sprint(n)+" thread(s)"
+				}
+			}
+			b.Logf("%s %s %d thread(s): compile %s, warm %s, run %s (%d runs) [%v]",
+				prog, s.label, n, secs(c.CompileS), secs(c.WarmS), secs(c.Run), len(c.RunsS), time.Since(t0).Round(time.Second))
+			if c.Note != "" {
+				b.Logf("  %s", c.Note)
+			}
+			cells = append(cells, c)
+			gots = append(gots, got)
+		}
+	}
+	// Compared once every cell ran: without the interpreter's reference,
+	// XLA:CPU's (which may run after the cpu backend's cells) is it.
+	for i := range cells {
+		c := &cells[i]
+		if c.Wrong != "" {
+			continue
+		}
+		c.Worst, err = compareAll(gots[i], ref)
+		if err != nil {
+			c.Wrong = "wrong output: " + err.Error()
+		}
+		b.Logf("%s %s %d thread(s): worst error %.3g of allowed %s", prog, c.Engine, c.Threads, c.Worst, c.Wrong)
+	}
+	if refName == "" {
+		refName = "none (the interpreter was too slow and XLA:CPU did not run)"
+	}
+	return cells, refName
+}
+
+// compareAll compares every output; worst is the largest error fraction.
+func compareAll(got, ref []*npy.Array) (float64, error) {
+	if ref == nil {
+		return 0, errors.New("no reference")
+	}
+	if len(got) != len(ref) {
+		return math.Inf(1), fmt.Errorf("%d outputs, reference has %d", len(got), len(ref))
+	}
+	worst := 0.0
+	for i := range got {
+		w, err := compare(got[i], ref[i])
+		worst = max(worst, w)
+		if err != nil {
+			return worst, fmt.Errorf("output %d: %w", i, err)
+		}
+	}
+	return worst, nil
+}
+
+func readArrays(paths []string) ([]*npy.Array, error) {
+	var out []*npy.Array
+	for _, p := range paths {
+		a, err := npy.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// runChild runs j in a child process pinned to CPUs 0..Threads-1.
+func runChild(b *testing.B, j job) (report, error) {
+	var rep report
+	jobPath := filepath.Join(j.Dir, "job.json")
+	data, err := json.Marshal(j)
+	if err != nil {
+		return rep, err
+	}
+	if err := os.WriteFile(jobPath, data, 0o644); err != nil {
+		return rep, err
+	}
+	cpus := fmt.Sprintf("0-%d", j.Threads-1)
+	var cmd *exec.Cmd
+	if j.Engine == "iree" {
+		py := testneed.PeerPython(b, ireeList)
+		script, err := filepath.Abs("testdata/iree_bench.py")
+		if err != nil {
+			return rep, err
+		}
+		cmd = exec.Command("taskset", "-c", cpus, py, script, jobPath)
+	} else {
+		cmd = exec.Command("taskset", "-c", cpus, os.Args[0], "-test.run=^$")
+	}
+	cmd.Env = append(os.Environ(), envChild+"="+jobPath, fmt.Sprintf("XLACACHE_CPU_THREADS=%d", j.Threads))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return rep, fmt.Errorf("%s child: %v: %s", j.Engine, err, lastLine(out.String()))
+	}
+	data, err = os.ReadFile(j.Report)
+	if err != nil {
+		return rep, fmt.Errorf("%s child wrote no report: %v: %s", j.Engine, err, lastLine(out.String()))
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return rep, fmt.Errorf("%s child's report: %w", j.Engine, err)
+	}
+	return rep, nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 300 {
+		s = s[:300]
+	}
+	return s
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return -1
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// inputs makes deterministic arguments for main: floats uniform in ±1,
+// scaled by 2/sqrt(the second-to-last dimension) for matrices and
+// kernels (a dense layer's or convolution's input width) so activations
+// stay in tanh's and softmax's interesting range; integers (token ids,
+// indices) in [0, 16), in range of every example's tables.
+func inputs(m *stablehlo.Module) []*stablehlo.Tensor {
+	rng := rand.New(rand.NewPCG(23, 7))
+	var args []*stablehlo.Tensor
+	for _, a := range m.Main().Args {
+		t := stablehlo.NewTensor(a.Type)
+		scale := 1.0
+		if r := a.Type.Rank(); r >= 2 {
+			scale = 2 / math.Sqrt(float64(a.Type.Shape[r-2]))
+		}
+		switch a.Type.DType {
+		case stablehlo.F32:
+			v := t.Float32s()
+			for i := range v {
+				v[i] = float32((rng.Float64()*2 - 1) * scale)
+			}
+		case stablehlo.F64:
+			v := t.Float64s()
+			for i := range v {
+				v[i] = (rng.Float64()*2 - 1) * scale
+			}
+		case stablehlo.I32:
+			v := t.Int32s()
+			for i := range v {
+				v[i] = int32(rng.IntN(16))
+			}
+		case stablehlo.I64:
+			v := t.Int64s()
+			for i := range v {
+				v[i] = int64(rng.IntN(16))
+			}
+		default:
+			panic(fmt.Sprintf("inputs: dtype %s not generated", a.Type))
+		}
+		args = append(args, t)
+	}
+	return args
+}
