@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xlacache/xlacache/examples/mlp"
+	"github.com/xlacache/xlacache/internal/cli"
 )
 
 // demoCmd is the README's main command: it runs the MLP example twice, each
@@ -30,7 +31,7 @@ created under the cache directory (XLACACHE_DIR, default
 The first process compiles cold (autotuning, C compilation, linking); the
 second loads the executable from the cache. Both reports are shown, with
 the wall-clock time of each process and the ratio.`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runDemo,
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/jobrun"
 	"github.com/xlacache/xlacache/metrics"
 	"github.com/xlacache/xlacache/xla"
@@ -56,7 +57,7 @@ A failure of the cache (shared tier down or slow, disk full, bad objects,
 a bad XLACACHE_* value or plugin path) never stops COMMAND: one log line per
 kind of failure, and with a configuration it cannot use, exec runs COMMAND
 unchanged.`,
-	Args: usageArgs(cobra.MinimumNArgs(1)),
+	Args: cli.UsageArgs(cobra.MinimumNArgs(1)),
 	RunE: runExec,
 }
 
@@ -89,14 +90,14 @@ func runExec(cmd *cobra.Command, args []string) error {
 	if f.Changed("process-index") {
 		idx, _ := f.GetInt("process-index")
 		if idx < 0 {
-			return usagef("--process-index %d: must be 0 or more", idx)
+			return cli.Usagef("--process-index %d: must be 0 or more", idx)
 		}
 		opts.ProcessIndex = idx
 	}
 	targetText, _ := f.GetString("target")
 	target, err := xla.ParseTarget(targetText)
 	if err != nil {
-		return usagef("--target: %v", err)
+		return cli.Usagef("--target: %v", err)
 	}
 	version, _ := f.GetString("jaxlib-version")
 	plugin, _ := f.GetString("xla-plugin")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/stablehlo"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
@@ -37,7 +38,7 @@ also be a bare module name, explained against JAX's entries.
 
 With --json, print one JSON object. Exit code 1 on failure, 2 for an
 unknown backend or a missing argument.`,
-	Args: usageArgs(cobra.ExactArgs(1)),
+	Args: cli.UsageArgs(cobra.ExactArgs(1)),
 	RunE: runExplain,
 }
 
@@ -71,7 +72,7 @@ func runExplain(cmd *cobra.Command, args []string) error {
 		}
 		jaxQuery = key.Module
 	} else if !lay.JAX {
-		return usagef("%q is neither a key (%v) nor a readable program file (%v)", arg, perr, serr)
+		return cli.Usagef("%q is neither a key (%v) nor a readable program file (%v)", arg, perr, serr)
 	}
 	// rep is the --json form: xlacache's explanation (absent for a bare
 	// module name) with JAX's beside it.
@@ -134,7 +135,7 @@ func keyForFile(cmd *cobra.Command, path string) (cache.Key, error) {
 	mk, ok := explainBackends[name]
 	if !ok {
 		known := slices.Sorted(maps.Keys(explainBackends))
-		return cache.Key{}, usagef("--backend %q: no such backend for explain (available: %s)", name, strings.Join(known, ", "))
+		return cache.Key{}, cli.Usagef("--backend %q: no such backend for explain (available: %s)", name, strings.Join(known, ", "))
 	}
 	text, err := os.ReadFile(path)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/xlacache/xlacache/archive"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/cli"
 )
 
 var exportCmd = &cobra.Command{
@@ -22,7 +23,7 @@ counted). The archive starts with a manifest listing the SHA-256 of XLA's
 raw files; with XLACACHE_SIGNING_KEY the manifest is signed, so that
 import can check raw files as it checks entries. Ship a warm cache in a
 container image with export, then import at build time.`,
-	Args: usageArgs(cobra.ExactArgs(1)),
+	Args: cli.UsageArgs(cobra.ExactArgs(1)),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		opts, err := loadExistingDir(cmd)
 		if err != nil {
@@ -59,7 +60,7 @@ raw files must match the archive's manifest (signed, when a key is set).
 Existing entries are kept; XLA's kernel cache file is merged.
 
 Exit code 1 if any member was refused (the others are still imported).`,
-	Args: usageArgs(cobra.ExactArgs(1)),
+	Args: cli.UsageArgs(cobra.ExactArgs(1)),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		opts, err := loadOptions(cmd)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
@@ -35,7 +36,7 @@ func inspectDir(cmd *cobra.Command) (config.Options, shareddir.Contents, error) 
 // xlacache's, with text; such a report has no --json form.
 func jaxOnly(cmd *cobra.Command, dir string, text func(ctx context.Context, w io.Writer, dir string) error) error {
 	if jsonOutput(cmd) {
-		return usagef("--json is not supported for a JAX-only cache directory (%s)", dir)
+		return cli.Usagef("--json is not supported for a JAX-only cache directory (%s)", dir)
 	}
 	return text(cmd.Context(), cmd.OutOrStdout(), dir)
 }

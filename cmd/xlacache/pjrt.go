@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
 	xlacache "github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla"
 	"github.com/xlacache/xlacache/xla/pjrt"
 )
@@ -31,7 +33,7 @@ JAX (PJRT_NAMES_AND_LIBRARY_PATHS), C++ programs (by path).
   eval "$(xlacache pjrt env --plugin /path/to/pjrt_c_api_cpu_plugin.so)"
 
 See docs/pjrt.md.`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 }
 
@@ -51,7 +53,7 @@ for it (pjrt_c_api_<name>_plugin.so), then print export lines:
                                 helper answers (--no-helper: it compiles
                                 without the cache instead)
   XLACACHE_DIR                  the cache directory the helper serves`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runPJRTEnv,
 }
 
@@ -63,7 +65,7 @@ the cache (XLACACHE_* environment, --dir) as every xlacache program does:
 verification, signing, size bound, role, single-flight and the shared tier
 apply to the wrapper's entries. One helper per socket: a second one exits
 at once. The wrapper starts one on demand (with --idle-exit 10m).`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runPJRTServe,
 }
 
@@ -86,7 +88,7 @@ func runPJRTEnv(cmd *cobra.Command, _ []string) error {
 	f := cmd.Flags()
 	plugin, _ := f.GetString("plugin")
 	if plugin == "" {
-		return usagef("--plugin: the PJRT plugin to wrap is required")
+		return cli.Usagef("--plugin: the PJRT plugin to wrap is required")
 	}
 	opts, err := loadOptions(cmd)
 	if err != nil {
@@ -100,7 +102,7 @@ func runPJRTEnv(cmd *cobra.Command, _ []string) error {
 	if buildDir == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
-			return usagef("no build directory: give --build-dir (%v)", err)
+			return cli.Usagef("no build directory: give --build-dir (%v)", err)
 		}
 		buildDir = filepath.Join(base, "xlacache-pjrt")
 	}
@@ -137,7 +139,7 @@ func runPJRTEnv(cmd *cobra.Command, _ []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(m)
 	default:
-		return usagef("--shell %q: want bash, sh, zsh or json", shell)
+		return cli.Usagef("--shell %q: want bash, sh, zsh or json", shell)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/progress"
 	"github.com/xlacache/xlacache/internal/sysmem"
 	"github.com/xlacache/xlacache/npy"
@@ -41,7 +42,7 @@ Prints the cache key, which tiers hit or missed, the time of every phase
 (parse, fuse, codegen, autotune, compile, link, load, run), and with
 -v (--verbose, global) each kernel and its chosen configuration, and the
 cache's info-level logs (XLACACHE_EXPLAIN_MISSES=1 explains each miss).`,
-	Args: usageArgs(cobra.ExactArgs(1)),
+	Args: cli.UsageArgs(cobra.ExactArgs(1)),
 	RunE: runRun,
 }
 
@@ -67,7 +68,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 	seed, _ := cmd.Flags().GetUint64("seed")
 	reportJSON, _ := cmd.Flags().GetString("report-json")
 	if backend != "cpu" && backend != "interp" {
-		return usagef("--backend %q: want cpu or interp", backend)
+		return cli.Usagef("--backend %q: want cpu or interp", backend)
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {

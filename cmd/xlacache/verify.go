@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
@@ -37,7 +38,7 @@ reported but does not fail the command.
 With --json, print one JSON object. Exit code 1 when any damaged entry was
 found in either part (even if repaired, so scripts notice), 0 when all are
 good.`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runVerify,
 }
 
@@ -72,7 +73,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	}
 	if !lay.Own {
 		if jsonOutput(cmd) || repair {
-			return usagef("--json and --repair are not supported for a JAX-only cache directory (%s)", opts.Dir)
+			return cli.Usagef("--json and --repair are not supported for a JAX-only cache directory (%s)", opts.Dir)
 		}
 		_, bad, err := jaxVerify(cmd.Context(), cmd.OutOrStdout(), opts.Dir)
 		if err == nil && bad > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/progress"
 	"github.com/xlacache/xlacache/warm"
 )
@@ -39,7 +40,7 @@ A program that cannot be read, parsed or compiled is reported with its
 file name and the others are still compiled; the exit status is then 1
 (after --export, which still packs what was stored). With --json, print
 one JSON object.`,
-	Args: usageArgs(cobra.MinimumNArgs(1)),
+	Args: cli.UsageArgs(cobra.MinimumNArgs(1)),
 	RunE: runWarm,
 }
 
@@ -55,10 +56,10 @@ func runWarm(cmd *cobra.Command, args []string) error {
 	jobs, _ := cmd.Flags().GetInt("jobs")
 	exportPath, _ := cmd.Flags().GetString("export")
 	if jobs < 1 {
-		return usagef("--jobs %d: want at least 1", jobs)
+		return cli.Usagef("--jobs %d: want at least 1", jobs)
 	}
 	if exportPath == "-" {
-		return usagef("--export -: name a file (the report goes to standard output)")
+		return cli.Usagef("--export -: name a file (the report goes to standard output)")
 	}
 	opts, err := loadOptions(cmd)
 	if err != nil {
