@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/examples/mlp"
 	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/progress"
 	"github.com/xlacache/xlacache/internal/sysmem"
@@ -101,13 +101,13 @@ func runRun(cmd *cobra.Command, args []string) error {
 
 	var results []*stablehlo.Tensor
 	if backend == "interp" {
-		fmt.Fprintf(out, "phase     parse %s\n", fmtDur(parseTime))
+		fmt.Fprintf(out, "phase     parse %s\n", cli.FormatDuration(parseTime))
 		start = time.Now()
 		results, err = stablehlo.EvalContext(ctx, m, "", argv)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "phase     run %s\n", fmtDur(time.Since(start)))
+		fmt.Fprintf(out, "phase     run %s\n", cli.FormatDuration(time.Since(start)))
 	} else {
 		opts, err := loadOptions(cmd)
 		if err != nil {
@@ -141,7 +141,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 		runTime := time.Since(start)
 		printReport(out, opts.Dir, c.NoKeyReason(opts.Dir), rep, runTime)
 		if reportJSON != "" {
-			if err := writeReportJSON(reportJSON, rep, runTime); err != nil {
+			if err := mlp.WriteRunReport(reportJSON, rep, runTime); err != nil {
 				return err
 			}
 		}
@@ -222,11 +222,11 @@ func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time
 	case rep.Hit:
 		fmt.Fprintf(w, "executable hit (%s): loaded without compiling\n", rep.Source)
 	case rep.Stored:
-		fmt.Fprintf(w, "executable miss: compiled in %s, stored\n", fmtDur(rep.CompileTime))
+		fmt.Fprintf(w, "executable miss: compiled in %s, stored\n", cli.FormatDuration(rep.CompileTime))
 	case rep.NotStored != "":
-		fmt.Fprintf(w, "executable miss: compiled in %s, not stored: %s\n", fmtDur(rep.CompileTime), rep.NotStored)
+		fmt.Fprintf(w, "executable miss: compiled in %s, not stored: %s\n", cli.FormatDuration(rep.CompileTime), rep.NotStored)
 	default:
-		fmt.Fprintf(w, "executable miss: compiled in %s, not stored\n", fmtDur(rep.CompileTime))
+		fmt.Fprintf(w, "executable miss: compiled in %s, not stored\n", cli.FormatDuration(rep.CompileTime))
 	}
 	if rep.Explain != "" {
 		fmt.Fprintf(w, "explain   %s\n", rep.Explain)
@@ -237,37 +237,10 @@ func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time
 	}
 	var parts []string
 	for _, p := range rep.PhaseTotals() {
-		parts = append(parts, p.Name+" "+fmtDur(p.Duration))
+		parts = append(parts, p.Name+" "+cli.FormatDuration(p.Duration))
 	}
-	parts = append(parts, "run "+fmtDur(runTime))
+	parts = append(parts, "run "+cli.FormatDuration(runTime))
 	fmt.Fprintf(w, "phases    %s\n", strings.Join(parts, ", "))
-}
-
-// runReport is what --report-json writes.
-type runReport struct {
-	Report *cache.Report `json:"report"`
-	Run    time.Duration `json:"run_ns"`
-}
-
-func writeReportJSON(path string, rep *cache.Report, run time.Duration) error {
-	data, err := json.Marshal(runReport{Report: rep, Run: run})
-	if err != nil {
-		return fmt.Errorf("encoding report: %w", err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	return nil
-}
-
-func fmtDur(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.2fs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.1fms", float64(d)/1e6)
-	}
-	return fmt.Sprintf("%.0fµs", float64(d)/1e3)
 }
 
 // loadInputs builds main's arguments from the --inputs value: random

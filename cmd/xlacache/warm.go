@@ -158,13 +158,13 @@ func writeWarmText(w io.Writer, r warm.Report) error {
 		case p.Err != "":
 			fmt.Fprintf(tw, "%s\tfailed\t-\t-\n", p.Path)
 		case p.Hit:
-			fmt.Fprintf(tw, "%s\thit (%s)\t%s\t-\n", p.Path, p.Source, fmtDur(p.Time))
+			fmt.Fprintf(tw, "%s\thit (%s)\t%s\t-\n", p.Path, p.Source, cli.FormatDuration(p.Time))
 		default:
 			stored := "no"
 			if p.Stored {
 				stored = "yes"
 			}
-			fmt.Fprintf(tw, "%s\tcompiled\t%s\t%s\n", p.Path, fmtDur(p.Time), stored)
+			fmt.Fprintf(tw, "%s\tcompiled\t%s\t%s\n", p.Path, cli.FormatDuration(p.Time), stored)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -184,7 +184,7 @@ func writeWarmText(w io.Writer, r warm.Report) error {
 		dir = "(no usable cache directory)"
 	}
 	fmt.Fprintf(w, "\n%d programs: %d already cached, %d compiled (%d stored), %d failed; compile time %s, wall %s; cache %s\n",
-		len(r.Programs), r.Hits, r.Compiled, r.Stored, r.Failed, fmtDur(r.CompileTime), fmtDur(r.Wall), dir)
+		len(r.Programs), r.Hits, r.Compiled, r.Stored, r.Failed, cli.FormatDuration(r.CompileTime), cli.FormatDuration(r.Wall), dir)
 	if e := r.Export; e != nil {
 		fmt.Fprintf(w, "exported %d files (%s) to %s; %d damaged entries left out\n", e.Files, fmtBytes(e.Bytes), e.Path, e.Skipped)
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -143,4 +144,17 @@ func NewLogger(w io.Writer, verbose int) *slog.Logger {
 			}
 			return a
 		}}))
+}
+
+// FormatDuration formats a duration as every time the CLIs print: seconds
+// with two decimals from one second, else milliseconds with one, else
+// whole microseconds.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1fms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.0fµs", float64(d)/1e3)
 }
