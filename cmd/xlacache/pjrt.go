@@ -1,18 +1,17 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	xlacache "github.com/xlacache/xlacache"
+	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla"
@@ -100,11 +99,9 @@ func runPJRTEnv(cmd *cobra.Command, _ []string) error {
 	}
 	buildDir, _ := f.GetString("build-dir")
 	if buildDir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
+		if buildDir, err = pjrt.DefaultBuildDir(); err != nil {
 			return cli.Usagef("no build directory: give --build-dir (%v)", err)
 		}
-		buildDir = filepath.Join(base, "xlacache-pjrt")
 	}
 	socket, _ := f.GetString("socket")
 	if socket == "" {
@@ -121,31 +118,12 @@ func runPJRTEnv(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	env := append(st.Env(), [2]string{"XLACACHE_DIR", dir})
-	out := cmd.OutOrStdout()
-	switch shell, _ := f.GetString("shell"); shell {
-	case "bash", "sh", "zsh":
-		fmt.Fprintf(out, "# xlacache pjrt env: caching wrapper around %s (plugin name %q)\n", st.Inner, st.Name)
-		for _, kv := range env {
-			fmt.Fprintf(out, "export %s=%s\n", kv[0], pjrtShQuote(kv[1]))
-		}
-		return nil
-	case "json":
-		m := map[string]string{}
-		for _, kv := range env {
-			m[kv[0]] = kv[1]
-		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(m)
-	default:
-		return cli.Usagef("--shell %q: want bash, sh, zsh or json", shell)
+	shell, _ := f.GetString("shell")
+	err = st.WriteEnv(cmd.OutOrStdout(), shell, append(st.Env(), [2]string{"XLACACHE_DIR", dir}))
+	if errors.As(err, new(pjrt.UnknownShellError)) {
+		return cli.Usage(err)
 	}
-}
-
-// pjrtShQuote quotes s for a POSIX shell.
-func pjrtShQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return err
 }
 
 func runPJRTServe(cmd *cobra.Command, _ []string) error {
@@ -163,32 +141,7 @@ func runPJRTServe(cmd *cobra.Command, _ []string) error {
 		opts.Role = config.RoleReader
 	}
 	idle, _ := cmd.Flags().GetDuration("idle-exit")
-	ln, err := pjrt.Listen(socket)
-	if errors.Is(err, pjrt.ErrHelperRunning) {
-		slog.Info("a pjrt helper already serves this socket", "socket", socket)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	c, err := xlacache.Open(cmd.Context(), opts, slog.Default())
-	if err != nil {
-		// Wrappers are waiting for this socket: answering "compile" to
-		// each is better than making each wait for a helper that is gone.
-		slog.Warn("pjrt helper: cache unusable; wrappers compile without it", "dir", opts.Dir, "err", err)
-		c = nil
-	} else {
-		defer c.Close()
-	}
-	s := &pjrt.Server{
-		Cache:            c,
-		Logger:           slog.Default(),
-		NormalizeOptions: xla.NormalizeCompileOptions,
-		IdleExit:         idle,
-	}
-	slog.Info("pjrt helper serving", "socket", socket, "dir", opts.Dir, "writer", c.Writer(), "idle-exit", idle.String())
-	start := time.Now()
-	err = s.Serve(cmd.Context(), ln)
-	slog.Info("pjrt helper done", "uptime", time.Since(start).Round(time.Millisecond))
-	return err
+	open := func(ctx context.Context) (*cache.Cache, error) { return xlacache.Open(ctx, opts, slog.Default()) }
+	h := pjrt.Helper{Socket: socket, Dir: opts.Dir, Open: open, NormalizeOptions: xla.NormalizeCompileOptions, IdleExit: idle}
+	return h.Run(cmd.Context())
 }
