@@ -116,26 +116,9 @@ func runEnv(cmd *cobra.Command, _ []string) error {
 			return cli.Usage(err)
 		}
 	}
-	existing := os.Getenv(xla.EnvXLAFlags)
-	if target == xla.TargetGo {
-		if existing, err = xla.InlineFlags(existing); err != nil {
-			return err
-		}
-	}
-	l, err := xla.LaunchEnv(opts, target, sup, existing)
+	l, err := xla.LaunchEnvFor(opts, target, sup, os.Getenv(xla.EnvXLAFlags))
 	if err != nil {
 		return err
-	}
-	if target == xla.TargetGo && opts.Writer() {
-		// XLA requires the autotune directory to exist, and a program that
-		// does not call xla.Prepare will not create it.
-		for _, v := range l.Vars {
-			if v.Name == xla.EnvXLAFlags && opts.HasSubcache(config.SubcacheAutotune) {
-				if err := xla.CreateAutotuneDir(opts.Dir, opts.EffectiveDirMode()); err != nil {
-					return err
-				}
-			}
-		}
 	}
 	role := "reader"
 	if opts.Writer() {
