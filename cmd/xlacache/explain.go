@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -118,17 +117,6 @@ func runExplain(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// programModuleName is the module name a compile of the program file at
-// path uses (run and explain share it so that explain finds what run
-// stored): the module's @name, else the file name without its extension.
-// m may be nil (the file did not parse).
-func programModuleName(m *stablehlo.Module, path string) string {
-	if m != nil && m.Name != "" {
-		return m.Name
-	}
-	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-}
-
 // keyForFile computes the key a compile of the program file would use.
 func keyForFile(cmd *cobra.Command, path string) (cache.Key, error) {
 	name, _ := cmd.Flags().GetString("backend")
@@ -146,7 +134,7 @@ func keyForFile(cmd *cobra.Command, path string) (cache.Key, error) {
 		// A file that does not parse as StableHLO has no @name; its
 		// backend (a test or plug-in one) may still take it.
 		m, _ := stablehlo.Parse(text, path)
-		module = programModuleName(m, path)
+		module = stablehlo.ProgramName(m, path)
 	}
 	p := cache.Program{Name: module, Text: text}
 	parts, err := mk().KeyParts(cmd.Context(), p)

@@ -92,11 +92,11 @@ func runRun(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer restore()
-	argv, err := loadInputs(inputs, fn, seed)
+	argv, err := npy.LoadInputs(inputs, fn, seed)
 	if err != nil {
-		return err
+		return fmt.Errorf("--inputs: %w", err)
 	}
-	name := programModuleName(m, path)
+	name := stablehlo.ProgramName(m, path)
 	fmt.Fprintf(out, "program   %s (module %s, backend %s)\n", path, name, backend)
 
 	var results []*stablehlo.Tensor
@@ -181,28 +181,22 @@ func runRun(cmd *cobra.Command, args []string) error {
 // tests replace it to describe a small machine without needing one.
 var availableMemory = sysmem.Available
 
-// checkMemory fails, naming the largest tensor and the sizes, when fn of m
-// needs more memory than is available (sysmem.Fit), so that `run` ends
-// with an error instead of Go's unrecoverable "fatal error: out of memory".
+// checkMemory fails when fn of m needs more memory than is available
+// (stablehlo.Module.Fit), counting the cpu executable's buffers for the
+// inputs and --output's buffer when they apply.
 func checkMemory(m *stablehlo.Module, fn *stablehlo.Func, path, backend string, writeOutput bool) (restore func(), err error) {
-	need, err := m.MemoryNeed(fn.Name)
-	if err != nil {
-		return func() {}, err
-	}
-	var extras []stablehlo.Extra
-	if backend == "cpu" {
-		// The cpu executable's arena has a slot for every argument besides
-		// the caller's tensor.
-		extras = append(extras, stablehlo.Extra{What: "cpu buffers for the inputs", Bytes: need.Inputs})
-	}
-	if writeOutput {
-		// The .npz is assembled in a buffer that may grow to twice the
-		// results before it is written.
-		extras = append(extras, stablehlo.Extra{What: "--output buffer", Bytes: 2 * min(need.Outputs, math.MaxInt64/2)})
-	}
-	return sysmem.Fit(availableMemory, func(lim sysmem.Limit) error {
-		_, err := need.Check(path, fn.Name, lim.Bytes, lim.Source, extras...)
-		return err
+	return m.Fit(fn.Name, path, availableMemory, func(need stablehlo.Need) (extras []stablehlo.Extra) {
+		if backend == "cpu" {
+			// The cpu executable's arena has a slot for every argument
+			// besides the caller's tensor.
+			extras = append(extras, stablehlo.Extra{What: "cpu buffers for the inputs", Bytes: need.Inputs})
+		}
+		if writeOutput {
+			// The .npz is assembled in a buffer that may grow to twice
+			// the results before it is written.
+			extras = append(extras, stablehlo.Extra{What: "--output buffer", Bytes: 2 * min(need.Outputs, math.MaxInt64/2)})
+		}
+		return extras
 	})
 }
 
@@ -241,19 +235,6 @@ func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time
 	}
 	parts = append(parts, "run "+cli.FormatDuration(runTime))
 	fmt.Fprintf(w, "phases    %s\n", strings.Join(parts, ", "))
-}
-
-// loadInputs builds main's arguments from the --inputs value: random
-// (stablehlo.RandomArgs), or arrays read by npy.LoadArgs.
-func loadInputs(spec string, fn *stablehlo.Func, seed uint64) ([]*stablehlo.Tensor, error) {
-	if spec == "random" || spec == "" {
-		return stablehlo.RandomArgs(fn, seed), nil
-	}
-	args, err := npy.LoadArgs(spec, fn)
-	if err != nil {
-		return nil, fmt.Errorf("--inputs: %w", err)
-	}
-	return args, nil
 }
 
 // cpuConformanceRunner returns the runner `conformance --backend cpu` uses:
