@@ -15,7 +15,6 @@ import (
 	"github.com/xlacache/xlacache/archive"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
-	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/progress"
 	"github.com/xlacache/xlacache/warm"
@@ -139,11 +138,7 @@ func warmExportTo(cmd *cobra.Command, path string) (*warm.Export, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export %s: %w", path, err)
 	}
-	var st archive.ExportStats
-	err = atomicfile.ReplaceFrom(path, func(w io.Writer) (err error) {
-		st, err = archive.Export(cmd.Context(), opts.Dir, w, archiveOptions(opts))
-		return err
-	}, atomicfile.Options{})
+	st, err := archive.ExportFile(cmd.Context(), opts.Dir, path, archive.OptionsFor(opts))
 	if err != nil {
 		return nil, fmt.Errorf("export %s: %w", path, err)
 	}
