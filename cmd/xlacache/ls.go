@@ -44,11 +44,7 @@ func runLs(cmd *cobra.Command, _ []string) error {
 	}
 	var jax []jaxcache.Listing
 	if lay.JAX {
-		d, err := jaxcache.Scan(ctx, opts.Dir)
-		if err != nil {
-			return err
-		}
-		if jax, err = jaxcache.List(ctx, d); err != nil {
+		if jax, err = shareddir.ListJAX(ctx, opts.Dir); err != nil {
 			return err
 		}
 	}

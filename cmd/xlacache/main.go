@@ -111,13 +111,7 @@ func openAdmin(cmd *cobra.Command, write bool) (*cache.Cache, config.Options, er
 	if err != nil {
 		return nil, opts, err
 	}
-	opts.SharedURL = ""
-	if write {
-		opts.Role = config.RoleWriter
-	} else {
-		opts.Role = config.RoleReader
-	}
-	c, err := cache.Open(cmd.Context(), opts, slog.Default())
+	c, err := cache.OpenAdmin(cmd.Context(), opts, write, slog.Default())
 	if err != nil {
 		return nil, opts, cli.Usage(err)
 	}
@@ -132,19 +126,7 @@ func loadExistingDir(cmd *cobra.Command) (config.Options, error) {
 	if err != nil {
 		return opts, err
 	}
-	return opts, existingDir(opts.Dir)
-}
-
-// existingDir fails unless dir exists and is a directory.
-func existingDir(dir string) error {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("cache directory: %w", err)
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("cache directory %s is not a directory", dir)
-	}
-	return nil
+	return opts, cli.ExistingDir(opts.Dir)
 }
 
 // explainBackends maps a backend name to a constructor, so that
@@ -215,7 +197,7 @@ func emptyIfAbsent(run func(*cobra.Command, []string) error) func(*cobra.Command
 			return writeLsText(out, nil)
 		case verifyCmd:
 			if js {
-				return writeJSON(out, verifyReport{Dir: opts.Dir, Bad: []cache.BadEntry{}})
+				return writeJSON(out, verifyReport{Dir: opts.Dir, VerifyResult: cache.VerifyResult{Bad: []cache.BadEntry{}}})
 			}
 			_, err := fmt.Fprintf(out, "0 entries checked, 0 damaged (%s does not exist yet)\n", opts.Dir)
 			return err

@@ -86,7 +86,7 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 		return cli.Usagef("prune needs --max-size (or XLACACHE_MAX_SIZE)")
 	}
 	dryRun, _ := cmd.Flags().GetBool("dry-run")
-	if err := existingDir(opts.Dir); err != nil {
+	if err := cli.ExistingDir(opts.Dir); err != nil {
 		return err
 	}
 	ctx := cmd.Context()

@@ -118,19 +118,11 @@ func runRun(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		defer c.Close()
-		b := cpu.New()
 		bar := progress.NewStages(cmd.ErrOrStderr())
-		b.Progress = bar.Update
-		prog := cache.Program{Name: name, Text: src}
-		b.UseParsed(prog, m) // parsed and verified above: once
-		exe, rep, err := cache.Compile(ctx, c, b, prog)
+		ce, rep, err := cpu.CompileParsed(ctx, c, cache.Program{Name: name, Text: src}, m, bar.Update) // parsed and verified above: once
 		bar.Finish()
 		if err != nil {
 			return err
-		}
-		ce, ok := exe.(*cpu.Executable)
-		if !ok {
-			return fmt.Errorf("cpu backend returned %T", exe)
 		}
 		defer ce.Close()
 		start = time.Now()

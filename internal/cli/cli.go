@@ -158,3 +158,25 @@ func FormatDuration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%.0fµs", float64(d)/1e3)
 }
+
+// ExistingDir fails unless the cache directory dir exists and is a
+// directory: for the commands that read or change one and must not
+// create it.
+func ExistingDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("cache directory: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("cache directory %s is not a directory", dir)
+	}
+	return nil
+}
+
+// Plural is one when n is 1, else many.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
