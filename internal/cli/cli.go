@@ -37,7 +37,10 @@ const (
 // (exit code ExitUsage).
 type UsageError struct{ Err error }
 
+// Error is the wrapped error's message.
 func (e UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e UsageError) Unwrap() error { return e.Err }
 
 // Usage marks err as a usage error.

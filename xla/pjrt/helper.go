@@ -28,6 +28,7 @@ func DefaultBuildDir() (string, error) {
 // UnknownShellError is WriteEnv's error for a shell it cannot write for.
 type UnknownShellError struct{ Shell string }
 
+// Error names the shell and the ones WriteEnv knows.
 func (e UnknownShellError) Error() string {
 	return fmt.Sprintf("--shell %q: want bash, sh, zsh or json", e.Shell)
 }
