@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/xla/rawfiles"
 )
@@ -52,6 +53,12 @@ type Options struct {
 	// and the sum of the members' sizes; zero means DefaultMaxMemberSize
 	// and DefaultMaxImportSize.
 	MaxMemberSize, MaxImportSize int64
+}
+
+// OptionsFor returns the archive options of a cache configured with
+// opts: its signing key and its directory and file modes.
+func OptionsFor(opts config.Options) Options {
+	return Options{SigningKey: opts.SigningKey, DirMode: opts.EffectiveDirMode(), FileMode: opts.EffectiveFileMode()}
 }
 
 func (o Options) modes() (dir, file fs.FileMode) {

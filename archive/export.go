@@ -132,3 +132,15 @@ func collect(ctx context.Context, dir string) ([]exportFile, error) {
 	sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
 	return files, err
 }
+
+// ExportFile is Export into the file at path, which replaces any file
+// there only once the archive is complete: a failed export leaves no
+// partial archive behind.
+func ExportFile(ctx context.Context, dir, path string, o Options) (ExportStats, error) {
+	var st ExportStats
+	err := atomicfile.ReplaceFrom(path, func(w io.Writer) (err error) {
+		st, err = Export(ctx, dir, w, o)
+		return err
+	}, atomicfile.Options{})
+	return st, err
+}

@@ -60,6 +60,15 @@ func WriteTensorsNPZ(path string, ts []*stablehlo.Tensor) error {
 	return WriteNPZFile(path, named)
 }
 
+// LoadInputs builds fn's arguments as spec says: "random" (or empty) for
+// stablehlo.RandomArgs with seed, else arrays read by LoadArgs.
+func LoadInputs(spec string, fn *stablehlo.Func, seed uint64) ([]*stablehlo.Tensor, error) {
+	if spec == "random" || spec == "" {
+		return stablehlo.RandomArgs(fn, seed), nil
+	}
+	return LoadArgs(spec, fn)
+}
+
 // LoadArgs reads the arguments of fn from spec, which is one of:
 //   - a comma-separated list of .npy files, one per argument in order;
 //   - a directory holding <name>.npy (or arg<N>.npy) for each argument;

@@ -401,3 +401,21 @@ func (n Need) Check(program, fn string, avail int64, source string, extras ...Ex
 }
 
 func formatBytes(n int64) string { return sysmem.FormatBytes(n) }
+
+// Fit fails, naming the largest tensor and the sizes, when a run of fn of
+// m (the program's file name is program) needs more memory than avail
+// reports, with the extras the caller's run adds to what fn needs
+// (sysmem.Fit: it may also lower Go's memory limit until restore is
+// called). A run checked first ends with an error instead of Go's
+// unrecoverable "fatal error: out of memory".
+func (m *Module) Fit(fn, program string, avail func() (sysmem.Limit, bool), extras func(Need) []Extra) (restore func(), err error) {
+	need, err := m.MemoryNeed(fn)
+	if err != nil {
+		return func() {}, err
+	}
+	more := extras(need)
+	return sysmem.Fit(avail, func(lim sysmem.Limit) error {
+		_, err := need.Check(program, fn, lim.Bytes, lim.Source, more...)
+		return err
+	})
+}

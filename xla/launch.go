@@ -183,6 +183,33 @@ func LaunchEnv(opts config.Options, target Target, sup Support, existingFlags st
 	return l, nil
 }
 
+// LaunchEnvFor is LaunchEnv for a program started outside xlacache (what
+// `xlacache env` prints): existing is XLA_FLAGS as the environment gives
+// it, which for TargetGo may name a file of flags (read first). For a Go
+// writer it also creates the autotune directory XLA's flags name: XLA
+// requires it to exist, and a program that does not call Prepare will
+// not create it.
+func LaunchEnvFor(opts config.Options, target Target, sup Support, existing string) (Launch, error) {
+	if target == TargetGo {
+		var err error
+		if existing, err = InlineFlags(existing); err != nil {
+			return Launch{}, err
+		}
+	}
+	l, err := LaunchEnv(opts, target, sup, existing)
+	if err != nil || target != TargetGo || !opts.Writer() {
+		return l, err
+	}
+	for _, v := range l.Vars {
+		if v.Name == EnvXLAFlags && opts.HasSubcache(config.SubcacheAutotune) {
+			if err := CreateAutotuneDir(opts.Dir, opts.EffectiveDirMode()); err != nil {
+				return l, err
+			}
+		}
+	}
+	return l, nil
+}
+
 // Shells FormatLaunch can write for.
 const (
 	ShellBash = "bash"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
@@ -29,7 +30,7 @@ func runAdminCLI(t *testing.T, env map[string]string, args ...string) (string, i
 	}
 	out, stderr, err := execCLI(t, args...)
 	errb := bytes.NewBufferString(stderr)
-	code := exitCode(err, errb)
+	code := cli.ExitCode("xlacache", err, errb)
 	if testing.Verbose() {
 		t.Logf("xlacache %s -> %d\n%s%s", strings.Join(args, " "), code, out, errb.String())
 	}
@@ -196,7 +197,7 @@ func TestCLIUsageErrors(t *testing.T) {
 	}
 	// An unknown command gets cobra's message, suggestions included.
 	_, _, err := execCLI(t, "stat")
-	var ue usageError
+	var ue cli.UsageError
 	if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), `unknown command "stat" for "xlacache"`) || !strings.Contains(err.Error(), "Did you mean this?\n\tstats\n") {
 		t.Errorf("unknown command: %q", err)
 	}
@@ -219,7 +220,7 @@ func TestCLIUsageErrors(t *testing.T) {
 	if _, code := runAdminCLI(t, nil, "stats", "--dir", notDir); code != 1 {
 		t.Errorf("a file as the directory: exit %d, want 1", code)
 	}
-	if exitCode(nil, io.Discard) != 0 {
+	if cli.ExitCode("xlacache", nil, io.Discard) != 0 {
 		t.Error("nil error exit code")
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/cli"
 )
 
 var clearCmd = &cobra.Command{
@@ -17,7 +18,7 @@ quarantine, and the state and lock directories. Files xlacache does not know
 are left alone, so a mistyped --dir cannot wipe an unrelated directory.
 
 Exit code 1 if something could not be removed.`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		opts, err := loadExistingDir(cmd)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
@@ -18,7 +19,7 @@ its own results with check.expect_eq / expect_close / expect_almost_eq custom
 calls) through the chosen backend. Prints one line per file (pass, fail with
 the first mismatch, unsupported with the reason) and a summary line
 "N passed, N failed" (plus ", N skipped"). Exits non-zero when any file fails.`,
-	Args: usageArgs(cobra.ExactArgs(1)),
+	Args: cli.UsageArgs(cobra.ExactArgs(1)),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		// Arguments are valid by now; errors below are about the run,
 		// where repeating the usage text only hides the message.
@@ -29,7 +30,7 @@ the first mismatch, unsupported with the reason) and a summary line
 		}
 		run, names := stablehlo.Runner(backend)
 		if run == nil {
-			return usagef("--backend %q: unknown backend (available: %s)", backend, strings.Join(names, ", "))
+			return cli.Usagef("--backend %q: unknown backend (available: %s)", backend, strings.Join(names, ", "))
 		}
 		if backend == "cpu" {
 			// Through the configured cache, so reruns reuse tuned and

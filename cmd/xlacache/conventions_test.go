@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 )
 
 // TestAdminCommandsOnAbsentDir (issue 20 item 8): before the first
@@ -56,7 +57,7 @@ func TestJSONAndUsageConventions(t *testing.T) {
 		{"prune", "--json", "--max-size", "1GB"}, {"sync", "--json", "s3://b"}, {"import", "--json", "f"}, {"run", "--backend", "gpu", "x.mlir"}} {
 		_, stderr, err := execCLI(t, args...)
 		var b bytes.Buffer
-		if code := exitCode(err, &b); code != exitUsage || (args[1] == "--json" && !strings.Contains(b.String(), "xlacache "+args[0]+": --json is not supported")) {
+		if code := cli.ExitCode("xlacache", err, &b); code != cli.ExitUsage || (args[1] == "--json" && !strings.Contains(b.String(), "xlacache "+args[0]+": --json is not supported")) {
 			t.Errorf("%v: exit %d, %s%s; want a usage error naming the command", args, code, b.String(), stderr)
 		}
 	}
@@ -138,7 +139,7 @@ func TestRedactsSecrets(t *testing.T) {
 	}
 	t.Setenv(config.EnvSigningKey, key)
 	var b bytes.Buffer
-	exitCode(errors.New("opening s3://u:"+pass+"@h/b with key "+key), &b)
+	cli.ExitCode("xlacache", errors.New("opening s3://u:"+pass+"@h/b with key "+key), &b)
 	if strings.Contains(b.String(), pass) || strings.Contains(b.String(), key) {
 		t.Errorf("error line shows a secret: %s", b.String())
 	}

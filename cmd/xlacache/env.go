@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla"
 )
 
@@ -44,7 +45,7 @@ and publish what it compiles, run it under "xlacache exec -- COMMAND".
   set: the plugin given by --xla-plugin (or found by --plugin-name on
   go-xla's search path) is read to find out; else --jaxlib-version; else
   jaxlib ` + xla.DefaultVersion.String() + `, the first release for which JAX itself enables them.`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runEnv,
 }
 
@@ -77,7 +78,7 @@ func runEnv(cmd *cobra.Command, _ []string) error {
 	if f.Changed("process-index") {
 		idx, _ := f.GetInt("process-index")
 		if idx < 0 {
-			return usagef("--process-index %d: must be 0 or more", idx)
+			return cli.Usagef("--process-index %d: must be 0 or more", idx)
 		}
 		opts.ProcessIndex = idx
 	}
@@ -90,19 +91,19 @@ func runEnv(cmd *cobra.Command, _ []string) error {
 	shell, _ := f.GetString("shell")
 	if jsonOutput(cmd) {
 		if f.Changed("shell") && shell != xla.ShellJSON {
-			return usagef("--json and --shell %s disagree", shell)
+			return cli.Usagef("--json and --shell %s disagree", shell)
 		}
 		shell = xla.ShellJSON
 	}
 	targetText, _ := f.GetString("target")
 	target, err := xla.ParseTarget(targetText)
 	if err != nil {
-		return usagef("--target: %v", err)
+		return cli.Usagef("--target: %v", err)
 	}
 	version, _ := f.GetString("jaxlib-version")
 	if v, _ := f.GetString("xla-version"); v != "" {
 		if version != "" && version != v {
-			return usagef("--xla-version %q and --jaxlib-version %q disagree", v, version)
+			return cli.Usagef("--xla-version %q and --jaxlib-version %q disagree", v, version)
 		}
 		version = v
 	}
@@ -112,29 +113,12 @@ func runEnv(cmd *cobra.Command, _ []string) error {
 	if target == xla.TargetGo {
 		sup, err = xla.ResolveSupport(cmd.Context(), plugin, pluginName, version, os.LookupEnv)
 		if err != nil {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 	}
-	existing := os.Getenv(xla.EnvXLAFlags)
-	if target == xla.TargetGo {
-		if existing, err = xla.InlineFlags(existing); err != nil {
-			return err
-		}
-	}
-	l, err := xla.LaunchEnv(opts, target, sup, existing)
+	l, err := xla.LaunchEnvFor(opts, target, sup, os.Getenv(xla.EnvXLAFlags))
 	if err != nil {
 		return err
-	}
-	if target == xla.TargetGo && opts.Writer() {
-		// XLA requires the autotune directory to exist, and a program that
-		// does not call xla.Prepare will not create it.
-		for _, v := range l.Vars {
-			if v.Name == xla.EnvXLAFlags && opts.HasSubcache(config.SubcacheAutotune) {
-				if err := xla.CreateAutotuneDir(opts.Dir, opts.EffectiveDirMode()); err != nil {
-					return err
-				}
-			}
-		}
 	}
 	role := "reader"
 	if opts.Writer() {
@@ -146,7 +130,7 @@ func runEnv(cmd *cobra.Command, _ []string) error {
 	}
 	text, err := xla.FormatLaunch(l, shell, header)
 	if err != nil {
-		return usagef("--shell: %v", err)
+		return cli.Usagef("--shell: %v", err)
 	}
 	_, err = io.WriteString(out, text)
 	return err

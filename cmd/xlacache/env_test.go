@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla"
 )
 
@@ -87,7 +88,7 @@ func TestEnvShowsSettingsAndRejectsBadFlags(t *testing.T) {
 		{"env", "--target", "go", "--jaxlib-version", "latest"},
 	} {
 		_, err := runCLI(t, args...)
-		if exitCode(err, &bytes.Buffer{}) != exitUsage {
+		if cli.ExitCode("xlacache", err, &bytes.Buffer{}) != cli.ExitUsage {
 			t.Errorf("%v: err %v, want a usage error", args, err)
 		}
 	}

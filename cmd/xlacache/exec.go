@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -14,8 +13,8 @@ import (
 
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/jobrun"
-	"github.com/xlacache/xlacache/metrics"
 	"github.com/xlacache/xlacache/xla"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
@@ -56,7 +55,7 @@ A failure of the cache (shared tier down or slow, disk full, bad objects,
 a bad XLACACHE_* value or plugin path) never stops COMMAND: one log line per
 kind of failure, and with a configuration it cannot use, exec runs COMMAND
 unchanged.`,
-	Args: usageArgs(cobra.MinimumNArgs(1)),
+	Args: cli.UsageArgs(cobra.MinimumNArgs(1)),
 	RunE: runExec,
 }
 
@@ -89,19 +88,20 @@ func runExec(cmd *cobra.Command, args []string) error {
 	if f.Changed("process-index") {
 		idx, _ := f.GetInt("process-index")
 		if idx < 0 {
-			return usagef("--process-index %d: must be 0 or more", idx)
+			return cli.Usagef("--process-index %d: must be 0 or more", idx)
 		}
 		opts.ProcessIndex = idx
 	}
 	targetText, _ := f.GetString("target")
 	target, err := xla.ParseTarget(targetText)
 	if err != nil {
-		return usagef("--target: %v", err)
+		return cli.Usagef("--target: %v", err)
 	}
 	version, _ := f.GetString("jaxlib-version")
 	plugin, _ := f.GetString("xla-plugin")
 	pluginName, _ := f.GetString("plugin-name")
-	if code, ok := lookCommand(cmd, args[0]); !ok {
+	if code, err := jobrun.LookCommand(args[0]); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "xlacache exec: %v\n", err)
 		exitProcess(code)
 		return nil
 	}
@@ -132,32 +132,11 @@ func runExec(cmd *cobra.Command, args []string) error {
 			return err
 		},
 	}
-	stopMetrics := func() {}
-	if opts.MetricsFile != "" {
-		// exec's file is the job step's; the command's own xlacache, if
-		// it has one, writes beside it rather than over it.
-		job.Env = metrics.WithCommandFile(os.Environ(), opts.MetricsFile)
-		report := func() metrics.ExecReport { return execMetrics(job.Snapshot()) }
-		stopMetrics = metrics.StartExecWriter(opts.MetricsFile, opts.EffectiveFileMode(), report, opts.Writer(), 0, logger)
-	}
+	stopMetrics := job.StartMetrics()
 	rep, err := job.Run(cmd.Context())
 	// Before exitProcess, which runs no deferred calls.
 	stopMetrics()
 	return finishExec(cmd, rep, err)
-}
-
-// lookCommand finds the command before any cache work, as a shell would:
-// when it is missing it reports 127, when it is not executable 126.
-func lookCommand(cmd *cobra.Command, name string) (code int, ok bool) {
-	_, err := exec.LookPath(name)
-	if err == nil {
-		return 0, true
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "xlacache exec: %v\n", err)
-	if errors.Is(err, fs.ErrPermission) {
-		return 126, false
-	}
-	return 127, false
 }
 
 // runPlain runs the command without any cache work, its environment
@@ -185,15 +164,4 @@ func finishExec(cmd *cobra.Command, rep jobrun.Report, err error) error {
 		exitProcess(rep.ExitCode)
 	}
 	return nil
-}
-
-// execMetrics is what exec's metrics file shows of rep.
-func execMetrics(rep jobrun.Report) metrics.ExecReport {
-	st := rep.Fill.Stats
-	return metrics.ExecReport{
-		FillFiles: st.Files, FillBytes: st.Bytes, FillPacks: st.PacksFetched, FillPresent: st.Present, FillRefused: st.Refused,
-		FillWaited:     rep.Fill.Waited,
-		PublishedFiles: rep.Publish.Files, PublishedPacks: rep.Publish.Packs, PublishedBytes: rep.Publish.Bytes,
-		Requests: rep.Requests, Errors: rep.Errors,
-	}
 }

@@ -7,12 +7,12 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/stablehlo"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
@@ -37,7 +37,7 @@ also be a bare module name, explained against JAX's entries.
 
 With --json, print one JSON object. Exit code 1 on failure, 2 for an
 unknown backend or a missing argument.`,
-	Args: usageArgs(cobra.ExactArgs(1)),
+	Args: cli.UsageArgs(cobra.ExactArgs(1)),
 	RunE: runExplain,
 }
 
@@ -71,7 +71,7 @@ func runExplain(cmd *cobra.Command, args []string) error {
 		}
 		jaxQuery = key.Module
 	} else if !lay.JAX {
-		return usagef("%q is neither a key (%v) nor a readable program file (%v)", arg, perr, serr)
+		return cli.Usagef("%q is neither a key (%v) nor a readable program file (%v)", arg, perr, serr)
 	}
 	// rep is the --json form: xlacache's explanation (absent for a bare
 	// module name) with JAX's beside it.
@@ -117,24 +117,13 @@ func runExplain(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// programModuleName is the module name a compile of the program file at
-// path uses (run and explain share it so that explain finds what run
-// stored): the module's @name, else the file name without its extension.
-// m may be nil (the file did not parse).
-func programModuleName(m *stablehlo.Module, path string) string {
-	if m != nil && m.Name != "" {
-		return m.Name
-	}
-	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-}
-
 // keyForFile computes the key a compile of the program file would use.
 func keyForFile(cmd *cobra.Command, path string) (cache.Key, error) {
 	name, _ := cmd.Flags().GetString("backend")
 	mk, ok := explainBackends[name]
 	if !ok {
 		known := slices.Sorted(maps.Keys(explainBackends))
-		return cache.Key{}, usagef("--backend %q: no such backend for explain (available: %s)", name, strings.Join(known, ", "))
+		return cache.Key{}, cli.Usagef("--backend %q: no such backend for explain (available: %s)", name, strings.Join(known, ", "))
 	}
 	text, err := os.ReadFile(path)
 	if err != nil {
@@ -145,7 +134,7 @@ func keyForFile(cmd *cobra.Command, path string) (cache.Key, error) {
 		// A file that does not parse as StableHLO has no @name; its
 		// backend (a test or plug-in one) may still take it.
 		m, _ := stablehlo.Parse(text, path)
-		module = programModuleName(m, path)
+		module = stablehlo.ProgramName(m, path)
 	}
 	p := cache.Program{Name: module, Text: text}
 	parts, err := mk().KeyParts(cmd.Context(), p)

@@ -8,8 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xlacache/xlacache/archive"
-	"github.com/xlacache/xlacache/config"
-	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/cli"
 )
 
 var exportCmd = &cobra.Command{
@@ -22,22 +21,17 @@ counted). The archive starts with a manifest listing the SHA-256 of XLA's
 raw files; with XLACACHE_SIGNING_KEY the manifest is signed, so that
 import can check raw files as it checks entries. Ship a warm cache in a
 container image with export, then import at build time.`,
-	Args: usageArgs(cobra.ExactArgs(1)),
+	Args: cli.UsageArgs(cobra.ExactArgs(1)),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		opts, err := loadExistingDir(cmd)
 		if err != nil {
 			return err
 		}
 		var st archive.ExportStats
-		export := func(w io.Writer) (err error) {
-			st, err = archive.Export(cmd.Context(), opts.Dir, w, archiveOptions(opts))
-			return err
-		}
 		if args[0] == "-" {
-			err = export(cmd.OutOrStdout())
+			st, err = archive.Export(cmd.Context(), opts.Dir, cmd.OutOrStdout(), archive.OptionsFor(opts))
 		} else {
-			// A failed export leaves no partial archive behind.
-			err = atomicfile.ReplaceFrom(args[0], export, atomicfile.Options{})
+			st, err = archive.ExportFile(cmd.Context(), opts.Dir, args[0], archive.OptionsFor(opts))
 		}
 		if err != nil {
 			return fmt.Errorf("export %s: %w", args[0], err)
@@ -59,7 +53,7 @@ raw files must match the archive's manifest (signed, when a key is set).
 Existing entries are kept; XLA's kernel cache file is merged.
 
 Exit code 1 if any member was refused (the others are still imported).`,
-	Args: usageArgs(cobra.ExactArgs(1)),
+	Args: cli.UsageArgs(cobra.ExactArgs(1)),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		opts, err := loadOptions(cmd)
 		if err != nil {
@@ -74,7 +68,7 @@ Exit code 1 if any member was refused (the others are still imported).`,
 			defer f.Close()
 			r = f
 		}
-		st, err := archive.Import(cmd.Context(), r, opts.Dir, archiveOptions(opts))
+		st, err := archive.Import(cmd.Context(), r, opts.Dir, archive.OptionsFor(opts))
 		fmt.Fprintf(cmd.ErrOrStderr(), "imported %d files into %s; %d already present; %d refused\n", st.Files, opts.Dir, st.Skipped, len(st.Refused))
 		for _, ref := range st.Refused {
 			fmt.Fprintf(cmd.ErrOrStderr(), "  refused %s\n", ref)
@@ -91,9 +85,4 @@ Exit code 1 if any member was refused (the others are still imported).`,
 
 func init() {
 	rootCmd.AddCommand(exportCmd, importCmd)
-}
-
-// archiveOptions are the archive options of the configured cache.
-func archiveOptions(opts config.Options) archive.Options {
-	return archive.Options{SigningKey: opts.SigningKey, DirMode: opts.EffectiveDirMode(), FileMode: opts.EffectiveFileMode()}
 }

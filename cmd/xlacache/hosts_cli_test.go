@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 	"github.com/xlacache/xlacache/internal/testsupport/s3test"
@@ -120,7 +121,7 @@ func TestSyncPushPull(t *testing.T) {
 	t.Setenv("XLACACHE_SHARED_URL", "")
 	for _, args := range [][]string{{"sync", "sideways"}, {"sync", "pull", "--dir", c}, {"sync", "pull", "--dir", c, "--url", "gs://x"}} {
 		_, _, err := execCLI(t, args...)
-		var ue usageError
+		var ue cli.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}

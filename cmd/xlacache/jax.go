@@ -9,6 +9,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
@@ -35,7 +36,7 @@ func inspectDir(cmd *cobra.Command) (config.Options, shareddir.Contents, error) 
 // xlacache's, with text; such a report has no --json form.
 func jaxOnly(cmd *cobra.Command, dir string, text func(ctx context.Context, w io.Writer, dir string) error) error {
 	if jsonOutput(cmd) {
-		return usagef("--json is not supported for a JAX-only cache directory (%s)", dir)
+		return cli.Usagef("--json is not supported for a JAX-only cache directory (%s)", dir)
 	}
 	return text(cmd.Context(), cmd.OutOrStdout(), dir)
 }
@@ -49,11 +50,7 @@ func jaxStats(ctx context.Context, w io.Writer, dir string) error {
 }
 
 func jaxLs(ctx context.Context, w io.Writer, dir string) error {
-	d, err := jaxcache.Scan(ctx, dir)
-	if err != nil {
-		return err
-	}
-	ls, err := jaxcache.List(ctx, d)
+	ls, err := shareddir.ListJAX(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -64,21 +61,12 @@ func jaxLs(ctx context.Context, w io.Writer, dir string) error {
 // the text report to w (nil: none) and returns the JSON form and the
 // number of damaged files that are not possibly in flight.
 func jaxVerify(ctx context.Context, w io.Writer, dir string) (shareddir.JAXVerifyReport, int, error) {
-	d, err := jaxcache.Scan(ctx, dir)
-	if err != nil {
-		return shareddir.JAXVerifyReport{}, 0, err
+	d, r, rep, bad, err := shareddir.VerifyJAX(ctx, dir)
+	if err != nil || w == nil {
+		return rep, bad, err
 	}
-	r, err := jaxcache.Verify(ctx, d, jaxcache.VerifyOptions{})
-	if err != nil {
-		return shareddir.JAXVerifyReport{}, 0, err
-	}
-	rep, bad := shareddir.NewJAXVerifyReport(r)
-	if w != nil {
-		if _, err := writeJAXVerify(w, d, r); err != nil {
-			return rep, bad, err
-		}
-	}
-	return rep, bad, nil
+	_, err = writeJAXVerify(w, d, r)
+	return rep, bad, err
 }
 
 // jaxPrune bounds the JAX part of dir: maxSize bytes including otherBytes
@@ -94,18 +82,11 @@ func jaxPrune(ctx context.Context, w io.Writer, dir string, po jaxcache.PruneOpt
 // jaxExplain explains query (a JAX key or module name) against the JAX
 // entries in dir; it writes the text form to w (nil: none).
 func jaxExplain(ctx context.Context, w io.Writer, dir, query string) (shareddir.JAXExplainReport, error) {
-	d, err := jaxcache.Scan(ctx, dir)
-	if err != nil {
-		return shareddir.NewJAXExplainReport(query, jaxcache.Explanation{}), err
+	ex, rep, err := shareddir.ExplainJAX(ctx, dir, query)
+	if err != nil || w == nil {
+		return rep, err
 	}
-	ex, err := jaxcache.Explain(ctx, d, query)
-	if err != nil {
-		return shareddir.NewJAXExplainReport(query, jaxcache.Explanation{}), err
-	}
-	if w != nil {
-		return shareddir.NewJAXExplainReport(query, ex), writeJAXExplain(w, ex)
-	}
-	return shareddir.NewJAXExplainReport(query, ex), nil
+	return rep, writeJAXExplain(w, ex)
 }
 
 // pruneShared enforces one bound on a directory holding both xlacache's

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/xlacache/xlacache/internal/cli"
 )
 
 // jaxFixture writes a JAX cache directory in the documented format: two
@@ -52,7 +54,7 @@ func TestJAXDirThroughCLI(t *testing.T) {
 		t.Errorf("ls: %v\n%s", err, out)
 	}
 	out, err = runCLI(t, "verify", "--dir", dir)
-	if err == nil || exitCode(err, &bytes.Buffer{}) != exitFailure || !strings.Contains(out, "BAD jit_eval-") {
+	if err == nil || cli.ExitCode("xlacache", err, &bytes.Buffer{}) != cli.ExitFailure || !strings.Contains(out, "BAD jit_eval-") {
 		t.Errorf("verify: %v\n%s", err, out)
 	}
 	out, err = runCLI(t, "explain", "--dir", dir, "jit_step-"+strings.Repeat("ef", 32))

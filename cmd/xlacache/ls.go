@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
@@ -22,7 +23,7 @@ are counted by stats, not listed. JAX entries sharing the directory are
 listed in a section of their own (in --json, as entries of tier "jax").
 
 With --json, print a JSON array. Exit code 1 if the directory cannot be read.`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runLs,
 }
 
@@ -43,11 +44,7 @@ func runLs(cmd *cobra.Command, _ []string) error {
 	}
 	var jax []jaxcache.Listing
 	if lay.JAX {
-		d, err := jaxcache.Scan(ctx, opts.Dir)
-		if err != nil {
-			return err
-		}
-		if jax, err = jaxcache.List(ctx, d); err != nil {
+		if jax, err = shareddir.ListJAX(ctx, opts.Dir); err != nil {
 			return err
 		}
 	}

@@ -15,46 +15,17 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/metrics"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
-
-// Exit codes.
-const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
-)
-
-// usageError marks an error as the user's mistake in invoking the command
-// (exit code 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-// usagef returns a usage error.
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
-// usageArgs wraps a cobra argument validator so its errors exit with 2.
-func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := v(cmd, args); err != nil {
-			return usageError{err}
-		}
-		return nil
-	}
-}
 
 // rootCmd is the `xlacache` command. Other files add subcommands to it from
 // their init functions.
@@ -72,31 +43,14 @@ Exit codes: 0 ok; 1 failure, or verify found damaged entries; 2 usage error;
 	// Args and RunE make the root runnable, so that cobra checks its
 	// arguments with unknownCommand; without arguments it shows the help,
 	// as cobra does for a command that does not run.
-	Args:                       unknownCommand,
+	Args:                       cli.UnknownCommand,
 	RunE:                       func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	SuggestionsMinimumDistance: 2,
 	PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 		verbose, _ := cmd.Flags().GetCount("verbose")
-		level := slog.LevelWarn
-		switch {
-		case verbose == 1:
-			level = slog.LevelInfo
-		case verbose >= 2:
-			level = slog.LevelDebug
-		}
-		redact := config.NewRedactor(os.LookupEnv)
-		slog.SetDefault(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level,
-			// No log line shows the signing key or a URL's credentials.
-			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-				if v := a.Value.Resolve(); v.Kind() == slog.KindString || v.Kind() == slog.KindAny {
-					if s := v.String(); s != redact(s) {
-						a.Value = slog.StringValue(redact(s))
-					}
-				}
-				return a
-			}})))
+		slog.SetDefault(cli.NewLogger(cmd.ErrOrStderr(), verbose))
 		if jsonOutput(cmd) && !jsonCommands[cmd.Name()] {
-			return usagef("%s: --json is not supported (JSON output: %s)", cmd.CommandPath(), strings.Join(slices.Sorted(maps.Keys(jsonCommands)), ", "))
+			return cli.Usagef("%s: --json is not supported (JSON output: %s)", cmd.CommandPath(), strings.Join(slices.Sorted(maps.Keys(jsonCommands)), ", "))
 		}
 		return nil
 	},
@@ -113,7 +67,7 @@ func init() {
 	pf.CountP("verbose", "v", "log more (-v info, -vv debug)")
 	// Every error cobra's flag parsing returns (unknown flag, bad value)
 	// is the user's.
-	rootCmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	rootCmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return cli.Usage(err) })
 }
 
 // loadOptions returns the options for a command: the XLACACHE_*
@@ -123,11 +77,11 @@ func init() {
 func loadOptions(cmd *cobra.Command) (config.Options, error) {
 	opts, err := config.FromEnv(os.LookupEnv)
 	if err != nil {
-		return config.Options{}, usageError{err}
+		return config.Options{}, cli.Usage(err)
 	}
 	if f := cmd.Flags().Lookup("dir"); f != nil && f.Changed {
 		if f.Value.String() == "" {
-			return config.Options{}, usagef("--dir: empty directory")
+			return config.Options{}, cli.Usagef("--dir: empty directory")
 		}
 		opts.Dir = f.Value.String()
 		opts.Sources[config.EnvDir] = config.SourceFlag
@@ -135,7 +89,7 @@ func loadOptions(cmd *cobra.Command) (config.Options, error) {
 	if opts.Dir == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
-			return config.Options{}, usagef("no cache directory: set XLACACHE_DIR or --dir (%v)", err)
+			return config.Options{}, cli.Usagef("no cache directory: set XLACACHE_DIR or --dir (%v)", err)
 		}
 		opts.Dir = filepath.Join(base, "xlacache")
 	}
@@ -157,15 +111,9 @@ func openAdmin(cmd *cobra.Command, write bool) (*cache.Cache, config.Options, er
 	if err != nil {
 		return nil, opts, err
 	}
-	opts.SharedURL = ""
-	if write {
-		opts.Role = config.RoleWriter
-	} else {
-		opts.Role = config.RoleReader
-	}
-	c, err := cache.Open(cmd.Context(), opts, slog.Default())
+	c, err := cache.OpenAdmin(cmd.Context(), opts, write, slog.Default())
 	if err != nil {
-		return nil, opts, usageError{err}
+		return nil, opts, cli.Usage(err)
 	}
 	return c, c.Options(), nil
 }
@@ -178,19 +126,7 @@ func loadExistingDir(cmd *cobra.Command) (config.Options, error) {
 	if err != nil {
 		return opts, err
 	}
-	return opts, existingDir(opts.Dir)
-}
-
-// existingDir fails unless dir exists and is a directory.
-func existingDir(dir string) error {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("cache directory: %w", err)
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("cache directory %s is not a directory", dir)
-	}
-	return nil
+	return opts, cli.ExistingDir(opts.Dir)
 }
 
 // explainBackends maps a backend name to a constructor, so that
@@ -202,73 +138,13 @@ func main() {
 	os.Exit(execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// execute runs the command line args until it ends or a SIGINT or SIGTERM
-// arrives, and returns the exit code. An interrupted command exits with
-// 128 + the signal's number (130 for Ctrl-C), as a shell reports it and as
-// exec does, after one line: what was stored stays, so the next run
-// resumes from there.
+// execute runs the command line args (cli.Run: until it ends or a signal
+// stops it) and returns the exit code.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	var got atomic.Value
-	go func() {
-		select {
-		case s := <-sigs:
-			got.Store(s)
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	rootCmd.SetArgs(args)
 	rootCmd.SetOut(stdout)
 	rootCmd.SetErr(stderr)
-	err := rootCmd.ExecuteContext(ctx)
-	if s, ok := got.Load().(os.Signal); ok {
-		return interrupted(s, stderr)
-	}
-	return exitCode(err, stderr)
-}
-
-// interrupted prints the one line of a command stopped by signal s and
-// returns 128 + its number.
-func interrupted(s os.Signal, stderr io.Writer) int {
-	n := 2 // SIGINT
-	if ss, ok := s.(syscall.Signal); ok {
-		n = int(ss)
-	}
-	fmt.Fprintf(stderr, "xlacache: interrupted (%v); what was stored is kept, run again to resume\n", s)
-	return 128 + n
-}
-
-// exitCode prints err (if any) and maps it to the documented exit code.
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return exitOK
-	}
-	fmt.Fprintln(stderr, "xlacache:", config.Redact(err.Error(), os.LookupEnv))
-	var ue usageError
-	if errors.As(err, &ue) {
-		return exitUsage
-	}
-	return exitFailure
-}
-
-// unknownCommand is the root command's argument check. Cobra's own check
-// for an unknown subcommand runs only when a command has no Args; it
-// returns a plain error, so the root checks its arguments itself to make
-// the error a usage error. The message is cobra's.
-func unknownCommand(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return nil
-	}
-	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
-	}
-	return usageError{errors.New(msg)}
+	return cli.Run(ctx, "xlacache", stderr, rootCmd.ExecuteContext)
 }
 
 // An absent cache directory is an empty cache: before the first compile
@@ -321,7 +197,7 @@ func emptyIfAbsent(run func(*cobra.Command, []string) error) func(*cobra.Command
 			return writeLsText(out, nil)
 		case verifyCmd:
 			if js {
-				return writeJSON(out, verifyReport{Dir: opts.Dir, Bad: []cache.BadEntry{}})
+				return writeJSON(out, verifyReport{Dir: opts.Dir, VerifyResult: cache.VerifyResult{Bad: []cache.BadEntry{}}})
 			}
 			_, err := fmt.Fprintf(out, "0 entries checked, 0 damaged (%s does not exist yet)\n", opts.Dir)
 			return err

@@ -1,18 +1,19 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
+
 	xlacache "github.com/xlacache/xlacache"
+	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla"
 	"github.com/xlacache/xlacache/xla/pjrt"
 )
@@ -31,7 +32,7 @@ JAX (PJRT_NAMES_AND_LIBRARY_PATHS), C++ programs (by path).
   eval "$(xlacache pjrt env --plugin /path/to/pjrt_c_api_cpu_plugin.so)"
 
 See docs/pjrt.md.`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 }
 
@@ -51,7 +52,7 @@ for it (pjrt_c_api_<name>_plugin.so), then print export lines:
                                 helper answers (--no-helper: it compiles
                                 without the cache instead)
   XLACACHE_DIR                  the cache directory the helper serves`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runPJRTEnv,
 }
 
@@ -63,7 +64,7 @@ the cache (XLACACHE_* environment, --dir) as every xlacache program does:
 verification, signing, size bound, role, single-flight and the shared tier
 apply to the wrapper's entries. One helper per socket: a second one exits
 at once. The wrapper starts one on demand (with --idle-exit 10m).`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runPJRTServe,
 }
 
@@ -86,7 +87,7 @@ func runPJRTEnv(cmd *cobra.Command, _ []string) error {
 	f := cmd.Flags()
 	plugin, _ := f.GetString("plugin")
 	if plugin == "" {
-		return usagef("--plugin: the PJRT plugin to wrap is required")
+		return cli.Usagef("--plugin: the PJRT plugin to wrap is required")
 	}
 	opts, err := loadOptions(cmd)
 	if err != nil {
@@ -98,11 +99,9 @@ func runPJRTEnv(cmd *cobra.Command, _ []string) error {
 	}
 	buildDir, _ := f.GetString("build-dir")
 	if buildDir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return usagef("no build directory: give --build-dir (%v)", err)
+		if buildDir, err = pjrt.DefaultBuildDir(); err != nil {
+			return cli.Usagef("no build directory: give --build-dir (%v)", err)
 		}
-		buildDir = filepath.Join(base, "xlacache-pjrt")
 	}
 	socket, _ := f.GetString("socket")
 	if socket == "" {
@@ -119,31 +118,12 @@ func runPJRTEnv(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	env := append(st.Env(), [2]string{"XLACACHE_DIR", dir})
-	out := cmd.OutOrStdout()
-	switch shell, _ := f.GetString("shell"); shell {
-	case "bash", "sh", "zsh":
-		fmt.Fprintf(out, "# xlacache pjrt env: caching wrapper around %s (plugin name %q)\n", st.Inner, st.Name)
-		for _, kv := range env {
-			fmt.Fprintf(out, "export %s=%s\n", kv[0], pjrtShQuote(kv[1]))
-		}
-		return nil
-	case "json":
-		m := map[string]string{}
-		for _, kv := range env {
-			m[kv[0]] = kv[1]
-		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(m)
-	default:
-		return usagef("--shell %q: want bash, sh, zsh or json", shell)
+	shell, _ := f.GetString("shell")
+	err = st.WriteEnv(cmd.OutOrStdout(), shell, append(st.Env(), [2]string{"XLACACHE_DIR", dir}))
+	if errors.As(err, new(pjrt.UnknownShellError)) {
+		return cli.Usage(err)
 	}
-}
-
-// pjrtShQuote quotes s for a POSIX shell.
-func pjrtShQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return err
 }
 
 func runPJRTServe(cmd *cobra.Command, _ []string) error {
@@ -161,32 +141,7 @@ func runPJRTServe(cmd *cobra.Command, _ []string) error {
 		opts.Role = config.RoleReader
 	}
 	idle, _ := cmd.Flags().GetDuration("idle-exit")
-	ln, err := pjrt.Listen(socket)
-	if errors.Is(err, pjrt.ErrHelperRunning) {
-		slog.Info("a pjrt helper already serves this socket", "socket", socket)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	c, err := xlacache.Open(cmd.Context(), opts, slog.Default())
-	if err != nil {
-		// Wrappers are waiting for this socket: answering "compile" to
-		// each is better than making each wait for a helper that is gone.
-		slog.Warn("pjrt helper: cache unusable; wrappers compile without it", "dir", opts.Dir, "err", err)
-		c = nil
-	} else {
-		defer c.Close()
-	}
-	s := &pjrt.Server{
-		Cache:            c,
-		Logger:           slog.Default(),
-		NormalizeOptions: xla.NormalizeCompileOptions,
-		IdleExit:         idle,
-	}
-	slog.Info("pjrt helper serving", "socket", socket, "dir", opts.Dir, "writer", c.Writer(), "idle-exit", idle.String())
-	start := time.Now()
-	err = s.Serve(cmd.Context(), ln)
-	slog.Info("pjrt helper done", "uptime", time.Since(start).Round(time.Millisecond))
-	return err
+	open := func(ctx context.Context) (*cache.Cache, error) { return xlacache.Open(ctx, opts, slog.Default()) }
+	h := pjrt.Helper{Socket: socket, Dir: opts.Dir, Open: open, NormalizeOptions: xla.NormalizeCompileOptions, IdleExit: idle}
+	return h.Run(cmd.Context())
 }

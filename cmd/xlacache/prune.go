@@ -12,6 +12,7 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/hostfill"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/retention"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/xla/shareddir"
@@ -51,7 +52,7 @@ docs/retention.md for a bucket lifecycle rule to pair with it.
 
 Exit code 1 on failure (for example when another process is trimming), 2
 when no size is given.`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runPrune,
 }
 
@@ -72,20 +73,20 @@ func runPrune(cmd *cobra.Command, _ []string) error {
 		return runPruneShared(cmd, opts)
 	}
 	if s, _ := cmd.Flags().GetString("older-than"); s != "" {
-		return usagef("--older-than applies to the bucket: use it with --shared")
+		return cli.Usagef("--older-than applies to the bucket: use it with --shared")
 	}
 	maxSize := opts.MaxSize
 	if s, _ := cmd.Flags().GetString("max-size"); s != "" {
 		binarySizes = config.IsBinarySize(s)
 		maxSize, err = config.ParseSize(s)
 		if err != nil {
-			return usagef("--max-size: %v", err)
+			return cli.Usagef("--max-size: %v", err)
 		}
 	} else if maxSize <= 0 {
-		return usagef("prune needs --max-size (or XLACACHE_MAX_SIZE)")
+		return cli.Usagef("prune needs --max-size (or XLACACHE_MAX_SIZE)")
 	}
 	dryRun, _ := cmd.Flags().GetBool("dry-run")
-	if err := existingDir(opts.Dir); err != nil {
+	if err := cli.ExistingDir(opts.Dir); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
@@ -128,7 +129,7 @@ func runPruneShared(cmd *cobra.Command, opts config.Options) error {
 	if s, _ := cmd.Flags().GetString("older-than"); s != "" {
 		d, err := config.ParseAge(s)
 		if err != nil {
-			return usagef("--older-than: %v", err)
+			return cli.Usagef("--older-than: %v", err)
 		}
 		ro.OlderThan = d
 	}
@@ -136,15 +137,15 @@ func runPruneShared(cmd *cobra.Command, opts config.Options) error {
 		binarySizes = config.IsBinarySize(s)
 		n, err := config.ParseSize(s)
 		if err != nil || n <= 0 {
-			return usagef("--max-size: want a positive size (500MB, 10GiB): %q", s)
+			return cli.Usagef("--max-size: want a positive size (500MB, 10GiB): %q", s)
 		}
 		ro.MaxSize = n
 	}
 	if ro.OlderThan <= 0 && ro.MaxSize <= 0 {
-		return usagef("prune --shared needs --older-than, --max-size or both (XLACACHE_MAX_SIZE bounds the local directory, not the bucket)")
+		return cli.Usagef("prune --shared needs --older-than, --max-size or both (XLACACHE_MAX_SIZE bounds the local directory, not the bucket)")
 	}
 	if opts.SharedURL == "" {
-		return usagef("prune --shared: no shared tier (set XLACACHE_SHARED_URL)")
+		return cli.Usagef("prune --shared: no shared tier (set XLACACHE_SHARED_URL)")
 	}
 	ro.DryRun, _ = cmd.Flags().GetBool("dry-run")
 	ro.Logger = slog.Default()

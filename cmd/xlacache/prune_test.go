@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 	"github.com/xlacache/xlacache/internal/testsupport/s3test"
@@ -28,7 +29,7 @@ func TestPruneSharedUsage(t *testing.T) {
 		{"prune", "--dir", dir, "--shared", "--older-than", "soon"},
 	} {
 		_, _, err := execCLI(t, args...)
-		var ue usageError
+		var ue cli.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/internal/cli"
 )
 
 // restoreReport is the --json form of `xlacache verify --restore`.
@@ -17,7 +18,7 @@ type restoreReport struct {
 // verify with this key go back to their tiers (cache.Cache.Restore).
 func runRestore(cmd *cobra.Command) error {
 	if repair, _ := cmd.Flags().GetBool("repair"); repair {
-		return usagef("--restore and --repair cannot be combined: restore first, then verify")
+		return cli.Usagef("--restore and --repair cannot be combined: restore first, then verify")
 	}
 	c, opts, err := openAdmin(cmd, true)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/layout"
 )
 
@@ -46,12 +47,12 @@ func TestCLIVerifyWrongKeyAndRestore(t *testing.T) {
 		t.Setenv(config.EnvSigningKey, key)
 		out, stderr, err := execCLI(t, args...)
 		errb := bytes.NewBufferString(stderr)
-		code := exitCode(err, errb)
+		code := cli.ExitCode("xlacache", err, errb)
 		return out, errb.String(), code
 	}
 
 	out, stderr, code := run("rihgt key", "verify", "--repair")
-	if code != exitFailure || !strings.Contains(stderr, "signing key is wrong") || !strings.Contains(stderr, config.EnvSigningKey) {
+	if code != cli.ExitFailure || !strings.Contains(stderr, "signing key is wrong") || !strings.Contains(stderr, config.EnvSigningKey) {
 		t.Fatalf("verify --repair with a mistyped key: exit %d\n%s%s", code, out, stderr)
 	}
 	for p, want := range files {
@@ -70,7 +71,7 @@ func TestCLIVerifyWrongKeyAndRestore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, stderr, code := run("rihgt key", "verify", "--restore"); code != exitOK {
+	if _, stderr, code := run("rihgt key", "verify", "--restore"); code != cli.ExitOK {
 		t.Fatalf("restore with the wrong key: exit %d %s", code, stderr)
 	}
 	for p := range files {
@@ -79,7 +80,7 @@ func TestCLIVerifyWrongKeyAndRestore(t *testing.T) {
 		}
 	}
 	out, stderr, code = run("right key", "verify", "--restore")
-	if code != exitOK || !strings.Contains(out, "3 restored") {
+	if code != cli.ExitOK || !strings.Contains(out, "3 restored") {
 		t.Fatalf("verify --restore: exit %d\n%s%s", code, out, stderr)
 	}
 	for p, want := range files {
@@ -87,10 +88,10 @@ func TestCLIVerifyWrongKeyAndRestore(t *testing.T) {
 			t.Errorf("%s not restored (err %v)", p, err)
 		}
 	}
-	if out, stderr, code := run("right key", "verify"); code != exitOK {
+	if out, stderr, code := run("right key", "verify"); code != cli.ExitOK {
 		t.Errorf("verify after restore: exit %d\n%s%s", code, out, stderr)
 	}
-	if _, stderr, code := run("right key", "verify", "--restore", "--repair"); code != exitUsage {
-		t.Errorf("--restore --repair: exit %d, want %d (%s)", code, exitUsage, stderr)
+	if _, stderr, code := run("right key", "verify", "--restore", "--repair"); code != cli.ExitUsage {
+		t.Errorf("--restore --repair: exit %d, want %d (%s)", code, cli.ExitUsage, stderr)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +16,8 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/examples/mlp"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/progress"
 	"github.com/xlacache/xlacache/internal/sysmem"
 	"github.com/xlacache/xlacache/npy"
@@ -41,7 +42,7 @@ Prints the cache key, which tiers hit or missed, the time of every phase
 (parse, fuse, codegen, autotune, compile, link, load, run), and with
 -v (--verbose, global) each kernel and its chosen configuration, and the
 cache's info-level logs (XLACACHE_EXPLAIN_MISSES=1 explains each miss).`,
-	Args: usageArgs(cobra.ExactArgs(1)),
+	Args: cli.UsageArgs(cobra.ExactArgs(1)),
 	RunE: runRun,
 }
 
@@ -67,7 +68,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 	seed, _ := cmd.Flags().GetUint64("seed")
 	reportJSON, _ := cmd.Flags().GetString("report-json")
 	if backend != "cpu" && backend != "interp" {
-		return usagef("--backend %q: want cpu or interp", backend)
+		return cli.Usagef("--backend %q: want cpu or interp", backend)
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -91,22 +92,22 @@ func runRun(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer restore()
-	argv, err := loadInputs(inputs, fn, seed)
+	argv, err := npy.LoadInputs(inputs, fn, seed)
 	if err != nil {
-		return err
+		return fmt.Errorf("--inputs: %w", err)
 	}
-	name := programModuleName(m, path)
+	name := stablehlo.ProgramName(m, path)
 	fmt.Fprintf(out, "program   %s (module %s, backend %s)\n", path, name, backend)
 
 	var results []*stablehlo.Tensor
 	if backend == "interp" {
-		fmt.Fprintf(out, "phase     parse %s\n", fmtDur(parseTime))
+		fmt.Fprintf(out, "phase     parse %s\n", cli.FormatDuration(parseTime))
 		start = time.Now()
 		results, err = stablehlo.EvalContext(ctx, m, "", argv)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "phase     run %s\n", fmtDur(time.Since(start)))
+		fmt.Fprintf(out, "phase     run %s\n", cli.FormatDuration(time.Since(start)))
 	} else {
 		opts, err := loadOptions(cmd)
 		if err != nil {
@@ -117,19 +118,11 @@ func runRun(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		defer c.Close()
-		b := cpu.New()
 		bar := progress.NewStages(cmd.ErrOrStderr())
-		b.Progress = bar.Update
-		prog := cache.Program{Name: name, Text: src}
-		b.UseParsed(prog, m) // parsed and verified above: once
-		exe, rep, err := cache.Compile(ctx, c, b, prog)
+		ce, rep, err := cpu.CompileParsed(ctx, c, cache.Program{Name: name, Text: src}, m, bar.Update) // parsed and verified above: once
 		bar.Finish()
 		if err != nil {
 			return err
-		}
-		ce, ok := exe.(*cpu.Executable)
-		if !ok {
-			return fmt.Errorf("cpu backend returned %T", exe)
 		}
 		defer ce.Close()
 		start = time.Now()
@@ -140,7 +133,7 @@ func runRun(cmd *cobra.Command, args []string) error {
 		runTime := time.Since(start)
 		printReport(out, opts.Dir, c.NoKeyReason(opts.Dir), rep, runTime)
 		if reportJSON != "" {
-			if err := writeReportJSON(reportJSON, rep, runTime); err != nil {
+			if err := mlp.WriteRunReport(reportJSON, rep, runTime); err != nil {
 				return err
 			}
 		}
@@ -180,28 +173,22 @@ func runRun(cmd *cobra.Command, args []string) error {
 // tests replace it to describe a small machine without needing one.
 var availableMemory = sysmem.Available
 
-// checkMemory fails, naming the largest tensor and the sizes, when fn of m
-// needs more memory than is available (sysmem.Fit), so that `run` ends
-// with an error instead of Go's unrecoverable "fatal error: out of memory".
+// checkMemory fails when fn of m needs more memory than is available
+// (stablehlo.Module.Fit), counting the cpu executable's buffers for the
+// inputs and --output's buffer when they apply.
 func checkMemory(m *stablehlo.Module, fn *stablehlo.Func, path, backend string, writeOutput bool) (restore func(), err error) {
-	need, err := m.MemoryNeed(fn.Name)
-	if err != nil {
-		return func() {}, err
-	}
-	var extras []stablehlo.Extra
-	if backend == "cpu" {
-		// The cpu executable's arena has a slot for every argument besides
-		// the caller's tensor.
-		extras = append(extras, stablehlo.Extra{What: "cpu buffers for the inputs", Bytes: need.Inputs})
-	}
-	if writeOutput {
-		// The .npz is assembled in a buffer that may grow to twice the
-		// results before it is written.
-		extras = append(extras, stablehlo.Extra{What: "--output buffer", Bytes: 2 * min(need.Outputs, math.MaxInt64/2)})
-	}
-	return sysmem.Fit(availableMemory, func(lim sysmem.Limit) error {
-		_, err := need.Check(path, fn.Name, lim.Bytes, lim.Source, extras...)
-		return err
+	return m.Fit(fn.Name, path, availableMemory, func(need stablehlo.Need) (extras []stablehlo.Extra) {
+		if backend == "cpu" {
+			// The cpu executable's arena has a slot for every argument
+			// besides the caller's tensor.
+			extras = append(extras, stablehlo.Extra{What: "cpu buffers for the inputs", Bytes: need.Inputs})
+		}
+		if writeOutput {
+			// The .npz is assembled in a buffer that may grow to twice
+			// the results before it is written.
+			extras = append(extras, stablehlo.Extra{What: "--output buffer", Bytes: 2 * min(need.Outputs, math.MaxInt64/2)})
+		}
+		return extras
 	})
 }
 
@@ -221,11 +208,11 @@ func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time
 	case rep.Hit:
 		fmt.Fprintf(w, "executable hit (%s): loaded without compiling\n", rep.Source)
 	case rep.Stored:
-		fmt.Fprintf(w, "executable miss: compiled in %s, stored\n", fmtDur(rep.CompileTime))
+		fmt.Fprintf(w, "executable miss: compiled in %s, stored\n", cli.FormatDuration(rep.CompileTime))
 	case rep.NotStored != "":
-		fmt.Fprintf(w, "executable miss: compiled in %s, not stored: %s\n", fmtDur(rep.CompileTime), rep.NotStored)
+		fmt.Fprintf(w, "executable miss: compiled in %s, not stored: %s\n", cli.FormatDuration(rep.CompileTime), rep.NotStored)
 	default:
-		fmt.Fprintf(w, "executable miss: compiled in %s, not stored\n", fmtDur(rep.CompileTime))
+		fmt.Fprintf(w, "executable miss: compiled in %s, not stored\n", cli.FormatDuration(rep.CompileTime))
 	}
 	if rep.Explain != "" {
 		fmt.Fprintf(w, "explain   %s\n", rep.Explain)
@@ -236,50 +223,10 @@ func printReport(w io.Writer, dir, noKey string, rep *cache.Report, runTime time
 	}
 	var parts []string
 	for _, p := range rep.PhaseTotals() {
-		parts = append(parts, p.Name+" "+fmtDur(p.Duration))
+		parts = append(parts, p.Name+" "+cli.FormatDuration(p.Duration))
 	}
-	parts = append(parts, "run "+fmtDur(runTime))
+	parts = append(parts, "run "+cli.FormatDuration(runTime))
 	fmt.Fprintf(w, "phases    %s\n", strings.Join(parts, ", "))
-}
-
-// runReport is what --report-json writes.
-type runReport struct {
-	Report *cache.Report `json:"report"`
-	Run    time.Duration `json:"run_ns"`
-}
-
-func writeReportJSON(path string, rep *cache.Report, run time.Duration) error {
-	data, err := json.Marshal(runReport{Report: rep, Run: run})
-	if err != nil {
-		return fmt.Errorf("encoding report: %w", err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	return nil
-}
-
-func fmtDur(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.2fs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.1fms", float64(d)/1e6)
-	}
-	return fmt.Sprintf("%.0fµs", float64(d)/1e3)
-}
-
-// loadInputs builds main's arguments from the --inputs value: random
-// (stablehlo.RandomArgs), or arrays read by npy.LoadArgs.
-func loadInputs(spec string, fn *stablehlo.Func, seed uint64) ([]*stablehlo.Tensor, error) {
-	if spec == "random" || spec == "" {
-		return stablehlo.RandomArgs(fn, seed), nil
-	}
-	args, err := npy.LoadArgs(spec, fn)
-	if err != nil {
-		return nil, fmt.Errorf("--inputs: %w", err)
-	}
-	return args, nil
 }
 
 // cpuConformanceRunner returns the runner `conformance --backend cpu` uses:

@@ -8,7 +8,6 @@ import (
 
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/npy"
-	"github.com/xlacache/xlacache/stablehlo"
 )
 
 const runTestProgram = `func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<4x3xf32> {
@@ -95,17 +94,6 @@ func TestExplainUsesModuleName(t *testing.T) {
 	out, code = runAdminCLI(t, env, "explain", renamed)
 	if code != 0 || !strings.Contains(out, "is stored") || !strings.Contains(out, "prog_mod-") {
 		t.Errorf("explain of a renamed copy (%d):\n%s", code, out)
-	}
-	// Without an @name both fall back to the file name.
-	for _, tc := range []struct{ src, path, want string }{
-		{src, "/x/renamed copy.mlir", "prog_mod"},
-		{runTestProgram, "/x/renamed copy.mlir", "renamed copy"},
-		{"not stablehlo", "/x/q.txt", "q"},
-	} {
-		m, _ := stablehlo.Parse([]byte(tc.src), tc.path)
-		if got := programModuleName(m, tc.path); got != tc.want {
-			t.Errorf("programModuleName(%q) = %q, want %q", tc.path, got, tc.want)
-		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/metrics"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
@@ -35,7 +36,7 @@ for example for the node exporter's textfile collector. Processes report
 their own counters, readers included, through XLACACHE_METRICS_FILE.
 
 Exit code 1 if the directory cannot be read.`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runStats,
 }
 
@@ -50,11 +51,11 @@ func statsFormat(cmd *cobra.Command) (string, error) {
 	switch f {
 	case "text", "json", "prometheus":
 	default:
-		return "", usagef("--format %q: want text, json or prometheus", f)
+		return "", cli.Usagef("--format %q: want text, json or prometheus", f)
 	}
 	if jsonOutput(cmd) {
 		if cmd.Flags().Changed("format") && f != "json" {
-			return "", usagef("--json and --format %s disagree", f)
+			return "", cli.Usagef("--json and --format %s disagree", f)
 		}
 		return "json", nil
 	}
@@ -75,7 +76,7 @@ func runStats(cmd *cobra.Command, _ []string) error {
 	}
 	if !lay.Own {
 		if format == "json" {
-			return usagef("--format json is not supported for a JAX-only cache directory (%s)", opts.Dir)
+			return cli.Usagef("--format json is not supported for a JAX-only cache directory (%s)", opts.Dir)
 		}
 		return jaxOnly(cmd, opts.Dir, jaxStats)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/dirsync"
+	"github.com/xlacache/xlacache/internal/cli"
 )
 
 var syncCmd = &cobra.Command{
@@ -29,12 +30,12 @@ docs/multihost.md).
         XLA's autotune files and kernel cache file.
 
 Exit code 1 if anything could not be copied.`,
-	Args:      usageArgs(cobra.ExactArgs(1)),
+	Args:      cli.UsageArgs(cobra.ExactArgs(1)),
 	ValidArgs: []string{"pull", "push"},
 	RunE: func(cmd *cobra.Command, args []string) error {
 		dirn := args[0]
 		if dirn != "pull" && dirn != "push" {
-			return usagef("sync %q: want pull or push", dirn)
+			return cli.Usagef("sync %q: want pull or push", dirn)
 		}
 		opts, err := loadOptions(cmd)
 		if err != nil {
@@ -44,17 +45,17 @@ Exit code 1 if anything could not be copied.`,
 			opts.SharedURL = u
 		}
 		if opts.SharedURL == "" {
-			return usagef("sync: no shared tier: set XLACACHE_SHARED_URL or --url s3://bucket/prefix")
+			return cli.Usagef("sync: no shared tier: set XLACACHE_SHARED_URL or --url s3://bucket/prefix")
 		}
 		if err := xlacache.CheckSharedURL(opts.SharedURL); err != nil {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 		// The CLI acts for the user on both sides: it writes the local
 		// directory (pull) or the shared tier (push).
 		opts.Role = config.RoleWriter
 		c, err := xlacache.Open(cmd.Context(), opts, slog.Default())
 		if err != nil {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 		defer c.Close()
 		if c.Shared() == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
@@ -37,7 +38,7 @@ reported but does not fail the command.
 With --json, print one JSON object. Exit code 1 when any damaged entry was
 found in either part (even if repaired, so scripts notice), 0 when all are
 good.`,
-	Args: usageArgs(cobra.NoArgs),
+	Args: cli.UsageArgs(cobra.NoArgs),
 	RunE: runVerify,
 }
 
@@ -49,13 +50,8 @@ func init() {
 
 // verifyReport is the --json form of `xlacache verify`.
 type verifyReport struct {
-	Dir     string           `json:"dir"`
-	Checked int              `json:"checked"`
-	Bad     []cache.BadEntry `json:"bad"`
-	// KeyMismatches counts the entries of Bad signed with another key.
-	KeyMismatches int `json:"key_mismatches,omitempty"`
-	// StaleTemps counts stale temporary files --repair removed.
-	StaleTemps int `json:"stale_temps,omitempty"`
+	Dir string `json:"dir"`
+	cache.VerifyResult
 	// JAX is the check of JAX's entries and XLA's subcache files sharing
 	// the directory (nil when there are none).
 	JAX *shareddir.JAXVerifyReport `json:"jax,omitempty"`
@@ -72,7 +68,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	}
 	if !lay.Own {
 		if jsonOutput(cmd) || repair {
-			return usagef("--json and --repair are not supported for a JAX-only cache directory (%s)", opts.Dir)
+			return cli.Usagef("--json and --repair are not supported for a JAX-only cache directory (%s)", opts.Dir)
 		}
 		_, bad, err := jaxVerify(cmd.Context(), cmd.OutOrStdout(), opts.Dir)
 		if err == nil && bad > 0 {
@@ -104,7 +100,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		if res.Bad == nil {
 			res.Bad = []cache.BadEntry{}
 		}
-		if err := writeJSON(out, verifyReport{Dir: opts.Dir, Checked: res.Checked, Bad: res.Bad, KeyMismatches: res.KeyMismatches, StaleTemps: res.StaleTemps, JAX: jaxRep}); err != nil {
+		if err := writeJSON(out, verifyReport{Dir: opts.Dir, VerifyResult: res, JAX: jaxRep}); err != nil {
 			return err
 		}
 	} else {
@@ -116,7 +112,7 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		}
 		fmt.Fprintf(out, "%d entries checked, %d damaged\n", res.Checked, len(res.Bad)-res.KeyMismatches)
 		if res.KeyMismatches > 0 {
-			fmt.Fprintf(out, "%d entr%s signed with another key (left in place): check %s\n", res.KeyMismatches, plural(res.KeyMismatches, "y", "ies"), config.EnvSigningKey)
+			fmt.Fprintf(out, "%d entr%s signed with another key (left in place): check %s\n", res.KeyMismatches, cli.Plural(res.KeyMismatches, "y", "ies"), config.EnvSigningKey)
 		}
 		if res.StaleTemps > 0 {
 			fmt.Fprintf(out, "%d stale temporary file(s) removed\n", res.StaleTemps)
@@ -125,22 +121,9 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(out, "\nJAX cache:\n%s", jaxText.String())
 		}
 	}
-	var errs []error
-	if n := len(res.Bad) - res.KeyMismatches; n > 0 {
-		errs = append(errs, fmt.Errorf("%d damaged entr%s in %s", n, plural(n, "y", "ies"), opts.Dir))
-	}
-	if n := res.KeyMismatches; n > 0 {
-		errs = append(errs, fmt.Errorf("%d entr%s in %s signed with another key", n, plural(n, "y", "ies"), opts.Dir))
-	}
+	errs := []error{res.Err(opts.Dir)}
 	if jaxBad > 0 {
 		errs = append(errs, fmt.Errorf("%d damaged JAX cache file(s) in %s", jaxBad, opts.Dir))
 	}
 	return errors.Join(errs...)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/internal/buildinfo"
+	"github.com/xlacache/xlacache/internal/cli"
 )
 
 var versionCmd = &cobra.Command{
 	Use:   "version",
 	Short: "Print the module version, VCS revision, Go version and build settings",
-	Args:  usageArgs(cobra.NoArgs),
+	Args:  cli.UsageArgs(cobra.NoArgs),
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		in, ok := buildinfo.Read()
 		if !ok {

@@ -15,7 +15,7 @@ import (
 	"github.com/xlacache/xlacache/archive"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
-	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/progress"
 	"github.com/xlacache/xlacache/warm"
 )
@@ -39,7 +39,7 @@ A program that cannot be read, parsed or compiled is reported with its
 file name and the others are still compiled; the exit status is then 1
 (after --export, which still packs what was stored). With --json, print
 one JSON object.`,
-	Args: usageArgs(cobra.MinimumNArgs(1)),
+	Args: cli.UsageArgs(cobra.MinimumNArgs(1)),
 	RunE: runWarm,
 }
 
@@ -55,10 +55,10 @@ func runWarm(cmd *cobra.Command, args []string) error {
 	jobs, _ := cmd.Flags().GetInt("jobs")
 	exportPath, _ := cmd.Flags().GetString("export")
 	if jobs < 1 {
-		return usagef("--jobs %d: want at least 1", jobs)
+		return cli.Usagef("--jobs %d: want at least 1", jobs)
 	}
 	if exportPath == "-" {
-		return usagef("--export -: name a file (the report goes to standard output)")
+		return cli.Usagef("--export -: name a file (the report goes to standard output)")
 	}
 	opts, err := loadOptions(cmd)
 	if err != nil {
@@ -138,11 +138,7 @@ func warmExportTo(cmd *cobra.Command, path string) (*warm.Export, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export %s: %w", path, err)
 	}
-	var st archive.ExportStats
-	err = atomicfile.ReplaceFrom(path, func(w io.Writer) (err error) {
-		st, err = archive.Export(cmd.Context(), opts.Dir, w, archiveOptions(opts))
-		return err
-	}, atomicfile.Options{})
+	st, err := archive.ExportFile(cmd.Context(), opts.Dir, path, archive.OptionsFor(opts))
 	if err != nil {
 		return nil, fmt.Errorf("export %s: %w", path, err)
 	}
@@ -157,13 +153,13 @@ func writeWarmText(w io.Writer, r warm.Report) error {
 		case p.Err != "":
 			fmt.Fprintf(tw, "%s\tfailed\t-\t-\n", p.Path)
 		case p.Hit:
-			fmt.Fprintf(tw, "%s\thit (%s)\t%s\t-\n", p.Path, p.Source, fmtDur(p.Time))
+			fmt.Fprintf(tw, "%s\thit (%s)\t%s\t-\n", p.Path, p.Source, cli.FormatDuration(p.Time))
 		default:
 			stored := "no"
 			if p.Stored {
 				stored = "yes"
 			}
-			fmt.Fprintf(tw, "%s\tcompiled\t%s\t%s\n", p.Path, fmtDur(p.Time), stored)
+			fmt.Fprintf(tw, "%s\tcompiled\t%s\t%s\n", p.Path, cli.FormatDuration(p.Time), stored)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -183,7 +179,7 @@ func writeWarmText(w io.Writer, r warm.Report) error {
 		dir = "(no usable cache directory)"
 	}
 	fmt.Fprintf(w, "\n%d programs: %d already cached, %d compiled (%d stored), %d failed; compile time %s, wall %s; cache %s\n",
-		len(r.Programs), r.Hits, r.Compiled, r.Stored, r.Failed, fmtDur(r.CompileTime), fmtDur(r.Wall), dir)
+		len(r.Programs), r.Hits, r.Compiled, r.Stored, r.Failed, cli.FormatDuration(r.CompileTime), cli.FormatDuration(r.Wall), dir)
 	if e := r.Export; e != nil {
 		fmt.Fprintf(w, "exported %d files (%s) to %s; %d damaged entries left out\n", e.Files, fmtBytes(e.Bytes), e.Path, e.Skipped)
 	}
