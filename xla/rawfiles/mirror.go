@@ -1,9 +1,11 @@
-// Package subcache is the one home of XLA's own subcaches as they sit in a
-// cache directory (names in internal/layout): the autotune cache, one
-// text-proto file per fused kernel, and the kernel cache, one binary
-// protobuf file. It validates their names and content, merges kernel cache
-// versions, and mirrors both to and from a shared blob.Store (Mirror),
-// since XLA reads them only from a POSIX path.
+// Package rawfiles is the one home of XLA's raw files as they sit in a
+// cache directory (names in internal/layout): XLA's autotune results, one
+// text-proto file per fused kernel, and XLA's kernel cache, one binary
+// protobuf file. ("Subcache" in xlacache names the cpu backend's tiers
+// too; these are the files XLA itself reads and writes.) It validates
+// their names and content, merges kernel cache versions, and mirrors both
+// to and from a shared blob.Store (Mirror), since XLA reads them only from
+// a POSIX path.
 package rawfiles
 
 import (
