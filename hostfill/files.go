@@ -1,13 +1,12 @@
 package hostfill
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/xlacache/xlacache/internal/entry"
@@ -145,80 +144,51 @@ type localFile struct {
 	modTime time.Time
 }
 
-// scanLocal lists the packed kinds of files under root: top-level JAX
-// entries, the autotune directory, and xlacache's tiers.
-func scanLocal(root *os.Root) ([]localFile, error) {
-	return scanPaths(root, []string{"."})
+// scanLocal lists the packed kinds of files of the directory root: the
+// files layout.Walk reaches (top-level JAX entries, the autotune
+// directory, xlacache's tiers) that classifyAs calls packed, so that a
+// pack carries exactly the entries trims, verifies and exports see.
+func scanLocal(ctx context.Context, root *os.Root) ([]localFile, error) {
+	return scanPaths(ctx, root, []string{"."})
 }
 
 // scanPaths lists the packed kinds of files at rels (slash-separated,
-// relative to root; "." is the whole directory): a file is looked at
-// alone, a directory walked as scanLocal walks the directory's.
-func scanPaths(root *os.Root, rels []string) ([]localFile, error) {
+// relative to root; "." is the whole directory), each walked by
+// layout.WalkUnder: a file is looked at alone, a directory walked as
+// scanLocal walks the directory's, and a path layout.Walk would not reach
+// (the state directory, a directory the cache does not own) not at all.
+// Paths removed meanwhile, and directories that cannot be read, are
+// skipped; an unreadable cache directory is an error.
+func scanPaths(ctx context.Context, root *os.Root, rels []string) ([]localFile, error) {
 	var out []localFile
 	// A file named by an event may also be under a directory named by
 	// another: it is listed once (a pack names each file once).
 	seen := map[string]bool{}
-	add := func(rel string, d fs.DirEntry) {
-		if !d.Type().IsRegular() || seen[rel] {
-			return
-		}
-		seen[rel] = true
-		k := classify(rel)
-		if k == fileNone {
-			return
-		}
-		info, err := d.Info()
+	visit := func(f layout.File, err error) error {
 		if err != nil {
-			return // removed meanwhile
-		}
-		out = append(out, localFile{rel: rel, kind: k, size: info.Size(), modTime: info.ModTime()})
-	}
-	walk := func(dir string) {
-		_ = fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
+			if f.Rel == "." {
+				return err
 			}
-			if d.IsDir() {
-				if strings.Count(p, "/") > 2 || p == layout.XLAAutotuneDir+"/"+layout.XLAAutotuneTmpDir {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			add(p, d)
 			return nil
-		})
+		}
+		if !f.Entry.Type().IsRegular() || seen[f.Rel] {
+			return nil
+		}
+		seen[f.Rel] = true
+		k := classifyAs(f.Rel, f.Class)
+		if k == fileNone {
+			return nil
+		}
+		info, err := f.Entry.Info()
+		if err != nil {
+			return nil // removed meanwhile
+		}
+		out = append(out, localFile{rel: f.Rel, kind: k, size: info.Size(), modTime: info.ModTime()})
+		return nil
 	}
 	for _, rel := range rels {
-		if rel != "." {
-			if top, _, _ := strings.Cut(rel, "/"); top == layout.StateDir || top == layout.LocksDir || top == layout.QuarantineDir {
-				continue
-			}
-			info, err := root.Lstat(rel)
-			switch {
-			case err != nil:
-			case info.IsDir():
-				walk(rel)
-			default:
-				add(rel, fs.FileInfoToDirEntry(info))
-			}
-			continue
-		}
-		top, err := fs.ReadDir(root.FS(), ".")
-		if err != nil {
+		if err := layout.WalkUnder(ctx, root.FS(), rel, visit); err != nil {
 			return nil, err
-		}
-		for _, d := range top {
-			name := d.Name()
-			switch {
-			case d.Type().IsRegular():
-				add(name, d)
-			case !d.IsDir() || name == layout.StateDir || name == layout.LocksDir || name == layout.QuarantineDir:
-			default:
-				// The autotune directory, and tier directories
-				// ("executables/<shard>", "<backend>/<sub>/<shard>").
-				walk(name)
-			}
 		}
 	}
 	return out, nil

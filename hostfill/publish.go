@@ -101,7 +101,7 @@ func (p *Publisher) Stats() PublishStats {
 // final publish, once the command has exited) it also publishes the
 // kernel cache file, which XLA may rewrite in place while it runs.
 func (p *Publisher) Publish(ctx context.Context, kernels bool) error {
-	files, err := scanLocal(p.o.Root)
+	files, err := scanLocal(ctx, p.o.Root)
 	if err != nil {
 		return fmt.Errorf("scanning the cache directory: %w", err)
 	}
@@ -124,7 +124,7 @@ func (p *Publisher) collect(ctx context.Context, rels []string) error {
 	if rels == nil {
 		rels = []string{"."}
 	}
-	files, err := scanPaths(p.o.Root, rels)
+	files, err := scanPaths(ctx, p.o.Root, rels)
 	if err != nil {
 		return fmt.Errorf("scanning the cache directory: %w", err)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -59,7 +61,7 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 	var werrs <-chan error
 	if err == nil {
 		defer w.Close()
-		if err = addWatches(w, wo.Dir, wo.Dir); err == nil {
+		if err = addWatches(ctx, w, wo.Dir, wo.Dir); err == nil {
 			events, werrs = w.Events, w.Errors
 		}
 		// else: no watch on the directory itself (inotify's watch limit
@@ -134,7 +136,7 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 			if ev.Has(fsnotify.Create) && w != nil {
 				// A new directory (the autotune directory, a tier's
 				// shard) is watched too.
-				_ = addWatches(w, wo.Dir, ev.Name)
+				_ = addWatches(ctx, w, wo.Dir, ev.Name)
 			}
 			if rel, err := filepath.Rel(wo.Dir, ev.Name); err == nil && filepath.IsLocal(rel) {
 				changed[filepath.ToSlash(rel)] = true
@@ -180,26 +182,82 @@ func Watch(ctx context.Context, p *Publisher, wo WatchOptions) {
 	}
 }
 
-// addWatches watches p if it is a directory that can hold packed files,
-// and its subdirectories: the cache directory, the autotune directory and
-// xlacache's tiers, never the state, locks, quarantine or XLA's tmp.
-// It returns the error of the watch on p itself.
-func addWatches(w *fsnotify.Watcher, root, p string) error {
-	var first error
-	_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
+// addWatches watches p (a path under root, the cache directory) and the
+// directories below it that layout.WalkDirs says a scan looks in: the
+// cache directory, the autotune directory and xlacache's tiers, never the
+// state or locks directory or a directory the cache does not own. Two
+// directories a scan looks in are left out because they never hold a
+// packed file: the quarantine and XLA's autotune tmp directory (a result
+// renamed out of it is an event in the autotune directory). An empty
+// top-level directory named like a backend is watched too: it is not a
+// tier yet only because its tiers are not made yet, and the event of
+// their making is what gets them watched. It returns the error of the
+// watch on p itself.
+func addWatches(ctx context.Context, w *fsnotify.Watcher, root, p string) error {
+	top, err := filepath.Rel(root, p)
+	if err != nil || !filepath.IsLocal(top) && top != "." {
+		return nil
+	}
+	if top != "." {
+		// Most events name files: those need no walk.
+		if info, err := os.Lstat(p); err != nil || !info.IsDir() {
 			return nil
 		}
-		if q != root {
-			switch d.Name() {
-			case layout.StateDir, layout.LocksDir, layout.QuarantineDir, layout.XLAAutotuneTmpDir:
-				return fs.SkipDir
-			}
-		}
-		if err := w.Add(q); err != nil && q == p {
+	}
+	top = filepath.ToSlash(top)
+	var first error
+	watch := func(rel string) {
+		if err := w.Add(filepath.Join(root, filepath.FromSlash(rel))); err != nil && rel == top {
 			first = err
+		}
+	}
+	fsys := os.DirFS(root)
+	watched := false
+	_ = layout.WalkDirs(ctx, fsys, top, func(rel string, err error) error {
+		if err != nil {
+			return nil
+		}
+		if rel == layout.QuarantineDir || rel == layout.XLAAutotuneDir+"/"+layout.XLAAutotuneTmpDir {
+			return fs.SkipDir
+		}
+		watch(rel)
+		watched = watched || rel == top
+		if rel == "." {
+			watchNewTiers(fsys, watch)
 		}
 		return nil
 	})
+	if !watched && !strings.Contains(top, "/") && mayBecomeTier(fsys, top) {
+		watch(top)
+	}
 	return first
+}
+
+// watchNewTiers watches the empty top-level directories that may become
+// backend tiers (mayBecomeTier), which a walk of the directory passes by.
+func watchNewTiers(fsys fs.FS, watch func(rel string)) {
+	ents, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.IsDir() && mayBecomeTier(fsys, e.Name()) {
+			watch(e.Name())
+		}
+	}
+}
+
+// mayBecomeTier reports whether the top-level directory name is empty and
+// named like a backend, so that it becomes a tier directory (one
+// layout.OwnedTopDir accepts) once its tiers are made in it.
+func mayBecomeTier(fsys fs.FS, name string) bool {
+	if layout.ValidTierName(name+"/"+layout.AutotuneSub) != nil {
+		return false
+	}
+	info, err := fs.Lstat(fsys, name)
+	if err != nil || !info.IsDir() {
+		return false
+	}
+	ents, err := fs.ReadDir(fsys, name)
+	return err == nil && len(ents) == 0
 }

@@ -99,7 +99,7 @@ func TestScanPathsListsEachFileOnce(t *testing.T) {
 	h := newHost(t, nil)
 	rel := autotuneName(1)
 	h.write(t, rel, []byte("results { a: 1 }\n"))
-	files, err := scanPaths(h.o.Root, []string{"xla_gpu_per_fusion_autotune_cache_dir", rel, "."})
+	files, err := scanPaths(context.Background(), h.o.Root, []string{"xla_gpu_per_fusion_autotune_cache_dir", rel, "."})
 	if err != nil || len(files) != 1 {
 		t.Fatalf("%d files listed (%v), want 1", len(files), err)
 	}

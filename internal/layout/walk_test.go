@@ -145,6 +145,107 @@ func TestWalkUnder(t *testing.T) {
 	}
 }
 
+// TestWalkUnderPath: a walk of any path under the directory reaches
+// exactly the files Walk reaches under it: a file alone, a directory's
+// files, nothing under an unowned directory or through a link, and a
+// missing path as fs.ErrNotExist.
+func TestWalkUnderPath(t *testing.T) {
+	dir := walkTree(t)
+	if err := os.Symlink("executables", filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../executables/94", filepath.Join(dir, "cpu", "autotune", "94", "sub")); err != nil {
+		t.Fatal(err)
+	}
+	key := "main-" + bucketDigest
+	for _, fsys := range []fs.FS{os.DirFS(dir), openRoot(t, dir).FS()} {
+		var whole []string
+		if err := layout.Walk(context.Background(), fsys, func(f layout.File, err error) error {
+			whole = append(whole, f.Rel)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			top  string
+			want []string
+		}{
+			{"executables/94/" + key, []string{"executables/94/" + key}},
+			{"executables/94", []string{"executables/94/.tmp-1", "executables/94/link-" + bucketDigest, "executables/94/" + key}},
+			{"cpu/autotune", []string{"cpu/autotune/94/" + key, "cpu/autotune/94/sub"}},
+			{"jit_f-" + bucketDigest + "-cache", []string{"jit_f-" + bucketDigest + "-cache"}},
+			{"linked", []string{"linked"}}, // a link, reported as Walk reports it
+			{"linked/94", nil},
+			{"cpu/autotune/94/sub/" + key, nil},
+			{"mixed/autotune/94/" + key, nil},
+			{"notes/executables/94", nil},
+			{".xlacache/ledger", nil},
+			{"locks", nil},
+		} {
+			var got []string
+			err := layout.WalkUnder(context.Background(), fsys, tc.top, func(f layout.File, err error) error {
+				if err != nil {
+					return err
+				}
+				if f.Class != layout.Classify(f.Rel) {
+					t.Errorf("%q: class %+v", f.Rel, f.Class)
+				}
+				got = append(got, f.Rel)
+				return nil
+			})
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Errorf("WalkUnder(%q) = %v, walked %q; want %q", tc.top, err, got, tc.want)
+			}
+			for _, rel := range got {
+				if rel != "linked" && !slices.Contains(whole, rel) {
+					t.Errorf("WalkUnder(%q) reached %q, which Walk does not", tc.top, rel)
+				}
+			}
+		}
+		for _, top := range []string{"executables/96", "executables/94/gone", "cpu/gone/x"} {
+			err := layout.WalkUnder(context.Background(), fsys, top, func(f layout.File, err error) error { return err })
+			if !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("WalkUnder(%q): %v, want fs.ErrNotExist", top, err)
+			}
+		}
+	}
+}
+
+// TestWalkDirs: the directories reported are those the walk descends
+// into, and fs.SkipDir keeps it out of one.
+func TestWalkDirs(t *testing.T) {
+	dir := walkTree(t)
+	var got []string
+	err := layout.WalkDirs(context.Background(), os.DirFS(dir), ".", func(rel string, err error) error {
+		if err != nil {
+			return err
+		}
+		got = append(got, rel)
+		if rel == layout.QuarantineDir {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	want := []string{".", "cpu", "cpu/autotune", "cpu/autotune/94", "cpu/kernels", "cpu/kernels/94",
+		"executables", "executables/94", "executables/95", "quarantine",
+		"xla_gpu_per_fusion_autotune_cache_dir", "xla_gpu_per_fusion_autotune_cache_dir/tmp"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("WalkDirs = %v, %q; want %q", err, got, want)
+	}
+	got = nil
+	for _, top := range []string{"cpu/autotune", "mixed", "notes/executables", "executables/94/.tmp-1"} {
+		if err := layout.WalkDirs(context.Background(), os.DirFS(dir), top, func(rel string, err error) error {
+			got = append(got, rel)
+			return err
+		}); err != nil {
+			t.Errorf("WalkDirs(%q): %v", top, err)
+		}
+	}
+	if want := []string{"cpu/autotune", "cpu/autotune/94"}; !slices.Equal(got, want) {
+		t.Errorf("WalkDirs of paths: %q; want %q", got, want)
+	}
+}
+
 // TestWalkStops: a cancelled context ends the walk with its error, and
 // fn's error ends it with that error.
 func TestWalkStops(t *testing.T) {
