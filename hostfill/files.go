@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/xlacache/xlacache/internal/entry"
@@ -63,6 +64,13 @@ func classifyAs(rel string, c layout.Class) fileKind {
 			return fileAutotune
 		}
 	case layout.Entry:
+		// A backend's tiers are its autotune and kernels subcaches: the
+		// walk (layout.OwnedTopDir) looks nowhere else, so a pack member
+		// named for another one would be written where no scan, trim or
+		// lookup ever finds it.
+		if _, sub, nested := strings.Cut(c.Tier, "/"); nested && sub != layout.AutotuneSub && sub != layout.KernelsSub {
+			return fileNone
+		}
 		return fileEntry
 	}
 	return fileNone

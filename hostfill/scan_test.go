@@ -191,3 +191,25 @@ func TestWatchBackendNamedTmp(t *testing.T) {
 	h.write(t, rel, data)
 	waitPublished(t, store, rel)
 }
+
+// A pack member is installed only where the scans look: a member named
+// for a backend subcache other than autotune and kernels (or for a
+// directory the walk does not own) is refused when unsealed, instead of
+// being written where no scan, trim or lookup ever finds it.
+func TestUnsealRefusesUnscannedNames(t *testing.T) {
+	const key = "m-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		rel  string
+		want bool
+	}{
+		{"executables/01/" + key, true},
+		{"cpu/autotune/01/" + key, true},
+		{"cpu/kernels/01/" + key, true},
+		{"notes/executables/01/" + key, false},
+		{"cpu/other/01/" + key, false},
+	} {
+		if got := classify(tc.rel) == fileEntry; got != tc.want {
+			t.Errorf("classify(%q) is an entry: %v, want %v", tc.rel, got, tc.want)
+		}
+	}
+}
