@@ -102,7 +102,14 @@ func runCmd(t *testing.T, env []string, name string, args ...string) run {
 	t.Helper()
 	slots <- struct{}{}
 	defer func() { <-slots }()
-	ctx, cancel := context.WithTimeout(context.Background(), processTimeout)
+	return runCmdCtx(t, context.Background(), env, name, args...)
+}
+
+// runCmdCtx runs name args with env outside the slots, until it exits,
+// ctx ends or processTimeout passes.
+func runCmdCtx(t *testing.T, ctx context.Context, env []string, name string, args ...string) run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, processTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env
@@ -114,7 +121,7 @@ func runCmd(t *testing.T, env []string, name string, args ...string) run {
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.exitCode = ee.ExitCode()
 		if ctx.Err() != nil {
-			r.err = fmt.Errorf("timed out after %v", processTimeout)
+			r.err = fmt.Errorf("stopped: %w (limit %v)", ctx.Err(), processTimeout)
 		}
 	} else if err != nil {
 		r.err = err
