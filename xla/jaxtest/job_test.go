@@ -31,16 +31,16 @@ var pairMu sync.Mutex
 // otherwise wait for it until its initialization timeout.
 func runJob(t *testing.T, n int, proc func(i int) (env []string, argv []string)) []run {
 	t.Helper()
-	if n > cap(slots) {
-		t.Fatalf("a job of %d processes needs more than the %d slots", n, cap(slots))
-	}
+	// A job larger than the slots takes them all and runs anyway: its
+	// processes must overlap.
+	take := min(n, cap(slots))
 	pairMu.Lock()
-	for range n {
+	for range take {
 		slots <- struct{}{}
 	}
 	pairMu.Unlock()
 	defer func() {
-		for range n {
+		for range take {
 			<-slots
 		}
 	}()

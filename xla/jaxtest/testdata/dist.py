@@ -8,7 +8,6 @@ from JAX (its log_persistent_cache_hit/miss calls), with hit or miss.
 Python is only the test's hand on JAX; nothing here is product code.
 """
 import json
-import logging
 import sys
 
 import jax
@@ -35,59 +34,9 @@ jax.distributed.initialize(
 
 import numpy as np
 import jax.numpy as jnp
-from jax import monitoring
-from jax._src import compiler
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-events = {}
-keys = []
-
-
-def _listen(event, **kwargs):
-    events[event] = events.get(event, 0) + 1
-
-
-monitoring.register_event_listener(_listen)
-
-# The keys JAX itself computes: compiler.py calls these module functions by
-# name for every persistent-cache lookup.
-_hit, _miss = compiler.log_persistent_cache_hit, compiler.log_persistent_cache_miss
-
-
-def _log_hit(module_name, cache_key):
-    keys.append({"module": module_name, "key": cache_key, "hit": True})
-    return _hit(module_name, cache_key)
-
-
-def _log_miss(module_name, cache_key):
-    keys.append({"module": module_name, "key": cache_key, "hit": False})
-    return _miss(module_name, cache_key)
-
-
-compiler.log_persistent_cache_hit = _log_hit
-compiler.log_persistent_cache_miss = _log_miss
-
-# The hash of each part of every key, as JAX logs it at DEBUG
-# (cache_key.py _log_cache_key_hash): "get_cache_key hash of serialized
-# <part>: <hex>". They tell which part differs when two keys do.
-parts = []
-
-
-class _Parts(logging.Handler):
-    def emit(self, record):
-        msg = record.getMessage()
-        prefix = "get_cache_key hash of serialized "
-        if msg.startswith(prefix):
-            name, _, h = msg[len(prefix):].partition(": ")
-            if name == "computation" or not parts:
-                parts.append({})
-            parts[-1][name] = h
-
-
-_log = logging.getLogger("jax._src.cache_key")
-_log.setLevel(logging.DEBUG)
-_log.addHandler(_Parts(logging.DEBUG))
-_log.propagate = False
+import jaxhook
 
 devices = np.array(jax.devices())
 mesh = Mesh(devices, ("x",))
@@ -117,9 +66,9 @@ print(
             "devices": n,
             "sum": int(s),
             "max": int(m),
-            "events": events,
-            "keys": keys,
-            "parts": parts,
+            "events": jaxhook.events,
+            "keys": jaxhook.keys,
+            "parts": jaxhook.parts,
         },
         sort_keys=True,
     ),
