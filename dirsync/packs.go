@@ -10,6 +10,7 @@ import (
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/hostfill"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // JAX's executable entries are not xlacache entries: they travel on the
@@ -18,7 +19,7 @@ import (
 // `sync` carries a directory JAX wrote as exec does: pull fills the
 // directory from every pack (what it lacks, verified), push publishes the
 // directory's complete files the packs lack (a JAX entry only once its
-// compressed stream decodes whole).
+// compressed stream decodes whole), when the directory has JAX entries.
 
 // packOptions are exec's pack options for the directory root.
 func packOptions(root *os.Root, opts config.Options) hostfill.Options {
@@ -38,8 +39,13 @@ func pullPacks(ctx context.Context, store blob.Store, root *os.Root, opts config
 }
 
 // pushPacks publishes the directory's complete files the store's packs
-// lack.
+// lack, when the directory holds JAX entries: they travel no other way,
+// while xlacache's entries and XLA's files already went as objects of
+// their own, which a directory without JAX entries need not repeat.
 func pushPacks(ctx context.Context, store blob.Store, dir string, opts config.Options) (hostfill.PublishStats, error) {
+	if ok, err := jaxcache.IsJAXDir(dir); err != nil || !ok {
+		return hostfill.PublishStats{}, err
+	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return hostfill.PublishStats{}, fmt.Errorf("publishing packs: %w", err)
