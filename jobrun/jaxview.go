@@ -34,7 +34,11 @@ import (
 //
 //	/tmp/xlacache-<uid>/jax-<first 16 hex of SHA-256(XLACACHE_SHARED_URL)>
 //
-// pointing at the host's real directory. /tmp is local to each host, so
+// pointing at the host's real directory. Without a shared tier no other
+// host shares the job's entries, and the name comes from the directory's
+// own path instead ("jax-d-<hash>"): jobs on other directories of the host
+// then never contend for one name, and a job's keys stay the same from
+// run to run. /tmp is local to each host, so
 // each host's link leads to its own directory. The link's directory is
 // the user's own (0700, checked: owner, not a symbolic link, nobody else
 // can write), so no one else can point JAX elsewhere.
@@ -69,14 +73,19 @@ func (v *jaxView) Close() error {
 }
 
 // jaxViewName is the link's name for a job: the same on every host of a
-// job (they share the bucket), different for jobs with different buckets.
-func jaxViewName(sharedURL string) string {
+// job (they share the bucket), different for jobs with different buckets;
+// without a bucket, one per directory.
+func jaxViewName(sharedURL, dir string) string {
+	if sharedURL == "" {
+		sum := sha256.Sum256([]byte(dir))
+		return "jax-d-" + hex.EncodeToString(sum[:])[:16]
+	}
 	sum := sha256.Sum256([]byte(sharedURL))
 	return "jax-" + hex.EncodeToString(sum[:])[:16]
 }
 
-// openJAXView returns a held link named for sharedURL that leads to dir
-// (absolute), creating or repointing it when no other job holds it.
+// openJAXView returns a held link named for sharedURL (or dir) that leads
+// to dir (absolute), creating or repointing it when no other job holds it.
 func openJAXView(dir, sharedURL string) (*jaxView, error) {
 	uid := os.Getuid()
 	base := filepath.Join(jaxViewRoot, "xlacache-"+strconv.Itoa(uid))
@@ -97,7 +106,7 @@ func openJAXView(dir, sharedURL string) (*jaxView, error) {
 	case st.Mode&0o022 != 0:
 		return nil, fmt.Errorf("jax link directory %s can be written by others (mode %o)", base, st.Mode&0o777)
 	}
-	link := filepath.Join(base, jaxViewName(sharedURL))
+	link := filepath.Join(base, jaxViewName(sharedURL, dir))
 	lock, err := os.OpenFile(link+".lock", os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("jax link lock: %w", err)

@@ -26,7 +26,7 @@ func TestJAXView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := filepath.Join(jaxViewRoot, "xlacache-"+strconv.Itoa(os.Getuid()), jaxViewName(url))
+	want := filepath.Join(jaxViewRoot, "xlacache-"+strconv.Itoa(os.Getuid()), jaxViewName(url, a))
 	if va.Path != want {
 		t.Fatalf("link %s, want %s", va.Path, want)
 	}
@@ -51,6 +51,17 @@ func TestJAXView(t *testing.T) {
 		t.Fatalf("other job: %v %v", vo, err)
 	}
 	vo.Close()
+	// No bucket: a name per directory, so two directories never contend.
+	n1, err := openJAXView(a, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2, err := openJAXView(b, "")
+	if err != nil || n1.Path == n2.Path {
+		t.Fatalf("no bucket: %v and %v (%v)", n1, n2, err)
+	}
+	n1.Close()
+	n2.Close()
 	va.Close()
 	va2.Close()
 	// Released: the next job's directory takes the name.

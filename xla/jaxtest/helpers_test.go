@@ -98,7 +98,7 @@ type run struct {
 }
 
 // runCmd runs name args with env (the whole environment), in a slot.
-func runCmd(t *testing.T, env []string, name string, args ...string) run {
+func runCmd(t testing.TB, env []string, name string, args ...string) run {
 	t.Helper()
 	slots <- struct{}{}
 	defer func() { <-slots }()
@@ -107,7 +107,7 @@ func runCmd(t *testing.T, env []string, name string, args ...string) run {
 
 // runCmdCtx runs name args with env outside the slots, until it exits,
 // ctx ends or processTimeout passes.
-func runCmdCtx(t *testing.T, ctx context.Context, env []string, name string, args ...string) run {
+func runCmdCtx(t testing.TB, ctx context.Context, env []string, name string, args ...string) run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, processTimeout)
 	defer cancel()
@@ -171,7 +171,7 @@ func merge(base []string, vars map[string]string) []string {
 }
 
 // testdata returns the absolute path of a testdata file.
-func testdata(t *testing.T, name string) string {
+func testdata(t testing.TB, name string) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("testdata", name))
 	if err != nil {
@@ -188,7 +188,7 @@ var (
 )
 
 // xlacacheBin builds cmd/xlacache once per test binary.
-func xlacacheBin(t *testing.T) string {
+func xlacacheBin(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		root, err := testneed.RepoRoot()

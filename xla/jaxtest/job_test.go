@@ -192,7 +192,7 @@ func runDist(t *testing.T, j distJob) ([2]distResult, [2]run, error) {
 
 // startBucket starts versitygw on loopback with one bucket and returns the
 // environment a process needs for XLACACHE_SHARED_URL under prefix.
-func startBucket(t *testing.T) func(prefix string) []string {
+func startBucket(t testing.TB) func(prefix string) []string {
 	t.Helper()
 	srv := s3test.Start(t, "jaxtest")
 	return func(prefix string) []string {

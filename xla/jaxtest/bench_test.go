@@ -1,0 +1,75 @@
+package jaxtest_test
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/xlacache/xlacache/internal/testneed"
+)
+
+var benchLayers = flag.Int("jaxbench.layers", 32, "depth of the MLP BenchmarkJAXFirstStep trains (its compile cost)")
+
+// BenchmarkJAXFirstStep measures the time to the first training step of a
+// real JAX program (testdata/train.py: an MLP of -jaxbench.layers tanh
+// layers of width 64, unrolled, so that JAX's compile takes seconds; 8
+// jitted computations; one step), with jaxlib 0.12.0.1, each as a whole
+// process (interpreter start, import of JAX, compile or cache load, first
+// step):
+//
+//	cold-s        host A under `xlacache exec`, empty directory and bucket
+//	hostB-s       host B under exec: another, empty directory, the bucket
+//	              host A filled (exec fills the directory, JAX hits)
+//	warmlocal-s   plain JAX (no xlacache) on a warm directory of its own
+//	execwarm-s    the same under exec (no bucket): exec's overhead is
+//	              execwarm-s - warmlocal-s
+//
+// and the ratios cold/hostB and hostB/warmlocal (goals: >= 5 and <= 1.2).
+// Every run's hits are checked, so a number never comes from a cache
+// that missed.
+func BenchmarkJAXFirstStep(b *testing.B) {
+	jl := jaxlibs[len(jaxlibs)-1]
+	py := testneed.PeerPython(b, jl.list)
+	bin := xlacacheBin(b)
+	bucket := startBucket(b)
+	args := []string{"--layers", fmt.Sprint(*benchLayers), "--width", "64", "--steps", "1"}
+	var cold, hostB, warmLocal, execWarm time.Duration
+	for i := 0; b.Loop(); i++ {
+		base := b.TempDir()
+		shared := bucket(fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i))
+		timed := func(want string, env []string, argv ...string) time.Duration {
+			t0 := time.Now()
+			r := runCmd(b, env, argv[0], argv[1:]...)
+			d := time.Since(t0)
+			res, err := parseTrain(r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			h, m := res.hits()
+			if (want == "hit" && m != 0) || (want == "miss" && h != 0) {
+				b.Fatalf("%v: %d hits, %d misses, want all %ss", argv, h, m, want)
+			}
+			return d
+		}
+		train := append([]string{py, testdata(b, "train.py")}, args...)
+		execTrain := append([]string{bin, "exec", "--"}, train...)
+		a, bdir, w, e := filepath.Join(base, "a"), filepath.Join(base, "b"), filepath.Join(base, "w"), filepath.Join(base, "e")
+		cold += timed("miss", execEnv(a, shared...), execTrain...)
+		hostB += timed("hit", execEnv(bdir, shared...), execTrain...)
+		plain := cleanEnv("JAX_COMPILATION_CACHE_DIR="+w, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0")
+		timed("miss", plain, train...)
+		warmLocal += timed("hit", plain, train...)
+		timed("miss", execEnv(e), execTrain...)
+		execWarm += timed("hit", execEnv(e), execTrain...)
+	}
+	n := float64(b.N)
+	b.ReportMetric(cold.Seconds()/n, "cold-s")
+	b.ReportMetric(hostB.Seconds()/n, "hostB-s")
+	b.ReportMetric(warmLocal.Seconds()/n, "warmlocal-s")
+	b.ReportMetric(execWarm.Seconds()/n, "execwarm-s")
+	b.ReportMetric(cold.Seconds()/hostB.Seconds(), "cold/hostB")
+	b.ReportMetric(hostB.Seconds()/warmLocal.Seconds(), "hostB/warmlocal")
+	b.ReportMetric(0, "ns/op")
+}
