@@ -32,6 +32,9 @@ type jaxlib struct {
 	version string // the jaxlib it installs
 	older   string // a release stated older than the installed one
 	newer   string // and one stated newer
+	// filelock: the list pins the filelock package, which JAX's own size
+	// bound (jax_compilation_cache_max_size) needs.
+	filelock bool
 }
 
 // jaxlibs are the peers: the newest JAX and the oldest release xlacache
@@ -39,7 +42,7 @@ type jaxlib struct {
 // default xlacache assumes).
 var jaxlibs = []jaxlib{
 	{list: "jax-0.4.36", version: "0.4.36", older: "0.4.35", newer: "0.12.0"},
-	{list: "jax-0.12.0.1", version: "0.12.0.1", older: "0.4.36", newer: "0.13.0"},
+	{list: "jax-0.12.0.1", version: "0.12.0.1", older: "0.4.36", newer: "0.13.0", filelock: true},
 }
 
 // jaxResult is what testdata/jit.py prints.
