@@ -90,7 +90,7 @@ func TestJAXWrittenDirectories(t *testing.T) {
 				if !strings.Contains(out, fmt.Sprintf("%d ok, 0 bad", len(written))) {
 					t.Errorf("verify: %s", out)
 				}
-				key := cold.keySet()["jit_train_step"]
+				key := cold.keyOfModule("jit_train_step")
 				if out = mustXC(t, env, dir, "explain", key); !strings.Contains(out, key+" is stored") {
 					t.Errorf("explain %s: %s", key, out)
 				}
