@@ -10,6 +10,10 @@ import (
 	"github.com/xlacache/xlacache/internal/testneed"
 )
 
+// warmRepeats is how many times each warm start is timed (the fastest
+// counts).
+const warmRepeats = 3
+
 var benchLayers = flag.Int("jaxbench.layers", 32, "depth of the MLP BenchmarkJAXFirstStep trains (its compile cost)")
 
 // BenchmarkJAXFirstStep measures the time to the first training step of a
@@ -24,7 +28,8 @@ var benchLayers = flag.Int("jaxbench.layers", 32, "depth of the MLP BenchmarkJAX
 //	              host A filled (exec fills the directory, JAX hits)
 //	warmlocal-s   plain JAX (no xlacache) on a warm directory of its own
 //	execwarm-s    the same under exec (no bucket): exec's overhead is
-//	              execwarm-s - warmlocal-s
+//	              execwarm-s - warmlocal-s (each the fastest of
+//	              warmRepeats runs, plain and exec alternating)
 //
 // and the ratios cold/hostB and hostB/warmlocal (goals: >= 5 and <= 1.2).
 // Every run's hits are checked, so a number never comes from a cache
@@ -60,9 +65,16 @@ func BenchmarkJAXFirstStep(b *testing.B) {
 		hostB += timed("hit", execEnv(bdir, shared...), execTrain...)
 		plain := cleanEnv("JAX_COMPILATION_CACHE_DIR="+w, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0")
 		timed("miss", plain, train...)
-		warmLocal += timed("hit", plain, train...)
 		timed("miss", execEnv(e), execTrain...)
-		execWarm += timed("hit", execEnv(e), execTrain...)
+		// Warm starts vary by seconds on a shared machine: plain and exec
+		// alternate, and the fastest of each counts.
+		bestPlain, bestExec := time.Duration(1<<62), time.Duration(1<<62)
+		for range warmRepeats {
+			bestPlain = min(bestPlain, timed("hit", plain, train...))
+			bestExec = min(bestExec, timed("hit", execEnv(e), execTrain...))
+		}
+		warmLocal += bestPlain
+		execWarm += bestExec
 	}
 	n := float64(b.N)
 	b.ReportMetric(cold.Seconds()/n, "cold-s")
@@ -71,5 +83,6 @@ func BenchmarkJAXFirstStep(b *testing.B) {
 	b.ReportMetric(execWarm.Seconds()/n, "execwarm-s")
 	b.ReportMetric(cold.Seconds()/hostB.Seconds(), "cold/hostB")
 	b.ReportMetric(hostB.Seconds()/warmLocal.Seconds(), "hostB/warmlocal")
+	b.ReportMetric((execWarm-warmLocal).Seconds()/n, "execoverhead-s")
 	b.ReportMetric(0, "ns/op")
 }
