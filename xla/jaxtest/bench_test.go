@@ -14,7 +14,7 @@ import (
 // counts).
 const warmRepeats = 3
 
-var benchLayers = flag.Int("jaxbench.layers", 32, "depth of the MLP BenchmarkJAXFirstStep trains (its compile cost)")
+var benchLayers = flag.Int("jaxbench.layers", 48, "depth of the MLP BenchmarkJAXFirstStep trains (its compile cost)")
 
 // BenchmarkJAXFirstStep measures the time to the first training step of a
 // real JAX program (testdata/train.py: an MLP of -jaxbench.layers tanh
