@@ -25,7 +25,8 @@ var benchLayers = flag.Int("jaxbench.layers", 48, "depth of the MLP BenchmarkJAX
 //
 //	cold-s        host A under `xlacache exec`, empty directory and bucket
 //	hostB-s       host B under exec: another, empty directory, the bucket
-//	              host A filled (exec fills the directory, JAX hits)
+//	              host A filled (exec fills the directory, JAX hits); the
+//	              fastest of warmRepeats tries, each with a new directory
 //	warmlocal-s   plain JAX (no xlacache) on a warm directory of its own
 //	execwarm-s    the same under exec (no bucket); each the fastest of
 //	              warmRepeats runs, plain and exec alternating
@@ -71,7 +72,13 @@ func BenchmarkJAXFirstStep(b *testing.B) {
 		execTrain := append([]string{bin, "exec", "--"}, train...)
 		a, bdir, w, e := filepath.Join(base, "a"), filepath.Join(base, "b"), filepath.Join(base, "w"), filepath.Join(base, "e")
 		cold += timed("miss", execEnv(a, shared...), execTrain...)
-		hostB += timed("hit", execEnv(bdir, shared...), execTrain...)
+		// Host B: each try a new, empty directory filled through the bucket;
+		// the fastest counts, as for the warm starts below.
+		bestB := time.Duration(1 << 62)
+		for k := range warmRepeats {
+			bestB = min(bestB, timed("hit", execEnv(fmt.Sprintf("%s%d", bdir, k), shared...), execTrain...))
+		}
+		hostB += bestB
 		plain := cleanEnv("JAX_COMPILATION_CACHE_DIR="+w, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0")
 		timed("miss", plain, train...)
 		timed("miss", execEnv(e), execTrain...)
