@@ -95,6 +95,7 @@ func BenchmarkJAXFirstStep(b *testing.B) {
 		warmLocal += bestPlain
 		execWarm += bestExec
 		overhead += outExec - outPlain
+		b.Logf("outside the script: plain %v, exec %v (fastest of %d)", outPlain, outExec, warmRepeats)
 	}
 	n := float64(b.N)
 	b.ReportMetric(cold.Seconds()/n, "cold-s")
