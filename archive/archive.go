@@ -8,8 +8,10 @@
 // subcache file in the archive, HMAC-signed when a signing key is set; the
 // other members are files at their paths relative to the cache directory:
 // xlacache entries ("<tier>/<shard>/<key>"), XLA's autotune files and its
-// kernel cache file. Entries carry their own checksum and signature; XLA's
-// files, which have none, are checked against the manifest.
+// kernel cache file, and JAX's executable entries ("<module>-<64 hex>-cache"
+// at the top of the directory, where JAX keeps them). Entries carry their
+// own checksum and signature; XLA's files and JAX's entries, which have
+// none, are checked against the manifest.
 //
 // Import treats the archive as hostile: every member is checked before
 // anything is written (a plain relative path at its place in the layout,
@@ -33,8 +35,26 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/xla/rawfiles"
 )
+
+// jaxArea marks a JAX executable entry in a layout.Class (Kind Foreign to
+// the layout, which leaves JAX's files alone): the archive carries them as
+// raw files, checked against the manifest, so that a directory JAX wrote
+// ships warm for JAX too.
+const jaxArea = "jax"
+
+// isJAXEntry reports whether name (slash path relative to the directory)
+// is a JAX executable entry: "<module>-<64 hex>-cache" at the top.
+func isJAXEntry(name string) bool {
+	key, ok := strings.CutSuffix(name, layout.JAXCacheSuffix)
+	if !ok || strings.Contains(name, "/") {
+		return false
+	}
+	_, _, ok = jaxcache.SplitKey(key)
+	return ok
+}
 
 // ManifestName is the name of an archive's first member.
 const ManifestName = ".xlacache-manifest.json"
@@ -102,6 +122,9 @@ func (m manifest) mac(key []byte) string {
 func classify(name string) (layout.Class, error) {
 	if err := layout.ValidRel(name); err != nil {
 		return layout.Class{}, err
+	}
+	if isJAXEntry(name) {
+		return layout.Class{Kind: layout.Foreign, Area: jaxArea, Key: strings.TrimSuffix(name, layout.JAXCacheSuffix)}, nil
 	}
 	c := layout.Classify(name)
 	switch c.Kind {

@@ -17,6 +17,7 @@ import (
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // ExportStats counts what Export wrote into the archive.
@@ -62,6 +63,14 @@ func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStat
 			data, err := atomicfile.ReadRegularPath(f.path, maxMember)
 			if err != nil {
 				return st, err
+			}
+			if f.class.Area == jaxArea {
+				// JAX writes in place: an entry being written, or a
+				// damaged one, does not decode whole and is not shipped.
+				if _, err := jaxcache.Decode(data); err != nil {
+					st.Skipped++
+					continue
+				}
 			}
 			m.Raw[f.rel] = sha256Hex(data)
 		} else if data, err := cache.ReadEntryFile(f.path); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/xla/rawfiles"
 )
 
@@ -182,6 +183,22 @@ func importMember(root *os.Root, rel string, class layout.Class, man *manifest, 
 		return false, err
 	}
 	defer c.abort()
+	if class.Area == jaxArea {
+		// JAX loads what it finds as native code, with no check of its
+		// own: besides the manifest, the entry must decode whole.
+		data, err := io.ReadAll(io.LimitReader(r, size))
+		if err != nil {
+			return false, err
+		}
+		c.Write(data)
+		if err := c.finish(); err != nil {
+			return false, err
+		}
+		if _, err := jaxcache.Decode(data); err != nil {
+			return false, refused("not a whole JAX entry: %v", err)
+		}
+		return install(root, rel, data, false, dirMode, fileMode)
+	}
 	if class.Kind == layout.XLAKernel {
 		data, err := io.ReadAll(io.LimitReader(r, size))
 		if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
@@ -43,6 +44,10 @@ type Result struct {
 	Replaced int
 	// Raw counts XLA's raw subcache files moved by the mirror.
 	Raw rawfiles.MirrorStats
+	// Filled and Published are what moved in exec's packs (packs.go): JAX's
+	// executable entries, and the other complete files of the directory.
+	Filled    hostfill.FillStats
+	Published hostfill.PublishStats
 }
 
 // Pull copies into c's directory every entry store has and the directory
@@ -101,6 +106,10 @@ func Pull(ctx context.Context, c *cache.Cache, store blob.Store) (Result, error)
 	m := rawfiles.NewMirror(store, mirrorOptions(opts, opts.HasSubcache(config.SubcacheAutotune), opts.HasSubcache(config.SubcacheKernels)))
 	raw, err := m.Pull(ctx)
 	res.Raw = raw
+	if err != nil {
+		errs = append(errs, err)
+	}
+	res.Filled, err = pullPacks(ctx, store, root, opts)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -198,6 +207,10 @@ func Push(ctx context.Context, c *cache.Cache, store blob.Store) (Result, error)
 	m := rawfiles.NewMirror(store, mirrorOptions(opts, true, true))
 	raw, err := m.Push(ctx)
 	res.Raw = raw
+	if err != nil {
+		errs = append(errs, err)
+	}
+	res.Published, err = pushPacks(ctx, store, opts.Dir, opts)
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -47,22 +47,36 @@ import (
 // `xlacache env` prints for opts and target, with the one-writer-per-host
 // arrangement above when autotuneWriter says whether this process is its
 // host's autotune writer. sup is what the target XLA knows (the autotune
-// flags are put in XLA_FLAGS only when it knows both).
-func launchFor(opts config.Options, target xla.Target, sup xla.Support, existingFlags string, autotuneWriter bool) (xla.Launch, error) {
+// flags are put in XLA_FLAGS only when it knows both). jaxDir is the path
+// JAX is given for opts.Dir (JAX_COMPILATION_CACHE_DIR and the autotune
+// directory under it): the same on every host of a job (jaxview.go).
+func launchFor(opts config.Options, jaxDir string, target xla.Target, sup xla.Support, existingFlags string, autotuneWriter bool) (xla.Launch, error) {
 	if target == xla.TargetGo && !autotuneWriter && opts.Writer() {
 		// A Go program picks the mode from its role (xla.Prepare, or the
 		// XLA_FLAGS LaunchEnv writes): a second writer on the host reads.
 		opts.Role = config.RoleReader
 	}
 	l, err := xla.LaunchEnv(opts, target, sup, existingFlags)
-	if err != nil || target == xla.TargetGo || !opts.HasSubcache(config.SubcacheAutotune) {
+	if err != nil || target == xla.TargetGo {
 		return l, err
+	}
+	for i, v := range l.Vars {
+		if v.Name == xla.EnvJAXCacheDir && jaxDir != "" && jaxDir != opts.Dir {
+			l.Vars[i].Value = jaxDir
+			l.Vars[i].Comment = "a link to " + opts.Dir + " whose path is the same on every host: JAX hashes paths under it into its keys"
+		}
+	}
+	if jaxDir == "" {
+		jaxDir = opts.Dir
+	}
+	if !opts.HasSubcache(config.SubcacheAutotune) {
+		return l, nil
 	}
 	if !sup.Knows(xla.FlagAutotuneCacheDir) || !sup.Knows(xla.FlagAutotuneCacheMode) {
 		return l, nil
 	}
 	merged, err := xla.MergeFlags(existingFlags, []xla.Flag{
-		{Name: xla.FlagAutotuneCacheDir, Value: filepath.Join(opts.Dir, xla.FlagAutotuneCacheDir), HasValue: true},
+		{Name: xla.FlagAutotuneCacheDir, Value: filepath.Join(jaxDir, xla.FlagAutotuneCacheDir), HasValue: true},
 		{Name: xla.FlagAutotuneCacheMode, Value: xla.ModeRead, HasValue: true},
 	})
 	if errors.Is(err, xla.ErrFlagsFile) {

@@ -137,7 +137,7 @@ func TestKeysIdenticalAcrossProcesses(t *testing.T) {
 						for i, p := range procs {
 							opts := config.Options{Dir: "/node/cache dir", Subcaches: sc, SubcachesExplicit: true, ProcessIndex: p.index}
 							writer := p.leader && opts.Writer()
-							l, err := launchFor(opts, xla.TargetAll, xla.SupportForVersion(ver, xla.SourceVersion), "--xla_gpu_autotune_level=2", writer)
+							l, err := launchFor(opts, "", xla.TargetAll, xla.SupportForVersion(ver, xla.SourceVersion), "--xla_gpu_autotune_level=2", writer)
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -184,7 +184,7 @@ func TestLaunchForLeavesUserAutotuneFlags(t *testing.T) {
 	opts := config.Options{Dir: "/c", Subcaches: sc, SubcachesExplicit: true}
 	sup := xla.SupportForVersion(xla.DefaultVersion, xla.SourceDefault)
 	for _, existing := range []string{"--xla_gpu_experimental_autotune_cache_mode=AUTOTUNE_CACHE_MODE_UPDATE", "/path/to/flagfile"} {
-		l, err := launchFor(opts, xla.TargetAll, sup, existing, false)
+		l, err := launchFor(opts, "", xla.TargetAll, sup, existing, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +206,7 @@ func TestLaunchForGoSecondWriter(t *testing.T) {
 	opts := config.Options{Dir: "/c", Subcaches: sc, SubcachesExplicit: true}
 	sup := xla.SupportForVersion(xla.DefaultVersion, xla.SourceDefault)
 	for _, writer := range []bool{true, false} {
-		l, err := launchFor(opts, xla.TargetGo, sup, "", writer)
+		l, err := launchFor(opts, "", xla.TargetGo, sup, "", writer)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,7 +63,7 @@ func TestKeysIdenticalAcrossProcessesProbed407(t *testing.T) {
 					for i, p := range procs {
 						opts := config.Options{Dir: "/node/cache dir", Subcaches: sc, SubcachesExplicit: true, ProcessIndex: p.index}
 						writer := p.leader && opts.Writer()
-						l, err := launchFor(opts, xla.TargetAll, sup, "", writer)
+						l, err := launchFor(opts, "", xla.TargetAll, sup, "", writer)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -80,7 +80,7 @@ func TestKeysIdenticalAcrossProcessesProbed407(t *testing.T) {
 						} else if !maps.Equal(first, got) {
 							t.Errorf("process %d hashes\n%v\nprocess 0 hashes\n%v", i, got, first)
 						}
-						g, err := launchFor(opts, xla.TargetGo, sup, "", writer)
+						g, err := launchFor(opts, "", xla.TargetGo, sup, "", writer)
 						if err != nil {
 							t.Fatal(err)
 						}

@@ -22,6 +22,7 @@ const (
 	errList        = "list"         // listing the shared tier's packs
 	errPublish     = "publish"      // publishing to the shared tier
 	errPrune       = "prune"        // bounding the local directory at exit
+	errJAXLink     = "jax_link"     // the one path JAX is given on every host
 )
 
 // Snapshot returns the run's report so far: while the command runs, the

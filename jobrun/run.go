@@ -164,7 +164,10 @@ type run struct {
 	// shared is set when others can write the directory (accepted for a
 	// signing key): it is filled and used, never published from.
 	shared bool
-	rep    Report
+	// view is the link JAX is given for the directory (jaxview.go); nil
+	// when JAX gets the directory's own path.
+	view *jaxView
+	rep  Report
 }
 
 // warn counts a cache failure of kind and logs it once per kind.
@@ -248,11 +251,19 @@ func (j *Job) prepare() *run {
 			r.warn(errAutotuneDir, "creating the autotune directory failed", err)
 		}
 	}
+	if r.root != nil && (j.Target == xla.TargetJAX || j.Target == xla.TargetAll) {
+		v, err := openJAXView(opts.Dir, opts.SharedURL)
+		if err != nil {
+			r.warn(errJAXLink, "JAX gets the directory's own path, so its keys may differ from other hosts'", err)
+		}
+		r.view = v
+	}
 	return r
 }
 
 // close releases what prepare took, in the reverse order.
 func (r *run) close() {
+	r.view.Close()
 	if r.leader != nil {
 		r.leader.Release()
 	}
@@ -373,7 +384,11 @@ func (r *run) commandEnv() []string {
 	if r.plain {
 		return env // the environment stays the caller's
 	}
-	l, err := launchFor(r.opts, j.Target, j.Support, existing, r.rep.AutotuneWriter)
+	jaxDir := r.opts.Dir
+	if r.view != nil {
+		jaxDir = r.view.Path
+	}
+	l, err := launchFor(r.opts, jaxDir, j.Target, j.Support, existing, r.rep.AutotuneWriter)
 	if err != nil {
 		r.warn(errEnv, "working out the cache environment failed", err)
 		return env

@@ -131,6 +131,9 @@ func CacheFlags(opts config.Options, sup Support) ([]Flag, []Skip) {
 		case !sup.Knows(FlagKernelCacheFile):
 		case sup.Knows(FlagLLVMModuleParallelism):
 			flags = append(flags, Flag{Name: FlagLLVMModuleParallelism, Value: "true", HasValue: true})
+		case sup.Source == SourceDefault && removedRelease(FlagLLVMModuleParallelism) != (Version{}):
+			skips = append(skips, Skip{FlagLLVMModuleParallelism, fmt.Sprintf("XLA removed it in jaxlib %s and the target XLA is unknown (%s): state --jaxlib-version or name the plugin to get it on an older XLA",
+				removedRelease(FlagLLVMModuleParallelism), sup.Detail)})
 		default:
 			skips = append(skips, Skip{FlagLLVMModuleParallelism, fmt.Sprintf("not needed by, or unknown to, the target XLA (%s %s)", sup.Source, sup.Detail)})
 		}

@@ -84,6 +84,13 @@ type FlagInfo struct {
 	// longer needs it, and a later one may not know it at all. Zero means
 	// no upper bound is known from the sources.
 	EndRelease Version
+	// RemovedRelease, when not zero, is the first release whose XLA no
+	// longer registers the flag, so that setting it aborts the process
+	// ("Unknown flag in XLA_FLAGS"). A flag with a removal on record is
+	// never set on the default assumption (SourceDefault): with nothing
+	// known about the XLA a program loads, it may well be that release or
+	// a later one, and a flag left out only leaves a cache less effective.
+	RemovedRelease Version
 	// Evidence says how FirstRelease (and EndRelease) were established.
 	Evidence string
 }
@@ -115,6 +122,16 @@ func (f FlagInfo) In(v Version) bool {
 // bound would abort the process.
 var jaxGate = Version{0, 4, 36}
 
+// llvmParallelismRemoved is the first release whose XLA aborts on
+// xla_gpu_enable_llvm_module_compilation_parallelism: jaxlib 0.11.0.
+// Tested: jaxlib 0.12.0.1 aborts on it and 0.4.36 accepts it
+// (xla/jaxtest TestFlagsNeverAbort, docs/xla.md's census); 0.11.0 is the
+// release in which JAX stopped setting it "in preparation for flag removal
+// from XLA" (below), the earliest the removal can have shipped, and the
+// bound a release number is checked against, so no release from 0.11.0 on
+// is ever given the flag on a stated version either.
+var llvmParallelismRemoved = Version{0, 11, 0}
+
 // llvmParallelismEnd is the first release for which JAX no longer sets
 // xla_gpu_enable_llvm_module_compilation_parallelism with the kernel cache:
 // JAX 0.11.0 dropped it as a "no-op … in preparation for flag removal from
@@ -134,10 +151,10 @@ var llvmParallelismEnd = Version{0, 11, 0}
 // xla_gpu_experimental_autotuner_cache_dir (field 407) is not in this table
 // but in ProbeOnlyFlags: no release number is known to carry it.
 var Flags = []FlagInfo{
-	{FlagKernelCacheFile, 306, jaxGate, Version{}, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options); field 306 in xla.proto @00987f6"},
-	{FlagAutotuneCacheDir, 310, jaxGate, Version{}, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options); field 310 in xla.proto @00987f6"},
-	{FlagAutotuneCacheMode, 324, jaxGate, Version{}, "JAX sets it only for jaxlib > 0.4.35; JAX's cache_key_test sets it only for jaxlib > 0.4.35; field 324 in xla.proto @00987f6"},
-	{FlagLLVMModuleParallelism, 268, jaxGate, llvmParallelismEnd, "set with the kernel cache for jaxlib > 0.4.35 (compiler.py get_compile_options: \"This option is required to use the kernel cache\"); JAX 0.11.0 stopped setting it (compiler.py @cec06d1: no-op, to be removed from XLA)"},
+	{FlagKernelCacheFile, 306, jaxGate, Version{}, Version{}, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options); field 306 in xla.proto @00987f6"},
+	{FlagAutotuneCacheDir, 310, jaxGate, Version{}, Version{}, "JAX sets it only for jaxlib > 0.4.35 (compiler.py get_compile_options); field 310 in xla.proto @00987f6"},
+	{FlagAutotuneCacheMode, 324, jaxGate, Version{}, Version{}, "JAX sets it only for jaxlib > 0.4.35; JAX's cache_key_test sets it only for jaxlib > 0.4.35; field 324 in xla.proto @00987f6"},
+	{FlagLLVMModuleParallelism, 268, jaxGate, llvmParallelismEnd, llvmParallelismRemoved, "set with the kernel cache for jaxlib > 0.4.35 (compiler.py get_compile_options: \"This option is required to use the kernel cache\"); JAX 0.11.0 stopped setting it (compiler.py @cec06d1: no-op, to be removed from XLA); XLA in jaxlib 0.12.0.1 aborts on it (xla/jaxtest TestFlagsNeverAbort), removal recorded at 0.11.0"},
 }
 
 // ProbeOnlyFlags are flags xlacache sets only when a probed plugin
@@ -259,13 +276,31 @@ func (s Support) String() string {
 }
 
 // SupportForVersion returns the flags release v accepts, per the Flags
-// table.
+// table. With source SourceDefault, v is an assumption, not a fact: a flag
+// that a later release removed (RemovedRelease) is then not known either,
+// because a program with no plugin to probe and no stated version most
+// likely loads a current plugin (go-xla installs the newest), on which the
+// flag would abort it.
 func SupportForVersion(v Version, source SupportSource) Support {
 	s := Support{Source: source, Detail: "jaxlib " + v.String(), known: map[string]bool{}}
+	if source == SourceDefault {
+		s.Detail = "jaxlib " + v.String() + " assumed"
+	}
 	for _, f := range Flags {
-		s.known[f.Name] = f.In(v)
+		s.known[f.Name] = f.In(v) && (source != SourceDefault || f.RemovedRelease.IsZero())
 	}
 	return s
+}
+
+// removedRelease is the release that removed flag name from XLA, per the
+// Flags table, or the zero Version.
+func removedRelease(name string) Version {
+	for _, f := range Flags {
+		if f.Name == name {
+			return f.RemovedRelease
+		}
+	}
+	return Version{}
 }
 
 // ErrNotXLA is returned (wrapped) by ProbePlugin when a file carries no

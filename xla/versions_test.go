@@ -295,3 +295,46 @@ func TestCacheFlagsAcrossLLVMParallelismEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultAssumptionLeavesRemovedFlags: with nothing known about the
+// XLA a program loads (no plugin, no stated version), no flag that a
+// later release removed is set, because a current plugin aborts on it
+// (jaxlib 0.12.0.1 does on the LLVM parallelism flag: xla/jaxtest
+// TestFlagsNeverAbort). Stated as a fact, the same release still gets it,
+// and the removal is recorded at 0.11.0.
+func TestDefaultAssumptionLeavesRemovedFlags(t *testing.T) {
+	if got := removedRelease(FlagLLVMModuleParallelism); got != (Version{0, 11, 0}) {
+		t.Fatalf("%s removed in %v, want 0.11.0", FlagLLVMModuleParallelism, got)
+	}
+	def := SupportForVersion(DefaultVersion, SourceDefault)
+	for _, f := range Flags {
+		if !f.RemovedRelease.IsZero() && def.Knows(f.Name) {
+			t.Errorf("default assumption knows %s, removed in %v", f.Name, f.RemovedRelease)
+		}
+		if f.RemovedRelease.IsZero() && f.In(DefaultVersion) && !def.Knows(f.Name) {
+			t.Errorf("default assumption does not know %s, never removed", f.Name)
+		}
+		if !f.RemovedRelease.IsZero() && f.In(f.RemovedRelease) {
+			t.Errorf("%s: in its gate at its removal %v", f.Name, f.RemovedRelease)
+		}
+	}
+	if !SupportForVersion(DefaultVersion, SourceVersion).Knows(FlagLLVMModuleParallelism) {
+		t.Errorf("stated jaxlib %v does not get %s", DefaultVersion, FlagLLVMModuleParallelism)
+	}
+	for _, role := range []config.Role{config.RoleAuto, config.RoleReader} {
+		o := opts(t.TempDir(), 0, role, config.SubcacheKernels, config.SubcacheAutotune)
+		flags, skips := CacheFlags(o, def)
+		for _, f := range flags {
+			if f.Name == FlagLLVMModuleParallelism {
+				t.Errorf("role %v: default assumption sets %s", role, f)
+			}
+		}
+		found := false
+		for _, s := range skips {
+			found = found || (s.Flag == FlagLLVMModuleParallelism && strings.Contains(s.Reason, "removed it in jaxlib 0.11.0"))
+		}
+		if role == config.RoleAuto && !found {
+			t.Errorf("role %v: no skip saying why %s is left out: %v", role, FlagLLVMModuleParallelism, skips)
+		}
+	}
+}

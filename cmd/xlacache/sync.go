@@ -82,6 +82,7 @@ func printSync(w io.Writer, r dirsync.Result, dirn, dir, url string) {
 	if dirn == "push" {
 		from, to = dir, url
 	}
-	fmt.Fprintf(w, "%s %s -> %s: %d entries copied, %d already there, %d refused, %d damaged ones replaced; XLA subcache files: %d copied, %d refused\n",
-		dirn, from, to, r.Entries, r.Skipped, r.Refused, r.Replaced+r.Raw.Replaced, r.Raw.Pulled+r.Raw.Pushed, r.Raw.Refused)
+	fmt.Fprintf(w, "%s %s -> %s: %d entries copied, %d already there, %d refused, %d damaged ones replaced; XLA subcache files: %d copied, %d refused; in packs (JAX's entries and the rest): %d files copied, %d refused\n",
+		dirn, from, to, r.Entries, r.Skipped, r.Refused, r.Replaced+r.Raw.Replaced, r.Raw.Pulled+r.Raw.Pushed, r.Raw.Refused,
+		r.Filled.Files+r.Published.Files, r.Filled.Refused)
 }

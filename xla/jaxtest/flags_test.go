@@ -276,6 +276,14 @@ func flagsNeverAbort(t *testing.T, jl jaxlib, bin, py string, cen *census) {
 					}
 					cen.mu.Unlock()
 					t.Logf("env --target go: JAX aborted: %s (cases %v)", refused, names)
+					// Only a wrong stated version may abort: with none stated
+					// xlacache assumes a release, and the assumption must be
+					// safe on every XLA, the newest included.
+					for _, c := range g.cases {
+						if c.stated == "" {
+							t.Errorf("%s: with no version stated, env --target go gave a flag jaxlib %s refuses (%s)", c.name(), jl.version, refused)
+						}
+					}
 					return
 				}
 				if err != nil {

@@ -32,6 +32,9 @@ type jaxlib struct {
 	version string // the jaxlib it installs
 	older   string // a release stated older than the installed one
 	newer   string // and one stated newer
+	// filelock: the list pins the filelock package, which JAX's own size
+	// bound (jax_compilation_cache_max_size) needs.
+	filelock bool
 }
 
 // jaxlibs are the peers: the newest JAX and the oldest release xlacache
@@ -39,7 +42,7 @@ type jaxlib struct {
 // default xlacache assumes).
 var jaxlibs = []jaxlib{
 	{list: "jax-0.4.36", version: "0.4.36", older: "0.4.35", newer: "0.12.0"},
-	{list: "jax-0.12.0.1", version: "0.12.0.1", older: "0.4.36", newer: "0.13.0"},
+	{list: "jax-0.12.0.1", version: "0.12.0.1", older: "0.4.36", newer: "0.13.0", filelock: true},
 }
 
 // jaxResult is what testdata/jit.py prints.
@@ -98,11 +101,18 @@ type run struct {
 }
 
 // runCmd runs name args with env (the whole environment), in a slot.
-func runCmd(t *testing.T, env []string, name string, args ...string) run {
+func runCmd(t testing.TB, env []string, name string, args ...string) run {
 	t.Helper()
 	slots <- struct{}{}
 	defer func() { <-slots }()
-	ctx, cancel := context.WithTimeout(context.Background(), processTimeout)
+	return runCmdCtx(t, context.Background(), env, name, args...)
+}
+
+// runCmdCtx runs name args with env outside the slots, until it exits,
+// ctx ends or processTimeout passes.
+func runCmdCtx(t testing.TB, ctx context.Context, env []string, name string, args ...string) run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, processTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env
@@ -114,7 +124,7 @@ func runCmd(t *testing.T, env []string, name string, args ...string) run {
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.exitCode = ee.ExitCode()
 		if ctx.Err() != nil {
-			r.err = fmt.Errorf("timed out after %v", processTimeout)
+			r.err = fmt.Errorf("stopped: %w (limit %v)", ctx.Err(), processTimeout)
 		}
 	} else if err != nil {
 		r.err = err
@@ -164,7 +174,7 @@ func merge(base []string, vars map[string]string) []string {
 }
 
 // testdata returns the absolute path of a testdata file.
-func testdata(t *testing.T, name string) string {
+func testdata(t testing.TB, name string) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("testdata", name))
 	if err != nil {
@@ -181,7 +191,7 @@ var (
 )
 
 // xlacacheBin builds cmd/xlacache once per test binary.
-func xlacacheBin(t *testing.T) string {
+func xlacacheBin(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		root, err := testneed.RepoRoot()
