@@ -48,9 +48,8 @@ func (s *Server) keyParts(r Request) ([]cache.KeyPart, error) {
 	if cpu == "" {
 		cpu = hostCPU()
 	}
-	program := append([]byte(r.Format+"\x00"), r.Program...)
 	return []cache.KeyPart{
-		{Name: "program", Data: program},
+		{Name: "program", Data: programKey(r.Format, r.Program)},
 		{Name: "options", Data: opts},
 		{Name: "backend", Data: []byte(identity(r, sum))},
 		{Name: "topology", Data: []byte(r.Topology)},
