@@ -49,6 +49,13 @@ type Server struct {
 	// for xla-cpu-pjrt 0.0.1), and a new process's hit would otherwise
 	// spend about 100 to 250 ms hashing it.
 	Plugins []string
+	// HashMemo, when set, is a directory where plugin file hashes are
+	// kept across processes, by path and file identity (device, inode,
+	// size, modification and change times). It must be as trusted as the
+	// code the host loads: a memo decides which entries a plugin loads.
+	// Owner-only; a memo not owned by this user, or writable by others,
+	// is ignored.
+	HashMemo string
 
 	// keyHook, when set (tests), sees every request and the key it gets.
 	keyHook func(Request, cache.Key)
@@ -155,6 +162,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.IdleExit > 0 {
 		go s.idleWatch(ctx, cancel)
 	}
+	s.hashes.mu.Lock()
+	s.hashes.dir = s.HashMemo
+	s.hashes.mu.Unlock()
 	for _, p := range s.Plugins {
 		// A failure here is seen again, and reported, by the compile
 		// that needs the hash.
