@@ -46,8 +46,8 @@ type Server struct {
 	// Plugins are inner plugins whose file hashes (part of every key)
 	// Serve computes in the background when it starts, so a first compile
 	// does not wait for them: a plugin is hundreds of megabytes (259 MB
-	// for xla-cpu-pjrt 0.0.1), and a new process's hit would otherwise
-	// spend about 100 to 250 ms hashing it.
+	// for xla-cpu-pjrt 0.0.1), and without HashMemo a new process's
+	// first hit would otherwise wait a few hundred milliseconds for it.
 	Plugins []string
 	// HashMemo, when set, is a directory where plugin file hashes are
 	// kept across processes, by path and file identity (device, inode,
