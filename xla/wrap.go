@@ -114,7 +114,7 @@ func setupWrapper(ctx context.Context, opts config.Options, po PrepareOptions, p
 	}
 	var w *wrapState
 	if po.Helper == "" {
-		if w, err = serveInProcess(ctx, opts, socket, logger); err != nil {
+		if w, err = serveInProcess(ctx, opts, socket, st.Inner, filepath.Join(buildDir, "plugin-hashes"), logger); err != nil {
 			return "", err
 		}
 	}
@@ -179,7 +179,7 @@ func sweepSockets(dir string) {
 // the wrapper's requests on socket from this process: a Go program needs
 // no helper binary, and the helper has the program's own role, signing
 // key and shared tier.
-func serveInProcess(ctx context.Context, opts config.Options, socket string, logger *slog.Logger) (*wrapState, error) {
+func serveInProcess(ctx context.Context, opts config.Options, socket, plugin, hashMemo string, logger *slog.Logger) (*wrapState, error) {
 	ln, err := pjrt.Listen(socket)
 	if err != nil {
 		return nil, fmt.Errorf("PJRT helper socket: %w", err)
@@ -192,7 +192,12 @@ func serveInProcess(ctx context.Context, opts config.Options, socket string, log
 	// The helper outlives Prepare's ctx: it serves until Close.
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w := &wrapState{cancel: cancel, done: make(chan error, 1), cache: c, socket: socket}
-	s := &pjrt.Server{Cache: c, Logger: logger, NormalizeOptions: NormalizeCompileOptions}
+	// The plugin's hash (part of every key) is computed while the program
+	// builds its first graph, not in its first compile, and kept beside
+	// the wrapper's build (as trusted as the wrapper it loads) for the
+	// next process.
+	s := &pjrt.Server{Cache: c, Logger: logger, NormalizeOptions: NormalizeCompileOptions,
+		Plugins: []string{plugin}, HashMemo: hashMemo}
 	go func() {
 		err := s.Serve(sctx, ln)
 		if errors.Is(err, context.Canceled) {

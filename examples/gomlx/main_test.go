@@ -221,29 +221,29 @@ func TestExampleOnRealPlugin(t *testing.T) {
 	}
 }
 
-// TestBenchTrainingSteps (XLACACHE_PJRT_BENCH=1) times GoMLX's MLP and
-// transformer training steps (testdata/trainbench: GoMLX's layers, its
-// Trainer and Adam) on each real plugin in new processes: the plain
-// plugin, then through the caching wrapper cold (compile and store) and
-// warm (a new process). It logs a table; the numbers are in
-// docs/pjrt.md. It checks only that the warm run took at least one
-// program from the cache.
-func TestBenchTrainingSteps(t *testing.T) {
-	if os.Getenv("XLACACHE_PJRT_BENCH") != "1" {
-		t.Skip("set XLACACHE_PJRT_BENCH=1 to run the benchmark")
-	}
-	plugins := testneed.PJRTPlugins(t)
+// trainRes is what testdata/trainbench prints.
+type trainRes struct {
+	Loss   float64 `json:"loss"`
+	First  float64 `json:"first_step_ms"`
+	Second float64 `json:"second_step_ms"`
+	Ready  float64 `json:"ready_ms"`
+	// Through the wrapper: time in compile calls, of it in the inner
+	// compile and in the inner deserialize.
+	CompileCall  float64 `json:"compile_call_ms"`
+	InnerCompile float64 `json:"inner_compile_ms"`
+	Deserialize  float64 `json:"deserialize_ms"`
+}
+
+// buildTrainbench builds testdata/trainbench and returns a function that
+// runs it as a new process on a model and plugin, with env added to a
+// minimal environment (fixed seed, auto-install off).
+func buildTrainbench(t *testing.T) func(t *testing.T, model, plugin string, env ...string) trainRes {
 	bin := filepath.Join(t.TempDir(), "trainbench")
 	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/trainbench").CombinedOutput(); err != nil {
 		t.Fatalf("building trainbench: %v\n%s", err, out)
 	}
-	type res struct {
-		First  float64 `json:"first_step_ms"`
-		Second float64 `json:"second_step_ms"`
-		Ready  float64 `json:"ready_ms"`
-	}
 	home := t.TempDir()
-	run := func(t *testing.T, model, plugin string, env ...string) (res, string) {
+	return func(t *testing.T, model, plugin string, env ...string) trainRes {
 		t.Helper()
 		cmd := exec.Command(bin, "-model", model, "-plugin", plugin)
 		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GOMLX_NO_AUTO_INSTALL=1", "TRAINBENCH_SEED=1"}, env...)
@@ -252,29 +252,88 @@ func TestBenchTrainingSteps(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("trainbench %s: %v\n%s", model, err, stderr.String())
 		}
-		var r res
+		var r trainRes
 		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 			t.Fatalf("trainbench output %q: %v", stdout.String(), err)
 		}
-		return r, stderr.String()
+		return r
 	}
-	table := "| plugin | model | plain first step ms | plain ready ms | hit first step ms | hit ready ms | programs hit/compiled | first-step ratio | ready ratio |\n|---|---|---:|---:|---:|---:|---|---:|---:|\n"
+}
+
+// traceCounts runs f with a fresh wrapper trace file and counts the
+// wrapper's inner compiles and cache hits in it.
+func traceCounts(t *testing.T, trace string, f func()) (compiles, hits int) {
+	t.Helper()
+	os.Remove(trace)
+	f()
+	tr, _ := os.ReadFile(trace)
+	return strings.Count(string(tr), " compile\n"), strings.Count(string(tr), " hit\n")
+}
+
+// TestTrainerHitsOnRealPlugin trains GoMLX's MLP with its Trainer (Adam,
+// loss metrics) through the caching wrapper in two new processes: the
+// first compiles every program, the second compiles none and loads every
+// one (variable initialization and the training step), with the same
+// loss. GoMLX names the training step's parameters after variables whose
+// names hold a random UUID, so the two processes send the program under
+// different names (xla/pjrt's programKey).
+func TestTrainerHitsOnRealPlugin(t *testing.T) {
+	plugins := testneed.PJRTPlugins(t)
+	run := buildTrainbench(t)
+	for pkg, plugin := range plugins {
+		t.Run(filepath.Base(pkg), func(t *testing.T) {
+			trace := filepath.Join(t.TempDir(), "trace")
+			env := []string{"XLACACHE_DIR=" + t.TempDir(), "XLACACHE_MIN_COMPILE_TIME_SECS=0", "XLACACHE_PJRT_TRACE=" + trace}
+			var cold, warm trainRes
+			c1, h1 := traceCounts(t, trace, func() { cold = run(t, "mlp", plugin, env...) })
+			c2, h2 := traceCounts(t, trace, func() { warm = run(t, "mlp", plugin, env...) })
+			if c1 < 2 || h1 != 0 {
+				t.Errorf("first process: %d compiles, %d hits; want at least 2 compiles (initialization, training step), no hit", c1, h1)
+			}
+			if c2 != 0 || h2 != c1 {
+				t.Errorf("second process: %d compiles, %d hits; want 0 compiles, %d hits", c2, h2, c1)
+			}
+			if cold.Loss != warm.Loss {
+				t.Errorf("loss %v in the first process, %v in the second", cold.Loss, warm.Loss)
+			}
+			t.Logf("%d programs; first step %.0f ms cold, %.0f ms warm", c1, cold.First, warm.First)
+		})
+	}
+}
+
+// TestBenchTrainingSteps (XLACACHE_PJRT_BENCH=1) times GoMLX's MLP and
+// transformer training steps (testdata/trainbench: GoMLX's layers, its
+// Trainer and Adam) on each real plugin in new processes: the plain
+// plugin, then through the caching wrapper cold (compile and store) and
+// warm (a new process). It logs a table; the numbers are in
+// docs/pjrt.md. The inner compile time is the plain plugin's compile of
+// the same programs (measured in the cold run, inside the wrapper). The
+// warm run must take every program from the cache.
+func TestBenchTrainingSteps(t *testing.T) {
+	if os.Getenv("XLACACHE_PJRT_BENCH") != "1" {
+		t.Skip("set XLACACHE_PJRT_BENCH=1 to run the benchmark")
+	}
+	plugins := testneed.PJRTPlugins(t)
+	run := buildTrainbench(t)
+	table := "| plugin | model | inner compile ms | hit compile calls ms | of it deserialize ms | compile ratio | plain first step ms | hit first step ms | plain ready ms | hit ready ms | programs hit/compiled | ready ratio |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
 	for pkg, plugin := range plugins {
 		for _, model := range []string{"mlp", "transformer"} {
 			t.Run(filepath.Base(pkg)+"/"+model, func(t *testing.T) {
-				plain, _ := run(t, model, plugin)
+				plain := run(t, model, plugin)
 				dir, trace := t.TempDir(), filepath.Join(t.TempDir(), "trace")
 				env := []string{"XLACACHE_DIR=" + dir, "XLACACHE_MIN_COMPILE_TIME_SECS=0", "XLACACHE_PJRT_TRACE=" + trace}
-				run(t, model, plugin, env...)
-				os.Remove(trace)
-				hit, _ := run(t, model, plugin, env...)
-				tr, _ := os.ReadFile(trace)
-				hits, compiles := strings.Count(string(tr), " hit\n"), strings.Count(string(tr), " compile\n")
-				if hits < 1 {
-					t.Errorf("warm run: no program from the cache (trace %q)", tr)
+				cold := run(t, model, plugin, env...)
+				var hit trainRes
+				compiles, hits := traceCounts(t, trace, func() { hit = run(t, model, plugin, env...) })
+				if hits < 1 || compiles != 0 {
+					t.Errorf("warm run: %d hits, %d compiles; want hits only", hits, compiles)
 				}
-				table += fmt.Sprintf("| %s | %s | %.0f | %.0f | %.0f | %.0f | %d/%d | %.1fx | %.1fx |\n", filepath.Base(pkg), model,
-					plain.First, plain.Ready, hit.First, hit.Ready, hits, compiles, plain.First/hit.First, plain.Ready/hit.Ready)
+				if hit.Loss != plain.Loss {
+					t.Errorf("loss %v on the plain plugin, %v on a hit", plain.Loss, hit.Loss)
+				}
+				table += fmt.Sprintf("| %s | %s | %.0f | %.1f | %.1f | %.0fx | %.0f | %.0f | %.0f | %.0f | %d/%d | %.1fx |\n", filepath.Base(pkg), model,
+					cold.InnerCompile, hit.CompileCall, hit.Deserialize, cold.InnerCompile/hit.CompileCall,
+					plain.First, hit.First, plain.Ready, hit.Ready, hits, compiles, plain.Ready/hit.Ready)
 			})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -82,3 +83,97 @@ func sortMaps(b []byte, depth int, maps []protowire.Number, nested map[protowire
 	}
 	return out, nil
 }
+
+// mlirBytecodeMagic starts an MLIR bytecode program ("ML\xefR").
+const mlirBytecodeMagic = "ML\xefR"
+
+// programKey is the key's "program" part: the format and the program. For
+// MLIR text, SSA value names are renumbered (renameSSA): GoMLX names a
+// program's parameters after its variables, and the loss metrics'
+// variables carry a random UUID in their scope
+// ("Moving_Average_Loss_uuid_<uuid>", gomlx v0.26.0
+// pkg/ml/train/metrics/metrics.go, baseMetric.ScopeName), so every
+// process's training step was the same program under other names and
+// never hit. Names are not part of the parsed IR, so they never reach the
+// compiler. Everything else (module name, attributes, locations, layout)
+// stays byte for byte. Bytecode and other formats are used as they are.
+func programKey(format string, program []byte) []byte {
+	if format == "mlir" && !bytes.HasPrefix(program, []byte(mlirBytecodeMagic)) {
+		return append([]byte(format+"\x00ssa-renamed\x00"), renameSSA(program)...)
+	}
+	return append([]byte(format+"\x00"), program...)
+}
+
+// renameSSA returns MLIR text with every SSA value name (%name, %42)
+// replaced by %N, numbering the distinct names in order of first
+// appearance; string literals and // comments are copied unchanged. The
+// renaming is one to one and consistent over the whole text, so the
+// result parses to the same IR, and two texts give the same result
+// exactly when one is the other with its SSA values renamed: a different
+// parameter order or a different use of a value still gives different
+// bytes. It follows MLIR's lexer for value ids: '%' then digits only, or
+// a letter or one of "$._-" followed by letters, digits and "$._-"; a
+// result suffix (%x#1, %x:2) is kept as it is.
+func renameSSA(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	names := map[string]int{}
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++ // an escaped character, '"' included
+				}
+				j++
+			}
+			j = min(j+1, len(b)) // the closing quote, if any
+			out = append(out, b[i:j]...)
+			i = j
+		case c == '/' && i+1 < len(b) && b[i+1] == '/':
+			j := len(b)
+			if k := bytes.IndexByte(b[i:], '\n'); k >= 0 {
+				j = i + k
+			}
+			out = append(out, b[i:j]...)
+			i = j
+		case c == '%':
+			j := i + 1
+			if j < len(b) && isDigit(b[j]) {
+				for j < len(b) && isDigit(b[j]) {
+					j++
+				}
+			} else if j < len(b) && (isLetter(b[j]) || isIDPunct(b[j])) {
+				for j < len(b) && (isLetter(b[j]) || isDigit(b[j]) || isIDPunct(b[j])) {
+					j++
+				}
+			}
+			if j == i+1 {
+				out = append(out, c) // not a value id: MLIR rejects it, kept as it is
+				i++
+				continue
+			}
+			n, ok := names[string(b[i+1:j])]
+			if !ok {
+				n = len(names)
+				names[string(b[i+1:j])] = n
+			}
+			out = append(out, '%')
+			out = strconv.AppendInt(out, int64(n), 10)
+			i = j
+		default:
+			// Copy up to the next byte that can start a string, comment or name.
+			j := i + 1
+			for j < len(b) && b[j] != '"' && b[j] != '/' && b[j] != '%' {
+				j++
+			}
+			out = append(out, b[i:j]...)
+			i = j
+		}
+	}
+	return out
+}
+
+func isDigit(c byte) bool   { return '0' <= c && c <= '9' }
+func isLetter(c byte) bool  { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isIDPunct(c byte) bool { return c == '$' || c == '.' || c == '_' || c == '-' }

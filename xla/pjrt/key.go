@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -48,9 +49,8 @@ func (s *Server) keyParts(r Request) ([]cache.KeyPart, error) {
 	if cpu == "" {
 		cpu = hostCPU()
 	}
-	program := append([]byte(r.Format+"\x00"), r.Program...)
 	return []cache.KeyPart{
-		{Name: "program", Data: program},
+		{Name: "program", Data: programKey(r.Format, r.Program)},
 		{Name: "options", Data: opts},
 		{Name: "backend", Data: []byte(identity(r, sum))},
 		{Name: "topology", Data: []byte(r.Topology)},
@@ -66,11 +66,14 @@ func identity(r Request, pluginSum string) string {
 }
 
 // fileHashes memoizes plugin file hashes by path and file identity (device,
-// inode, size, modification time): a plugin is hundreds of megabytes, and
-// a replaced file gets a new identity, so a new hash.
+// inode, size, modification and change times): a plugin is hundreds of
+// megabytes, and a replaced or rewritten file gets a new identity, so a
+// new hash. With dir set the memo also lives on disk (memoFile), so a new
+// process does not hash the plugin again.
 type fileHashes struct {
-	mu sync.Mutex
-	m  map[string]hashed
+	mu  sync.Mutex
+	m   map[string]hashed
+	dir string
 }
 
 type hashed struct {
@@ -81,9 +84,69 @@ type hashed struct {
 func fileID(st os.FileInfo) string {
 	id := fmt.Sprintf("%d %d", st.Size(), st.ModTime().UnixNano())
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		id += fmt.Sprintf(" %d %d", sys.Dev, sys.Ino)
+		// The change time cannot be set back by a user (touch sets only
+		// the modification time): a file rewritten in place gets a new one.
+		id += fmt.Sprintf(" %d %d %d.%09d", sys.Dev, sys.Ino, sys.Ctim.Sec, sys.Ctim.Nsec)
 	}
 	return id
+}
+
+// memoVersion heads every on-disk memo.
+const memoVersion = "xlacache-pjrt-plugin-hash/1"
+
+// memoFile is the on-disk memo of path's hash under identity id.
+func (f *fileHashes) memoFile(path, id string) string {
+	h := sha256.Sum256([]byte(path + "\x00" + id))
+	return filepath.Join(f.dir, hex.EncodeToString(h[:16]))
+}
+
+// readMemo returns the hash recorded for path under identity id, or "".
+// A memo decides which entries a plugin loads, so it is used only when it
+// is a regular file owned by this user and writable by nobody else, in a
+// directory of the same kind, and names this path and identity exactly.
+func (f *fileHashes) readMemo(path, id string) string {
+	name := f.memoFile(path, id)
+	for _, p := range []string{f.dir, name} {
+		st, err := os.Lstat(p)
+		if err != nil {
+			return ""
+		}
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		if !ok || int(sys.Uid) != os.Getuid() || st.Mode().Perm()&0o022 != 0 || st.Mode()&os.ModeSymlink != 0 {
+			return ""
+		}
+	}
+	data, err := os.ReadFile(name)
+	if err != nil || len(data) > 4096 {
+		return ""
+	}
+	lines := strings.Split(string(data), "\n")
+	if len(lines) != 5 || lines[0] != memoVersion || lines[1] != path || lines[2] != id || lines[4] != "" {
+		return ""
+	}
+	if sum, err := hex.DecodeString(lines[3]); err != nil || len(sum) != sha256.Size {
+		return ""
+	}
+	return lines[3]
+}
+
+// writeMemo records sum for path under identity id, best effort: without
+// a memo the next process hashes the file again.
+func (f *fileHashes) writeMemo(path, id, sum string) {
+	if err := os.MkdirAll(f.dir, 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(f.dir, ".tmp-")
+	if err != nil {
+		return
+	}
+	_, err = fmt.Fprintf(tmp, "%s\n%s\n%s\n%s\n", memoVersion, path, id, sum)
+	if cerr := tmp.Close(); err == nil && cerr == nil {
+		if os.Rename(tmp.Name(), f.memoFile(path, id)) == nil {
+			return
+		}
+	}
+	os.Remove(tmp.Name())
 }
 
 func (f *fileHashes) sum(path string) (string, error) {
@@ -96,6 +159,12 @@ func (f *fileHashes) sum(path string) (string, error) {
 	defer f.mu.Unlock()
 	if h, ok := f.m[path]; ok && h.id == id {
 		return h.sum, nil
+	}
+	if f.dir != "" {
+		if sum := f.readMemo(path, id); sum != "" {
+			f.remember(path, id, sum)
+			return sum, nil
+		}
 	}
 	fh, err := os.Open(path)
 	if err != nil {
@@ -114,11 +183,18 @@ func (f *fileHashes) sum(path string) (string, error) {
 		return "", fmt.Errorf("%s changed while it was hashed", path)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
+	f.remember(path, id, sum)
+	if f.dir != "" {
+		f.writeMemo(path, id, sum)
+	}
+	return sum, nil
+}
+
+func (f *fileHashes) remember(path, id, sum string) {
 	if f.m == nil {
 		f.m = map[string]hashed{}
 	}
 	f.m[path] = hashed{id: id, sum: sum}
-	return sum, nil
 }
 
 var (

@@ -1,6 +1,9 @@
 package pjrt
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -123,4 +126,103 @@ func TestDecodeEntry(t *testing.T) {
 			t.Errorf("%s: err %v, want ok %v", tc.name, err, tc.ok)
 		}
 	}
+}
+
+// TestPluginHashMemo: a plugin's hash is kept on disk for the next
+// process, and a memo is used only when it is this user's, writable by
+// nobody else, and names the file as it is now.
+func TestPluginHashMemo(t *testing.T) {
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "plugin.so")
+	if err := os.WriteFile(plugin, []byte("plugin one"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	memo := filepath.Join(dir, "memo")
+	real := func() string { h := sha256.Sum256(must(os.ReadFile(plugin))); return hex.EncodeToString(h[:]) }
+	sum := func() string {
+		t.Helper()
+		f := &fileHashes{dir: memo}
+		s, err := f.sum(plugin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if got := sum(); got != real() {
+		t.Fatalf("first hash %s, want %s", got, real())
+	}
+	st := must(os.Stat(plugin))
+	name := (&fileHashes{dir: memo}).memoFile(plugin, fileID(st))
+	if _, err := os.Stat(name); err != nil {
+		t.Fatalf("no memo written: %v", err)
+	}
+	// A new process takes the memo as it is: shown by one that says
+	// something else.
+	forged := strings.Repeat("ab", sha256.Size)
+	writeForged := func(perm os.FileMode) {
+		t.Helper()
+		data := fmt.Sprintf("%s\n%s\n%s\n%s\n", memoVersion, plugin, fileID(must(os.Stat(plugin))), forged)
+		if err := os.WriteFile(name, []byte(data), perm); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(name, perm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeForged(0o600)
+	if got := sum(); got != forged {
+		t.Fatalf("memo not used: %s", got)
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func()
+	}{
+		{"writable by others", func() { writeForged(0o666) }},
+		{"directory writable by others", func() { writeForged(0o600); os.Chmod(memo, 0o777) }},
+		{"other owner", func() {
+			writeForged(0o600)
+			if os.Getuid() != 0 {
+				t.Skip("chown needs root")
+			}
+			if err := os.Chown(name, os.Getuid()+1, -1); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"other path inside", func() {
+			os.WriteFile(name, []byte(fmt.Sprintf("%s\n%s\n%s\n%s\n", memoVersion, plugin+"x", fileID(must(os.Stat(plugin))), forged)), 0o600)
+		}},
+		{"bad hash", func() {
+			os.WriteFile(name, []byte(fmt.Sprintf("%s\n%s\n%s\n%s\n", memoVersion, plugin, fileID(must(os.Stat(plugin))), "zz")), 0o600)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Chmod(memo, 0o700)
+			tc.setup()
+			if got := sum(); got != real() {
+				t.Errorf("got %s, want the file's hash %s", got, real())
+			}
+		})
+	}
+	// The plugin rewritten in place, same size and modification time: a
+	// new change time, a new identity, a new hash (the forged memo of the
+	// old identity is never read).
+	os.Chmod(memo, 0o700)
+	writeForged(0o600)
+	mt := st.ModTime()
+	if err := os.WriteFile(plugin, []byte("plugin two"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(plugin, mt, mt); err != nil {
+		t.Fatal(err)
+	}
+	if got := sum(); got != real() || got == forged {
+		t.Errorf("rewritten plugin: %s, want %s", got, real())
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -43,6 +43,19 @@ type Server struct {
 	// IdleExit, when positive, ends Serve after that long without a
 	// connection (a helper started on demand goes away on its own).
 	IdleExit time.Duration
+	// Plugins are inner plugins whose file hashes (part of every key)
+	// Serve computes in the background when it starts, so a first compile
+	// does not wait for them: a plugin is hundreds of megabytes (259 MB
+	// for xla-cpu-pjrt 0.0.1), and without HashMemo a new process's
+	// first hit would otherwise wait a few hundred milliseconds for it.
+	Plugins []string
+	// HashMemo, when set, is a directory where plugin file hashes are
+	// kept across processes, by path and file identity (device, inode,
+	// size, modification and change times). It must be as trusted as the
+	// code the host loads: a memo decides which entries a plugin loads.
+	// Owner-only; a memo not owned by this user, or writable by others,
+	// is ignored.
+	HashMemo string
 
 	// keyHook, when set (tests), sees every request and the key it gets.
 	keyHook func(Request, cache.Key)
@@ -148,6 +161,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}()
 	if s.IdleExit > 0 {
 		go s.idleWatch(ctx, cancel)
+	}
+	s.hashes.mu.Lock()
+	s.hashes.dir = s.HashMemo
+	s.hashes.mu.Unlock()
+	for _, p := range s.Plugins {
+		// A failure here is seen again, and reported, by the compile
+		// that needs the hash.
+		go s.hashes.sum(p) //nolint:errcheck
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()

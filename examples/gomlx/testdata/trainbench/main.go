@@ -5,8 +5,30 @@
 // one step), of the second step, and from process start until the first
 // step was done. With XLACACHE_DIR set it calls xla.Prepare first, so the
 // plugin runs behind xlacache's caching PJRT wrapper; without, it uses the
-// plain plugin. examples/gomlx's TestBenchTrainingSteps runs it.
+// plain plugin. Through the wrapper it also reports the wrapper's
+// counters: the time spent in compile calls (what the program waited for
+// runnable programs: compiles or hits), of it in the inner compile and in
+// the inner deserialize. examples/gomlx's TestBenchTrainingSteps runs it.
 package main
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+typedef void (*counters_fn)(unsigned long long*, int);
+// wrapper_counters reads xlacache_pjrt_counters of the wrapper already
+// loaded from path (7 slots); -1 when it is not loaded or has none.
+static int wrapper_counters(const char* path, unsigned long long* out) {
+	void* h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h) return -1;
+	counters_fn f = (counters_fn)dlsym(h, "xlacache_pjrt_counters");
+	if (!f) { dlclose(h); return -1; }
+	f(out, 7);
+	dlclose(h);
+	return 0;
+}
+*/
+import "C"
 
 import (
 	"context"
@@ -15,6 +37,7 @@ import (
 	"fmt"
 	"os"
 	"time"
+	"unsafe"
 
 	xlabackend "github.com/gomlx/gomlx/backends/xla"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's style for model code
@@ -99,10 +122,22 @@ func run(model, plugin string) error {
 		return fmt.Errorf("second step: %w", err)
 	}
 	second := time.Since(t1)
-	return json.NewEncoder(os.Stdout).Encode(map[string]any{
+	out := map[string]any{
 		"model": model, "wrapped": wrapped, "loss": tensors.ToScalar[float32](m[0]),
 		"first_step_ms": ms(first), "second_step_ms": ms(second), "ready_ms": ms(ready),
-	})
+	}
+	if wrapped {
+		cs := C.CString(plugin)
+		defer C.free(unsafe.Pointer(cs))
+		var c [7]C.ulonglong
+		if C.wrapper_counters(cs, &c[0]) != 0 {
+			return fmt.Errorf("cannot read the wrapper's counters from %s", plugin)
+		}
+		nsMS := func(v C.ulonglong) float64 { return float64(v) / 1e6 }
+		out["compiles"], out["hits"] = uint64(c[0]), uint64(c[1])
+		out["deserialize_ms"], out["inner_compile_ms"], out["compile_call_ms"] = nsMS(c[4]), nsMS(c[5]), nsMS(c[6])
+	}
+	return json.NewEncoder(os.Stdout).Encode(out)
 }
 
 // transformer is two pre-norm encoder blocks (4-head self-attention and a
