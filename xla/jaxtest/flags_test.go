@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -135,7 +136,12 @@ func (c tcase) environment(t *testing.T, bin, py, dir string) (map[string]string
 	return out.Env, nil
 }
 
-// keyOf is env with dir written as $DIR, as one comparable string.
+// jaxLink matches the link exec gives JAX for its directory
+// (jobrun/jaxview.go), named after the bucket or the directory.
+var jaxLink = regexp.MustCompile(`/tmp/xlacache-[0-9]+/jax-(d-)?[0-9a-f]{16}`)
+
+// keyOf is env with dir written as $DIR and exec's link for JAX as
+// $JAXLINK, as one comparable string.
 func keyOf(env map[string]string, dir string) string {
 	keys := make([]string, 0, len(env))
 	for k := range env {
@@ -144,7 +150,7 @@ func keyOf(env map[string]string, dir string) string {
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, strings.ReplaceAll(env[k], dir, "$DIR"))
+		fmt.Fprintf(&b, "%s=%s\n", k, jaxLink.ReplaceAllString(strings.ReplaceAll(env[k], dir, "$DIR"), "$$JAXLINK"))
 	}
 	return b.String()
 }
