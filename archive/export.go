@@ -67,7 +67,7 @@ func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStat
 			if f.class.Area == jaxArea {
 				// JAX writes in place: an entry being written, or a
 				// damaged one, does not decode whole and is not shipped.
-				if _, err := jaxcache.Decode(data); err != nil {
+				if err := jaxcache.CheckComplete(data); err != nil {
 					st.Skipped++
 					continue
 				}

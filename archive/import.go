@@ -183,32 +183,25 @@ func importMember(root *os.Root, rel string, class layout.Class, man *manifest, 
 		return false, err
 	}
 	defer c.abort()
-	if class.Area == jaxArea {
+	if jax := class.Area == jaxArea; jax || class.Kind == layout.XLAKernel {
+		data, err := io.ReadAll(io.LimitReader(r, size))
+		if err != nil {
+			return false, err
+		}
+		c.Write(data)
+		if err := c.finish(); err != nil {
+			return false, err
+		}
 		// JAX loads what it finds as native code, with no check of its
-		// own: besides the manifest, the entry must decode whole.
-		data, err := io.ReadAll(io.LimitReader(r, size))
-		if err != nil {
-			return false, err
+		// own: besides the manifest, the entry must decode whole (checked
+		// streaming, as exec's publisher does). XLA's kernel cache file
+		// is merged into the local one.
+		if jax {
+			if err := jaxcache.CheckComplete(data); err != nil {
+				return false, refused("not a whole JAX entry: %v", err)
+			}
 		}
-		c.Write(data)
-		if err := c.finish(); err != nil {
-			return false, err
-		}
-		if _, err := jaxcache.Decode(data); err != nil {
-			return false, refused("not a whole JAX entry: %v", err)
-		}
-		return install(root, rel, data, false, dirMode, fileMode)
-	}
-	if class.Kind == layout.XLAKernel {
-		data, err := io.ReadAll(io.LimitReader(r, size))
-		if err != nil {
-			return false, err
-		}
-		c.Write(data)
-		if err := c.finish(); err != nil {
-			return false, err
-		}
-		return install(root, rel, data, true, dirMode, fileMode)
+		return install(root, rel, data, !jax, dirMode, fileMode)
 	}
 	if _, err := root.Lstat(rel); err == nil {
 		// First writer wins: nothing to write, but the member is still

@@ -72,10 +72,13 @@ type Header struct {
 // ErrCorrupt is wrapped by every error about an entry's content.
 var ErrCorrupt = errors.New("corrupt JAX cache entry")
 
-func newDecoder(c Codec, r io.Reader) (io.ReadCloser, error) {
+// newDecoder decompresses r as codec c; zopts add to (or override) the
+// zstd decoder's options, as CheckComplete's bounded window does.
+func newDecoder(c Codec, r io.Reader, zopts ...zstd.DOption) (io.ReadCloser, error) {
 	switch c {
 	case CodecZstd:
-		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(MaxExecutableSize)))
+		opts := append([]zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(MaxExecutableSize))}, zopts...)
+		d, err := zstd.NewReader(r, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -132,8 +135,8 @@ func Decode(data []byte) (Decoded, error) {
 // decodeTo decompresses r into w and returns the decompressed length.
 // r is a bufio.Reader so that zlib reads it byte by byte without reading
 // ahead, and what is left after the stream can be seen.
-func decodeTo(c Codec, r *bufio.Reader, w io.Writer) (int64, error) {
-	dec, err := newDecoder(c, r)
+func decodeTo(c Codec, r *bufio.Reader, w io.Writer, zopts ...zstd.DOption) (int64, error) {
+	dec, err := newDecoder(c, r, zopts...)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
