@@ -518,11 +518,6 @@ func (m *Mirror) pushKernels(ctx context.Context, root *os.Root, st *MirrorStats
 				st.Pushed++
 				st.Bytes += int64(len(payload))
 			}
-			var off int64
-			for i := range delta {
-				delta[i].off = off
-				off += delta[i].n
-			}
 			m.index(obj, delta)
 			m.markPushed(obj)
 			if !m.holdsFile(infos, obj) {
@@ -639,11 +634,6 @@ func (m *Mirror) compactKernels(ctx context.Context, root *os.Root, lf *os.File,
 					return err
 				} else if created {
 					st.Compacted++
-				}
-				var off int64
-				for i := range all {
-					all[i].off = off
-					off += all[i].n
 				}
 				m.index(obj, all)
 				m.markPushed(obj)
