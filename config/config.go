@@ -130,6 +130,9 @@ type Options struct {
 	// reads *.prom files). It must be outside Dir: readers never write
 	// there.
 	MetricsFile string
+	// RequireHit turns a compile the cache could not serve into a
+	// warning or a failure (XLACACHE_REQUIRE_HIT; default off).
+	RequireHit RequireHit
 
 	// Sources records where each option came from, by env var name.
 	Sources map[string]Source

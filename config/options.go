@@ -41,6 +41,9 @@ const (
 	// EnvMetricsFile names the Prometheus text file a process writes its
 	// counters to (outside the cache directory).
 	EnvMetricsFile = "XLACACHE_METRICS_FILE"
+	// EnvRequireHit makes a compile that the cache could not serve a
+	// warning or an error (golden caches: a warm job must not recompile).
+	EnvRequireHit = "XLACACHE_REQUIRE_HIT"
 )
 
 // RankVars are the launcher rank variables consulted, in this order, when
@@ -67,7 +70,7 @@ var allEnvVars = []string{
 	EnvDir, EnvEnableXLA, EnvMinCompileTime, EnvMinEntrySize, EnvMaxSize,
 	EnvProcessIndex, EnvRole, EnvExplainMisses, EnvDirMode, EnvFileMode,
 	EnvWaitSecs, EnvLeaseStale, EnvLeasePIDCheck, EnvSharedURL, EnvSigningKey, EnvSigningKeyFile,
-	EnvAllowSharedDir, EnvSharedMaxObjectSize, EnvCPUThreads, EnvMetricsFile,
+	EnvAllowSharedDir, EnvSharedMaxObjectSize, EnvCPUThreads, EnvMetricsFile, EnvRequireHit,
 }
 
 // Defaults returns the options used when nothing is configured: caching off
@@ -157,6 +160,7 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 	parseVar(get, bad, EnvLeasePIDCheck, parseBool, &pidCheck)
 	o.LeaseNoPIDCheck = !pidCheck
 	parseVar(get, bad, EnvAllowSharedDir, parseBool, &o.AllowSharedDir)
+	parseVar(get, bad, EnvRequireHit, ParseRequireHit, &o.RequireHit)
 	if v, ok := get(EnvSharedURL); ok {
 		o.SharedURL = v
 	}
@@ -410,6 +414,48 @@ func (r Role) String() string {
 	return fmt.Sprintf("Role(%d)", int(r))
 }
 
+// RequireHit says what a compile that the cache could not serve is
+// (XLACACHE_REQUIRE_HIT): nothing (RequireHitOff), one log line naming the
+// program and why it missed (RequireHitWarn), or an error that fails the
+// compile, and with it the process (RequireHitFail). It is for golden
+// caches that CI fills and evaluation jobs, benchmarks and developers only
+// read: a warm job that silently recompiles is the bug they want caught.
+type RequireHit int
+
+// The XLACACHE_REQUIRE_HIT values.
+const (
+	RequireHitOff RequireHit = iota
+	RequireHitWarn
+	RequireHitFail
+)
+
+// ParseRequireHit parses an XLACACHE_REQUIRE_HIT value: off (also 0, no,
+// false), warn, or fail. Case-insensitive.
+func ParseRequireHit(s string) (RequireHit, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "off", "0", "no", "false", "":
+		return RequireHitOff, nil
+	case "warn":
+		return RequireHitWarn, nil
+	case "fail":
+		return RequireHitFail, nil
+	}
+	return RequireHitOff, fmt.Errorf("unknown value %q (use off, warn or fail)", s)
+}
+
+// String returns the value as XLACACHE_REQUIRE_HIT spells it.
+func (r RequireHit) String() string {
+	switch r {
+	case RequireHitOff:
+		return "off"
+	case RequireHitWarn:
+		return "warn"
+	case RequireHitFail:
+		return "fail"
+	}
+	return fmt.Sprintf("RequireHit(%d)", int(r))
+}
+
 // ParseMode parses a permission mode in octal ("0700", "750", "0o640").
 // Only permission bits are allowed.
 func ParseMode(s string) (os.FileMode, error) {
@@ -628,6 +674,7 @@ func (o Options) Settings() []Setting {
 		{EnvAllowSharedDir, strconv.FormatBool(o.AllowSharedDir), src(EnvAllowSharedDir, o.AllowSharedDir), "use a cache directory others can write (only with " + EnvSigningKey + ")"},
 		{EnvCPUThreads, strconv.Itoa(o.EffectiveCPUThreads()), src(EnvCPUThreads, o.CPUThreads > 0), "threads the cpu backend's kernels run on; default: the CPUs this process may use"},
 		{EnvMetricsFile, o.MetricsFile, src(EnvMetricsFile, o.MetricsFile != ""), "Prometheus text file for this process's counters (outside the cache directory)"},
+		{EnvRequireHit, o.RequireHit.String(), src(EnvRequireHit, o.RequireHit != RequireHitOff), "off, warn or fail: a compile the cache could not serve is logged or fails"},
 	}
 }
 
