@@ -1,13 +1,17 @@
 package entry
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/xlacache/xlacache/internal/sign"
+)
 
 // DecodeAs is Decode that also requires the entry to hold key. A file or
 // object is named by the key it claims to hold; one holding another key (a
 // renamed or misplaced file, a hostile archive member) is corrupt, and must
 // never be served as that key.
-func DecodeAs(b []byte, key string, signingKey []byte) (*Entry, error) {
-	e, err := Decode(b, signingKey)
+func DecodeAs(b []byte, key string, keys *sign.Keys) (*Entry, error) {
+	e, err := Decode(b, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -1,23 +1,32 @@
 // Package entry is xlacache's on-disk entry format: a small header (format
 // version, key, component digests, compile time, sizes, codec), the payload
 // (zstd-compressed unless compression does not help), a CRC-32C checksum
-// over everything before it, and an optional HMAC-SHA256 signature.
+// over everything before it, and an optional signature (internal/sign):
+// HMAC-SHA256 or Ed25519.
 //
 // Layout (integers little-endian):
 //
 //	0  magic "XLCE"
-//	4  format version (1)
+//	4  format version: 1 (unsigned or HMAC), 2 (Ed25519)
 //	5  codec (0 raw, 1 zstd)
-//	6  flags (bit 0: signed)
-//	7  reserved, 0
+//	6  flags (bit 0: signed; always set in version 2)
+//	7  version 1: reserved, 0; version 2: signature scheme (2, Ed25519)
 //	8  header length H (uint32)
 //	12 header: key (uint16 length + bytes), part count (uint16), per part
 //	   name (uint8 length + bytes) and SHA-256 digest (32 bytes), compile
 //	   time (int64 ns), creation time (int64 Unix ns), raw payload size
 //	   (uint64), stored payload size (uint64)
 //	12+H            stored payload
-//	12+H+stored     if signed: HMAC-SHA256 of bytes [0, 12+H+stored)
+//	12+H+stored     if signed: the signature of bytes [0, 12+H+stored):
+//	                version 1, the 32-byte HMAC-SHA256; version 2, the
+//	                signer's 8-byte key id and the 64-byte Ed25519ph
+//	                signature (sign.Keys)
 //	end-4           CRC-32C (Castagnoli) of every byte before it
+//
+// HMAC-signed and unsigned entries are written as version 1, byte for byte
+// as before Ed25519 existed; only Ed25519 entries are version 2, so that a
+// build that predates them reports ErrVersion (left in place, missed)
+// rather than a corrupt entry.
 //
 // The checksum catches accidental damage (every single-byte change and
 // every truncation is detected: sizes are in the header and CRC-32C detects
@@ -27,8 +36,6 @@ package entry
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,12 +45,16 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Format constants.
 const (
-	// Version is the current format version.
+	// Version is the format version of unsigned and HMAC-signed entries.
 	Version = 1
+	// VersionEd25519 is the format version of Ed25519-signed entries.
+	VersionEd25519 = 2
 	// FixedSize is the size of the fixed prefix before the header.
 	FixedSize = 12
 	// MaxHeaderSize bounds the variable header; anything larger is foreign.
@@ -57,7 +68,6 @@ const (
 	// without limit.
 	MaxRawSize = 64 << 30
 	crcSize    = 4
-	sigSize    = sha256.Size
 )
 
 // Codec says how the payload is stored.
@@ -96,7 +106,9 @@ var (
 	ErrCorrupt = errors.New("corrupt entry")
 	// ErrUnsigned: a signing key is required but the entry is unsigned.
 	ErrUnsigned = errors.New("entry is not signed")
-	// ErrSignature: the entry's HMAC does not verify with the key.
+	// ErrSignature: the entry's signature does not verify with this
+	// process's keys (signed with another key or scheme, or altered
+	// after signing; the wrapped sign error says which).
 	ErrSignature = errors.New("entry signature does not verify")
 )
 
@@ -120,8 +132,11 @@ type Header struct {
 	RawSize, StoredSize int64
 	// Codec is how the payload is stored.
 	Codec Codec
-	// Signed reports whether the entry carries an HMAC.
+	// Signed reports whether the entry carries a signature; Scheme says
+	// which kind (sign.None when unsigned).
 	Signed bool
+	// Scheme is the signature scheme.
+	Scheme sign.Scheme
 	// Version is the format version.
 	Version uint8
 }
@@ -131,6 +146,11 @@ type Entry struct {
 	Header
 	// Payload is the decompressed payload.
 	Payload []byte
+	// Signer is the key id an Ed25519 signature names, when Decode
+	// verified one (HasSigner).
+	Signer sign.KeyID
+	// HasSigner reports whether Signer is set.
+	HasSigner bool
 }
 
 var (
@@ -145,8 +165,13 @@ var (
 
 // Encode builds the bytes of an entry for payload. h.Key and h.Parts,
 // h.CompileTime and h.Created are taken from h; sizes, codec and version
-// are filled in. A non-empty signingKey signs the entry.
-func Encode(h Header, payload []byte, signingKey []byte) ([]byte, error) {
+// are filled in. Keys that can sign sign the entry; keys that can only
+// verify (an Ed25519 reader) make Encode fail (sign.ErrCannotSign): such a
+// process must not write what it and its peers would refuse.
+func Encode(h Header, payload []byte, keys *sign.Keys) ([]byte, error) {
+	if keys.Enabled() && !keys.CanSign() {
+		return nil, fmt.Errorf("encoding entry %s: %w", h.Key, sign.ErrCannotSign)
+	}
 	if len(h.Key) == 0 || len(h.Key) > MaxKeyLen {
 		return nil, fmt.Errorf("encoding entry: key length %d not in 1..%d", len(h.Key), MaxKeyLen)
 	}
@@ -192,25 +217,27 @@ func Encode(h Header, payload []byte, signingKey []byte) ([]byte, error) {
 	put64(uint64(len(payload)))
 	put64(uint64(len(stored)))
 
-	signed := len(signingKey) > 0
-	total := FixedSize + hdr.Len() + len(stored) + crcSize
-	if signed {
-		total += sigSize
-	}
+	scheme := keys.Scheme()
+	total := FixedSize + hdr.Len() + len(stored) + crcSize + scheme.SigSize()
 	out := make([]byte, 0, total)
 	out = append(out, magic[:]...)
-	flags := byte(0)
-	if signed {
+	version, flags, reserved := byte(Version), byte(0), byte(0)
+	switch scheme {
+	case sign.HMAC:
 		flags |= flagSigned
+	case sign.Ed25519:
+		version, flags, reserved = VersionEd25519, flagSigned, byte(sign.Ed25519)
 	}
-	out = append(out, Version, byte(codec), flags, 0)
+	out = append(out, version, byte(codec), flags, reserved)
 	out = binary.LittleEndian.AppendUint32(out, uint32(hdr.Len()))
 	out = append(out, hdr.Bytes()...)
 	out = append(out, stored...)
-	if signed {
-		m := hmac.New(sha256.New, signingKey)
-		m.Write(out)
-		out = m.Sum(out)
+	if scheme != sign.None {
+		sig, err := keys.Sign(out)
+		if err != nil {
+			return nil, fmt.Errorf("encoding entry %s: %w", h.Key, err)
+		}
+		out = append(out, sig...)
 	}
 	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)), nil
 }
@@ -231,17 +258,26 @@ func ParseHeader(b []byte) (Header, int, error) {
 		return h, 0, fmt.Errorf("%w: bad magic %q", ErrForeign, b[:4])
 	}
 	h.Version = b[4]
-	if h.Version != Version {
-		return h, 0, fmt.Errorf("%w: %d (this build reads %d)", ErrVersion, h.Version, Version)
+	if h.Version != Version && h.Version != VersionEd25519 {
+		return h, 0, fmt.Errorf("%w: %d (this build reads %d and %d)", ErrVersion, h.Version, Version, VersionEd25519)
 	}
 	h.Codec = Codec(b[5])
 	if h.Codec != CodecRaw && h.Codec != CodecZstd {
 		return h, 0, fmt.Errorf("%w: unknown codec %d", ErrCorrupt, b[5])
 	}
-	if b[6]&^flagSigned != 0 || b[7] != 0 {
+	switch {
+	case h.Version == Version && (b[6]&^flagSigned != 0 || b[7] != 0):
 		return h, 0, fmt.Errorf("%w: unknown flags %#x/%#x", ErrCorrupt, b[6], b[7])
+	case h.Version == VersionEd25519 && (b[6] != flagSigned || b[7] != byte(sign.Ed25519)):
+		return h, 0, fmt.Errorf("%w: version %d with flags %#x and scheme %d", ErrCorrupt, h.Version, b[6], b[7])
 	}
 	h.Signed = b[6]&flagSigned != 0
+	switch {
+	case h.Version == VersionEd25519:
+		h.Scheme = sign.Ed25519
+	case h.Signed:
+		h.Scheme = sign.HMAC
+	}
 	hlen := int(binary.LittleEndian.Uint32(b[8:12]))
 	if hlen > MaxHeaderSize {
 		return h, 0, fmt.Errorf("%w: header length %d", ErrCorrupt, hlen)
@@ -292,17 +328,14 @@ func ParseHeader(b []byte) (Header, int, error) {
 
 // Size returns the total encoded size the header declares.
 func (h Header) Size(payloadOffset int) int64 {
-	n := int64(payloadOffset) + h.StoredSize + crcSize
-	if h.Signed {
-		n += sigSize
-	}
-	return n
+	return int64(payloadOffset) + h.StoredSize + crcSize + int64(h.Scheme.SigSize())
 }
 
 // Decode verifies b and returns the entry. The checksum is checked before
-// anything else is trusted; when signingKey is non-empty the entry must be
-// signed with it. The returned payload does not alias b when compressed.
-func Decode(b []byte, signingKey []byte) (*Entry, error) {
+// anything else is trusted; when keys are set the entry must be signed
+// with one of them (ErrUnsigned, ErrSignature). The returned payload does
+// not alias b when compressed.
+func Decode(b []byte, keys *sign.Keys) (*Entry, error) {
 	h, off, err := ParseHeader(b)
 	if err != nil {
 		return nil, err
@@ -316,17 +349,16 @@ func Decode(b []byte, signingKey []byte) (*Entry, error) {
 	if got, want := crc32.Checksum(b[:end], castagnoli), binary.LittleEndian.Uint32(b[end:]); got != want {
 		return nil, fmt.Errorf("%w: checksum %08x, want %08x", ErrCorrupt, got, want)
 	}
-	if len(signingKey) > 0 {
+	e := &Entry{Header: h}
+	if keys.Enabled() {
 		if !h.Signed {
 			return nil, ErrUnsigned
 		}
-		m := hmac.New(sha256.New, signingKey)
-		m.Write(b[:body])
-		if !hmac.Equal(m.Sum(nil), b[body:end]) {
-			return nil, ErrSignature
+		if err := keys.Verify(h.Scheme, b[:body], b[body:end]); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSignature, err)
 		}
+		e.Signer, e.HasSigner = sign.SignerOf(h.Scheme, b[body:end])
 	}
-	e := &Entry{Header: h}
 	stored := b[off:body]
 	switch h.Codec {
 	case CodecRaw:

@@ -2,11 +2,31 @@ package entry
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
 	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/sign"
 )
+
+// edKeys returns Ed25519 keys made from a fixed seed byte: a writer's
+// (private key) and a reader's (its public key alone).
+func edKeys(t testing.TB, seed byte) (writer, reader *sign.Keys) {
+	t.Helper()
+	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize))
+	w, err := sign.NewEd25519(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sign.NewEd25519(nil, priv.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, r
+}
 
 func sampleHeader() Header {
 	return Header{
@@ -35,16 +55,18 @@ func payloads() map[string][]byte {
 type sample struct {
 	name    string // the payload's name in payloads
 	payload []byte
-	key     []byte // the signing key; nil for an unsigned entry
+	key     *sign.Keys // the signing keys; nil for an unsigned entry
 	b       []byte // the encoded entry
 }
 
-// samples encodes every payload of payloads unsigned and signed.
+// samples encodes every payload of payloads unsigned, signed with HMAC
+// and signed with Ed25519.
 func samples(t *testing.T) []sample {
 	t.Helper()
 	var out []sample
+	ed, _ := edKeys(t, 1)
 	for name, p := range payloads() {
-		for _, key := range [][]byte{nil, []byte("k")} {
+		for _, key := range []*sign.Keys{nil, sign.NewHMAC([]byte("k")), ed} {
 			b, err := Encode(sampleHeader(), p, key)
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +86,7 @@ func TestRoundTrip(t *testing.T) {
 		h := sampleHeader()
 		if !bytes.Equal(e.Payload, s.payload) || e.Key != h.Key || e.CompileTime != h.CompileTime ||
 			!e.Created.Equal(h.Created) || len(e.Parts) != 2 || e.Parts[1] != h.Parts[1] ||
-			e.RawSize != int64(len(s.payload)) || e.Signed != (s.key != nil) || e.Version != Version {
+			e.RawSize != int64(len(s.payload)) || e.Signed != (s.key != nil) || e.Scheme != s.key.Scheme() {
 			t.Errorf("%s: round trip mismatch: %+v", s.name, e.Header)
 		}
 		if s.name == "compressible" && e.Codec != CodecZstd {
@@ -98,7 +120,7 @@ func TestEveryByteFlip(t *testing.T) {
 
 func TestEveryTruncation(t *testing.T) {
 	for name, p := range payloads() {
-		b, err := Encode(sampleHeader(), p, []byte("k"))
+		b, err := Encode(sampleHeader(), p, sign.NewHMAC([]byte("k")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,17 +138,38 @@ func TestEveryTruncation(t *testing.T) {
 func TestSignature(t *testing.T) {
 	p := []byte("payload payload payload")
 	unsigned, _ := Encode(sampleHeader(), p, nil)
-	signed, _ := Encode(sampleHeader(), p, []byte("right"))
+	right, wrong := sign.NewHMAC([]byte("right")), sign.NewHMAC([]byte("wrong"))
+	signed, _ := Encode(sampleHeader(), p, right)
+	edWriter, edReader := edKeys(t, 1)
+	otherWriter, otherReader := edKeys(t, 2)
+	edSigned, err := Encode(sampleHeader(), p, edWriter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, _ := sign.NewEd25519(nil, ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, 32)).Public().(ed25519.PublicKey),
+		ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, 32)).Public().(ed25519.PublicKey))
+	// An attacker who can write the store but holds no private key: the
+	// same header and payload, a signature by its own key.
+	forged, _ := Encode(sampleHeader(), p, otherWriter)
 	tests := []struct {
 		name string
 		b    []byte
-		key  []byte
+		key  *sign.Keys
 		want error
 	}{
-		{"unsigned refused", unsigned, []byte("right"), ErrUnsigned},
-		{"wrong key", signed, []byte("wrong"), ErrSignature},
-		{"right key", signed, []byte("right"), nil},
+		{"unsigned refused", unsigned, right, ErrUnsigned},
+		{"wrong key", signed, wrong, ErrSignature},
+		{"right key", signed, right, nil},
 		{"no key accepts signed", signed, nil, nil},
+		{"ed25519 reader verifies", edSigned, edReader, nil},
+		{"ed25519 writer verifies", edSigned, edWriter, nil},
+		{"ed25519 rotation: either key", edSigned, rotated, nil},
+		{"ed25519 by another key", edSigned, otherReader, ErrSignature},
+		{"ed25519 forged by another key", forged, edReader, ErrSignature},
+		{"ed25519 unsigned refused", unsigned, edReader, ErrUnsigned},
+		{"hmac entry, ed25519 reader", signed, edReader, ErrSignature},
+		{"ed25519 entry, hmac reader", edSigned, right, ErrSignature},
+		{"no key accepts ed25519", edSigned, nil, nil},
 		{"foreign", []byte("#!/bin/sh\necho pwned\n"), nil, ErrForeign},
 		{"empty", nil, nil, ErrCorrupt},
 	}
@@ -136,10 +179,41 @@ func TestSignature(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	// A forged entry (recomputed CRC, no key) must not pass a signing key.
-	forged, _ := Encode(sampleHeader(), []byte("evil"), []byte("attacker"))
-	if _, err := Decode(forged, []byte("right")); !errors.Is(err, ErrSignature) {
+	// A forged HMAC entry (recomputed CRC, another key) must not pass.
+	forgedHMAC, _ := Encode(sampleHeader(), []byte("evil"), sign.NewHMAC([]byte("attacker")))
+	if _, err := Decode(forgedHMAC, right); !errors.Is(err, ErrSignature) {
 		t.Errorf("forged entry: %v", err)
+	}
+	e, err := Decode(edSigned, rotated)
+	if err != nil || !e.HasSigner || e.Signer != sign.IDOf(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, 32)).Public().(ed25519.PublicKey)) {
+		t.Errorf("signer of an ed25519 entry: %v %v", e, err)
+	}
+	// A reader holding only the public key cannot write an entry.
+	if _, err := Encode(sampleHeader(), p, edReader); !errors.Is(err, sign.ErrCannotSign) {
+		t.Errorf("verify-only keys encoded an entry: %v", err)
+	}
+}
+
+// TestHMACFormatUnchanged pins the bytes of an HMAC-signed and an
+// unsigned entry as the build before Ed25519 wrote them: existing caches
+// and their users must not notice the new scheme.
+func TestHMACFormatUnchanged(t *testing.T) {
+	h := Header{Key: "jit_f-abab", Parts: []PartDigest{{Name: "program", Digest: [32]byte{1}}}, CompileTime: 1500 * time.Millisecond, Created: time.Unix(1700000000, 42)}
+	const (
+		golden         = "584c434501000100560000000a006a69745f662d6162616201000770726f6772616d0100000000000000000000000000000000000000000000000000000000000000002f6859000000002a002a36fe9c97171300000000000000130000000000000068656c6c6f2c20676f6c64656e20656e747279cfc321509f8b2cd9fa2deafab95c39df8979f650b42455ca28625f121f7074be8134c0da"
+		goldenUnsigned = "584c434501000000560000000a006a69745f662d6162616201000770726f6772616d0100000000000000000000000000000000000000000000000000000000000000002f6859000000002a002a36fe9c97171300000000000000130000000000000068656c6c6f2c20676f6c64656e20656e747279d1202fdc"
+	)
+	for _, tc := range []struct {
+		keys *sign.Keys
+		want string
+	}{{sign.NewHMAC([]byte("k")), golden}, {nil, goldenUnsigned}} {
+		b, err := Encode(h, []byte("hello, golden entry"), tc.keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hex.EncodeToString(b); got != tc.want {
+			t.Errorf("%v entry changed:\n got %s\nwant %s", tc.keys, got, tc.want)
+		}
 	}
 }
 
@@ -154,7 +228,7 @@ func TestEncodeLimits(t *testing.T) {
 	if _, err := Encode(h, nil, nil); err == nil {
 		t.Error("long part name accepted")
 	}
-	b := []byte{'X', 'L', 'C', 'E', 2, 0, 0, 0, 0, 0, 0, 0}
+	b := []byte{'X', 'L', 'C', 'E', 3, 0, 0, 0, 0, 0, 0, 0}
 	if _, _, err := ParseHeader(b); !errors.Is(err, ErrVersion) {
 		t.Errorf("future version: %v", err)
 	}
@@ -163,8 +237,11 @@ func TestEncodeLimits(t *testing.T) {
 // addSeeds seeds f with the encoding of every sample payload, the empty
 // input and extra.
 func addSeeds(f *testing.F, extra ...[]byte) {
+	ed, _ := edKeys(f, 1)
 	for _, p := range payloads() {
 		b, _ := Encode(sampleHeader(), p, nil)
+		f.Add(b)
+		b, _ = Encode(sampleHeader(), p, ed)
 		f.Add(b)
 	}
 	f.Add([]byte{})
@@ -192,6 +269,20 @@ func FuzzDecode(f *testing.F) {
 		e2, err := Decode(again, nil)
 		if err != nil || !bytes.Equal(e2.Payload, e.Payload) {
 			t.Fatalf("re-encoded entry does not decode: %v", err)
+		}
+	})
+}
+
+// FuzzDecodeSigned: with an Ed25519 reader's keys, Decode never panics
+// and accepts only entries signed by the one accepted key.
+func FuzzDecodeSigned(f *testing.F) {
+	addSeeds(f)
+	_, reader := edKeys(f, 1)
+	want := reader.VerifyIDs()[0]
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := Decode(b, reader)
+		if err == nil && (!e.HasSigner || e.Signer != want || e.Scheme != sign.Ed25519) {
+			t.Fatalf("accepted an entry signed by %v (scheme %v)", e.Signer, e.Scheme)
 		}
 	})
 }
