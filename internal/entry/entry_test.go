@@ -56,7 +56,7 @@ type sample struct {
 	name    string // the payload's name in payloads
 	payload []byte
 	key     *sign.Keys // the signing keys; nil for an unsigned entry
-	b       []byte // the encoded entry
+	b       []byte     // the encoded entry
 }
 
 // samples encodes every payload of payloads unsigned, signed with HMAC
