@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Role says whether this process may write to the shared cache tiers.
@@ -119,10 +120,14 @@ type Options struct {
 	// (XLACACHE_CPU_THREADS); 0 means DefaultCPUThreads, the CPUs in the
 	// process's affinity mask. See EffectiveCPUThreads.
 	CPUThreads int
-	// SigningKey, when set, makes writers sign entries and readers refuse
-	// entries whose HMAC does not verify (XLACACHE_SIGNING_KEY or
-	// XLACACHE_SIGNING_KEY_FILE).
-	SigningKey []byte
+	// SigningKey, when set, makes writers sign entries and every process
+	// refuse entries whose signature does not verify: an HMAC secret
+	// (XLACACHE_SIGNING_KEY or XLACACHE_SIGNING_KEY_FILE) or Ed25519 keys
+	// (XLACACHE_SIGNING_PRIVATE_KEY_FILE, XLACACHE_VERIFY_KEYS,
+	// XLACACHE_VERIFY_KEYS_FILE). Keys that cannot sign (Ed25519 public
+	// keys alone) make the process a reader of the signed tiers: it never
+	// stores, publishes, repairs or removes shared objects. Nil: unsigned.
+	SigningKey *sign.Keys
 
 	// MetricsFile, when set, is where the process writes its counters in
 	// the Prometheus text format, every minute and when the cache closes

@@ -1,14 +1,18 @@
 package config
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Environment variable names, one per option. They are exported so that
@@ -28,6 +32,14 @@ const (
 	EnvSharedURL      = "XLACACHE_SHARED_URL"
 	EnvSigningKey     = "XLACACHE_SIGNING_KEY"
 	EnvSigningKeyFile = "XLACACHE_SIGNING_KEY_FILE"
+	// EnvSigningPrivateKeyFile names a file holding an Ed25519 private
+	// key: the process signs what it stores (a CI writer).
+	EnvSigningPrivateKeyFile = "XLACACHE_SIGNING_PRIVATE_KEY_FILE"
+	// EnvVerifyKeys lists the Ed25519 public keys whose signatures are
+	// accepted (comma or white space separated, base64, hex or PEM).
+	EnvVerifyKeys = "XLACACHE_VERIFY_KEYS"
+	// EnvVerifyKeysFile names a file of such public keys, one a line.
+	EnvVerifyKeysFile = "XLACACHE_VERIFY_KEYS_FILE"
 	EnvLeaseStale     = "XLACACHE_LEASE_STALE_SECS"
 	EnvLeasePIDCheck  = "XLACACHE_LEASE_PID_CHECK"
 	// EnvAllowSharedDir lets the cache use a directory another user owns
@@ -70,6 +82,7 @@ var allEnvVars = []string{
 	EnvDir, EnvEnableXLA, EnvMinCompileTime, EnvMinEntrySize, EnvMaxSize,
 	EnvProcessIndex, EnvRole, EnvExplainMisses, EnvDirMode, EnvFileMode,
 	EnvWaitSecs, EnvLeaseStale, EnvLeasePIDCheck, EnvSharedURL, EnvSigningKey, EnvSigningKeyFile,
+	EnvSigningPrivateKeyFile, EnvVerifyKeys, EnvVerifyKeysFile,
 	EnvAllowSharedDir, EnvSharedMaxObjectSize, EnvCPUThreads, EnvMetricsFile, EnvRequireHit,
 }
 
@@ -177,6 +190,7 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 		o.Sources[EnvSigningKey] = SourceEnv
 	}
 	keyFile, fileSet := get(EnvSigningKeyFile)
+	var hmacKey []byte
 	switch {
 	case keySet && fileSet:
 		errs = append(errs, fmt.Errorf("%s and %s are both set: choose one", EnvSigningKey, EnvSigningKeyFile))
@@ -186,7 +200,7 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 		if strings.TrimSpace(keyVal) == "" {
 			bad(EnvSigningKey, keyVal, errors.New("the signing key is empty; unset the variable to run unsigned"))
 		} else {
-			o.SigningKey = []byte(keyVal)
+			hmacKey = []byte(keyVal)
 		}
 	case fileSet:
 		b, err := os.ReadFile(keyFile)
@@ -197,7 +211,19 @@ func FromEnv(lookup func(string) (string, bool)) (Options, error) {
 			bad(EnvSigningKeyFile, keyFile, errors.New("the signing key file is empty; unset the variable to run unsigned"))
 		default:
 			// A trailing newline from `echo key > file` is not part of the key.
-			o.SigningKey = []byte(strings.TrimRight(string(b), "\r\n"))
+			hmacKey = []byte(strings.TrimRight(string(b), "\r\n"))
+		}
+	}
+	o.SigningKey = sign.NewHMAC(hmacKey)
+	if ed, edVars := ed25519FromEnv(get, bad); len(edVars) > 0 {
+		if hmacVar := EnvSigningKey; keySet || fileSet {
+			if !keySet {
+				hmacVar = EnvSigningKeyFile
+			}
+			errs = append(errs, fmt.Errorf("%s and %s are both set: choose HMAC or Ed25519 signing, not both",
+				hmacVar, strings.Join(edVars, ", ")))
+		} else {
+			o.SigningKey = ed
 		}
 	}
 	if len(errs) == 0 {
@@ -646,13 +672,34 @@ func (o Options) Settings() []Setting {
 		maxVal = strconv.FormatInt(o.MaxSize, 10)
 	}
 	keyVal := ""
-	if len(o.SigningKey) > 0 {
-		keyVal = fmt.Sprintf("<set, %d bytes>", len(o.SigningKey))
+	hmacSet := o.SigningKey.Scheme() == sign.HMAC
+	if hmacSet {
+		keyVal = "<set, " + o.SigningKey.String() + ">"
 	}
 	subDiff := !sameSubcaches(o.Subcaches, def.Subcaches)
-	keySrc := src(EnvSigningKey, len(o.SigningKey) > 0)
+	keySrc := src(EnvSigningKey, hmacSet)
 	if s, ok := o.Sources[EnvSigningKeyFile]; ok && s != SourceDefault {
 		keySrc = s
+	}
+	// Ed25519: key ids only (public); the private key file's path is
+	// shown by its own row.
+	privVal, verifyVal := "", ""
+	if id, ok := o.SigningKey.SignerID(); ok {
+		privVal = "<set, key id " + id.String() + ">"
+	}
+	if ids := o.SigningKey.VerifyIDs(); len(ids) > 0 {
+		names := make([]string, len(ids))
+		for i, id := range ids {
+			names[i] = id.String()
+		}
+		verifyVal = "key ids " + strings.Join(names, ",")
+		if !o.SigningKey.CanSign() {
+			verifyVal += " (verify-only: a reader of the signed tiers)"
+		}
+	}
+	verifySrc := src(EnvVerifyKeys, verifyVal != "")
+	if s, ok := o.Sources[EnvVerifyKeysFile]; ok && s != SourceDefault && verifySrc == SourceDefault {
+		verifySrc = s
 	}
 	return []Setting{
 		{EnvDir, o.Dir, src(EnvDir, o.Dir != ""), "cache directory; empty turns caching off"},
@@ -671,6 +718,8 @@ func (o Options) Settings() []Setting {
 		{EnvSharedURL, RedactURL(o.SharedURL), src(EnvSharedURL, o.SharedURL != ""), "shared object-store tier, s3://bucket/prefix"},
 		{EnvSharedMaxObjectSize, strconv.FormatInt(o.EffectiveSharedMaxObjectSize(), 10), src(EnvSharedMaxObjectSize, o.SharedMaxObjectSize > 0), "largest shared-tier object read, in bytes; never more than half the memory available"},
 		{EnvSigningKey, keyVal, keySrc, "HMAC key: sign entries, refuse unsigned or forged ones (or use " + EnvSigningKeyFile + ")"},
+		{EnvSigningPrivateKeyFile, privVal, src(EnvSigningPrivateKeyFile, privVal != ""), "Ed25519 private key file: this process signs what it stores"},
+		{EnvVerifyKeys, verifyVal, verifySrc, "Ed25519 public keys accepted (key ids shown); alone they make a verify-only reader"},
 		{EnvAllowSharedDir, strconv.FormatBool(o.AllowSharedDir), src(EnvAllowSharedDir, o.AllowSharedDir), "use a cache directory others can write (only with " + EnvSigningKey + ")"},
 		{EnvCPUThreads, strconv.Itoa(o.EffectiveCPUThreads()), src(EnvCPUThreads, o.CPUThreads > 0), "threads the cpu backend's kernels run on; default: the CPUs this process may use"},
 		{EnvMetricsFile, o.MetricsFile, src(EnvMetricsFile, o.MetricsFile != ""), "Prometheus text file for this process's counters (outside the cache directory)"},
@@ -703,3 +752,76 @@ func sameSubcaches(a, b []Subcache) bool {
 
 // SourceFlag marks a value given on a command line (the CLI's --dir).
 const SourceFlag Source = "flag"
+
+// ed25519FromEnv reads the Ed25519 variables: the private key file (a
+// writer) and the public keys (XLACACHE_VERIFY_KEYS and the file
+// XLACACHE_VERIFY_KEYS_FILE, together: a rotation lists the old and the
+// new key). It returns the keys (nil when none is set or one is bad: bad
+// has then been told, naming the variable) and the names of the variables
+// that were set.
+func ed25519FromEnv(get func(string) (string, bool), bad func(name, value string, err error)) (*sign.Keys, []string) {
+	var set []string
+	var priv ed25519.PrivateKey
+	var pubs []ed25519.PublicKey
+	ok := true
+	if path, isSet := get(EnvSigningPrivateKeyFile); isSet {
+		set = append(set, EnvSigningPrivateKeyFile)
+		b, err := readKeyFile(path)
+		if err == nil {
+			priv, err = sign.ParsePrivateKey(b)
+		}
+		if err != nil {
+			bad(EnvSigningPrivateKeyFile, path, fmt.Errorf("Ed25519 private key: %w", err))
+			ok = false
+		}
+	}
+	if v, isSet := get(EnvVerifyKeys); isSet {
+		set = append(set, EnvVerifyKeys)
+		keys, err := sign.ParsePublicKeys(v)
+		if err != nil {
+			bad(EnvVerifyKeys, v, fmt.Errorf("Ed25519 public keys: %w", err))
+			ok = false
+		}
+		pubs = append(pubs, keys...)
+	}
+	if path, isSet := get(EnvVerifyKeysFile); isSet {
+		set = append(set, EnvVerifyKeysFile)
+		b, err := readKeyFile(path)
+		var keys []ed25519.PublicKey
+		if err == nil {
+			keys, err = sign.ParsePublicKeys(string(b))
+		}
+		if err != nil {
+			bad(EnvVerifyKeysFile, path, fmt.Errorf("Ed25519 public keys: %w", err))
+			ok = false
+		}
+		pubs = append(pubs, keys...)
+	}
+	if !ok || len(set) == 0 {
+		return nil, set
+	}
+	k, err := sign.NewEd25519(priv, pubs...)
+	if err != nil {
+		bad(set[0], "", err)
+		return nil, set
+	}
+	return k, set
+}
+
+// readKeyFile reads a key file, refusing one too large to be a key.
+func readKeyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 64<<10+1)
+	n, err := io.ReadFull(f, b)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	if n > 64<<10 {
+		return nil, errors.New("larger than 64 KiB: not a key file")
+	}
+	return b[:n], nil
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 func envOf(m map[string]string) func(string) (string, bool) {
@@ -65,7 +67,7 @@ func TestFromEnvValues(t *testing.T) {
 			want := Options{Dir: "/tmp/x", Subcaches: []Subcache{SubcacheAutotune, SubcacheKernels}, SubcachesExplicit: true, BinarySizes: true, // 10GiB
 				MinCompileTime: 500 * time.Millisecond, MinEntrySize: 1024, MaxSize: 10 << 30, ProcessIndex: 3,
 				Role: RoleWriter, ExplainMisses: true, DirMode: 0o750, FileMode: 0o640, WaitTimeout: 7 * time.Second,
-				SharedURL: "s3://b/p", SigningKey: []byte("k")}
+				SharedURL: "s3://b/p", SigningKey: sign.NewHMAC([]byte("k"))}
 			o.Sources = nil
 			if !reflect.DeepEqual(o, want) {
 				t.Errorf("got %+v\nwant %+v", o, want)
@@ -105,8 +107,8 @@ func TestFromEnvValues(t *testing.T) {
 			}
 		}},
 		{"key file", map[string]string{EnvSigningKeyFile: keyFile}, func(t *testing.T, o Options) {
-			if string(o.SigningKey) != "s3cret" {
-				t.Errorf("key %q", o.SigningKey)
+			if !o.SigningKey.Equal(sign.NewHMAC([]byte("s3cret"))) {
+				t.Errorf("key %v", o.SigningKey)
 			}
 		}},
 	}
@@ -275,7 +277,7 @@ func TestSettings(t *testing.T) {
 	if s := got[EnvRole]; !strings.Contains(s.Value, "reads only") {
 		t.Errorf("role setting %+v", s)
 	}
-	if len(got) != len(allEnvVars)-1 { // the key file shares the key's row
+	if len(got) != len(allEnvVars)-2 { // the key files share the keys' rows
 		t.Errorf("%d settings for %d variables", len(got), len(allEnvVars))
 	}
 }

@@ -40,7 +40,8 @@ func Redact(text string, lookup func(string) (string, bool)) string {
 // NewRedactor returns a function that replaces, in text meant for people,
 // the secrets the environment (lookup) configures by Redacted: the
 // signing key, from XLACACHE_SIGNING_KEY or the file
-// XLACACHE_SIGNING_KEY_FILE names (read once, now), and credentials in
+// XLACACHE_SIGNING_KEY_FILE names, the Ed25519 private key of
+// XLACACHE_SIGNING_PRIVATE_KEY_FILE (files read once, now), and credentials in
 // URLs (RedactURL). The CLI passes every error and log line it prints
 // through one, so that a key or password quoted by any layer below never
 // reaches a terminal or a job log.
@@ -54,6 +55,18 @@ func NewRedactor(lookup func(string) (string, bool)) func(string) string {
 			b, _ := io.ReadAll(io.LimitReader(f, 1<<16))
 			f.Close()
 			keys = append(keys, strings.TrimRight(string(b), "\r\n"), strings.TrimSpace(string(b)))
+		}
+	}
+	// An Ed25519 private key is as secret as an HMAC key: its file's
+	// text, and each line of a PEM body, are hidden too.
+	if p, ok := lookup(EnvSigningPrivateKeyFile); ok && strings.TrimSpace(p) != "" {
+		if b, err := readKeyFile(strings.TrimSpace(p)); err == nil {
+			keys = append(keys, strings.TrimSpace(string(b)))
+			for line := range strings.Lines(string(b)) {
+				if t := strings.TrimSpace(line); !strings.HasPrefix(t, "-----") {
+					keys = append(keys, t)
+				}
+			}
 		}
 	}
 	return func(text string) string {
