@@ -15,6 +15,7 @@ import (
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/inuse"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Usage is what a scan of a cache directory found, per area.
@@ -236,7 +237,7 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 	return res, nil
 }
 
-func verifyFile(root *os.Root, rel string, signingKey []byte) error {
+func verifyFile(root *os.Root, rel string, signingKey *sign.Keys) error {
 	data, err := readEntryIn(root, rel)
 	if err != nil {
 		return err

@@ -24,6 +24,7 @@ import (
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/logonce"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Names of fixed paths under the cache directory, kept here for callers of
@@ -65,7 +66,7 @@ type Cache struct {
 	// writer is true when this process may write to dir.
 	writer bool
 	// signingKey copies opts.SigningKey.
-	signingKey []byte
+	signingKey *sign.Keys
 
 	shared blob.Store
 
@@ -147,6 +148,12 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options
 		c.logs = logonce.From(oo.logs)
 	} else {
 		c.logs = logonce.New(logger)
+	}
+	if opts.Enabled() && opts.VerifyOnly() {
+		// One line at open: the role is a consequence of the keys, and
+		// an operator who set XLACACHE_ROLE=writer must learn why it is
+		// not honoured.
+		logger.Info("verify-only signing keys (Ed25519 public keys, no private key): this process reads the signed cache and never writes, repairs or removes anything in it", "keys", opts.SigningKey.String())
 	}
 	c.stats.init()
 	c.bgCtx, c.bgCancel = context.WithCancel(context.WithoutCancel(ctx))

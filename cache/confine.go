@@ -98,7 +98,7 @@ func (c *Cache) openDir(dir string) error {
 // sharedDirAllowed reports whether the user accepted a directory others
 // can write: explicitly, or by signing entries (then a planted entry fails
 // verification).
-func sharedDirAllowed(o config.Options) bool { return o.AllowSharedDir || len(o.SigningKey) > 0 }
+func sharedDirAllowed(o config.Options) bool { return o.AllowSharedDir || o.SigningKey.Enabled() }
 
 // checkTrusted refuses a cache directory owned by another user or
 // writable by others (by group too, unless XLACACHE_DIR_MODE asks for a
@@ -106,7 +106,7 @@ func sharedDirAllowed(o config.Options) bool { return o.AllowSharedDir || len(o.
 func (c *Cache) checkTrusted(dir string, st fs.FileInfo) error {
 	err := trustedDir(dir, st, c.opts.EffectiveDirMode()&0o020 != 0)
 	if err != nil && sharedDirAllowed(c.opts) {
-		if len(c.opts.SigningKey) == 0 {
+		if !c.opts.SigningKey.Enabled() {
 			c.logger.Warn("using a cache directory others can write without XLACACHE_SIGNING_KEY: they can make this process run their code", "dir", dir, "reason", err)
 		}
 		return nil

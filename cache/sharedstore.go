@@ -234,7 +234,7 @@ const unsignedSharedWarning = "shared cache without signing: anyone who can writ
 // attachShared makes shared the cache's shared tier, warning (once per
 // process) when entries are not signed.
 func (c *Cache) attachShared(shared blob.Store) {
-	if len(c.opts.SigningKey) == 0 {
+	if !c.opts.SigningKey.Enabled() {
 		where := c.opts.SharedURL
 		if where == "" {
 			where = storeName(shared)

@@ -474,7 +474,7 @@ func keyMismatch(err error) bool { return errors.Is(err, entry.ErrSignature) }
 
 // KeyMismatchWarning is the one line a process logs when it meets entries
 // signed with another key (tests and tools look for it).
-const KeyMismatchWarning = "cache entries signed with another key: check " + config.EnvSigningKey + " (or " + config.EnvSigningKeyFile + ") on this host; such entries are left in place and missed, never repaired"
+const KeyMismatchWarning = "cache entries signed with another key: check " + config.EnvSigningKey + " (or " + config.EnvSigningKeyFile + "; for Ed25519, " + config.EnvVerifyKeys + ") on this host; such entries are left in place and missed, never repaired"
 
 // warnKeyMismatch logs KeyMismatchWarning once per process, however many
 // entries and tiers fail the same way.

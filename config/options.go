@@ -587,8 +587,12 @@ func (o Options) EffectiveLeaseStale() time.Duration {
 func (o Options) Enabled() bool { return o.Dir != "" }
 
 // Writer reports whether this process may write to the cache: an explicit
-// writer, or process index 0 under RoleAuto.
+// writer, or process index 0 under RoleAuto; never a process whose keys
+// can verify but not sign (VerifyOnly), whatever its role.
 func (o Options) Writer() bool {
+	if o.VerifyOnly() {
+		return false
+	}
 	switch o.Role {
 	case RoleWriter:
 		return true
@@ -597,6 +601,12 @@ func (o Options) Writer() bool {
 	}
 	return false
 }
+
+// VerifyOnly reports whether the process holds keys that verify but
+// cannot sign (Ed25519 public keys without the private key): it is then a
+// reader of the signed cache, since whatever it wrote would be unsigned,
+// and refused by itself and every other process with keys.
+func (o Options) VerifyOnly() bool { return o.SigningKey.Enabled() && !o.SigningKey.CanSign() }
 
 // HasSubcache reports whether subcache s is turned on.
 func (o Options) HasSubcache(s Subcache) bool {
@@ -730,6 +740,9 @@ func (o Options) Settings() []Setting {
 func roleNote(o Options) string {
 	if o.Writer() {
 		return " (writes)"
+	}
+	if o.VerifyOnly() {
+		return " (reads only: verify-only keys)"
 	}
 	return " (reads only)"
 }

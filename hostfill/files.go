@@ -12,6 +12,7 @@ import (
 
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/xla/rawfiles"
 )
@@ -91,7 +92,7 @@ var errIncomplete = errors.New("hostfill: file incomplete or not of its kind")
 // entries in place, so a partial file is a truncated stream); autotune
 // results and xlacache entries are installed by rename, and are checked
 // for their format.
-func checkContent(kind fileKind, rel string, data []byte, signingKey []byte) error {
+func checkContent(kind fileKind, rel string, data []byte, signingKey *sign.Keys) error {
 	var err error
 	switch kind {
 	case fileJAX:
@@ -116,7 +117,7 @@ func checkContent(kind fileKind, rel string, data []byte, signingKey []byte) err
 func sealKey(rel string) string { return "hostfill:" + rel }
 
 // seal wraps a file's content for a pack.
-func seal(rel string, data []byte, signingKey []byte, now time.Time) (Member, error) {
+func seal(rel string, data []byte, signingKey *sign.Keys, now time.Time) (Member, error) {
 	sealed, err := entry.Encode(entry.Header{Key: sealKey(rel), Created: now}, data, signingKey)
 	if err != nil {
 		return Member{}, err
@@ -126,7 +127,7 @@ func seal(rel string, data []byte, signingKey []byte, now time.Time) (Member, er
 
 // unseal verifies a pack member and returns its content, checked against
 // its record's digest and its kind's format.
-func unseal(m Member, signingKey []byte) ([]byte, fileKind, error) {
+func unseal(m Member, signingKey *sign.Keys) ([]byte, fileKind, error) {
 	kind := classify(m.Name)
 	if kind == fileNone {
 		return nil, kind, fmt.Errorf("%w: %s is not a file packs carry", errBadPack, m.Name)
@@ -204,7 +205,7 @@ func scanPaths(ctx context.Context, root *os.Root, rels []string) ([]localFile, 
 
 // Seal wraps a file's content (rel is its path relative to the cache
 // directory) as a pack member, signed with signingKey when it is set.
-func Seal(rel string, data, signingKey []byte) (Member, error) {
+func Seal(rel string, data []byte, signingKey *sign.Keys) (Member, error) {
 	return seal(rel, data, signingKey, time.Now())
 }
 
@@ -215,7 +216,7 @@ func ObjectNames(pack []byte) (packName, indexName string) {
 
 // openPayload returns a sealed member's payload, verified by its entry
 // checksum (and signature) only.
-func openPayload(m Member, signingKey []byte) ([]byte, error) {
+func openPayload(m Member, signingKey *sign.Keys) ([]byte, error) {
 	e, err := entry.DecodeAs(m.Sealed, sealKey(m.Name), signingKey)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ import (
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/xla/rawfiles"
 )
 
@@ -49,7 +50,7 @@ type Options struct {
 	Root *os.Root
 	// SigningKey signs what is published and is required of what is
 	// fetched (config.Options.SigningKey).
-	SigningKey []byte
+	SigningKey *sign.Keys
 	// DirMode and FileMode are the modes of what is created.
 	DirMode, FileMode os.FileMode
 	// MaxObjectSize bounds a pack or index read from the store; a larger

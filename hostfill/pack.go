@@ -28,6 +28,7 @@ import (
 
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Pack format, version 1. A pack object holds sealed files; its index
@@ -176,8 +177,8 @@ const indexKeyPrefix = "hostfill-index:"
 // is without a signing key, else sealed in the entry format (checksum and
 // HMAC) under indexKeyPrefix+id, so that nobody without the key can list
 // names that hosts would then take as already published.
-func sealIndex(id string, index, signingKey []byte, now time.Time) ([]byte, error) {
-	if len(signingKey) == 0 {
+func sealIndex(id string, index []byte, signingKey *sign.Keys, now time.Time) ([]byte, error) {
+	if !signingKey.Enabled() {
 		return index, nil
 	}
 	return entry.Encode(entry.Header{Key: indexKeyPrefix + id, Created: now}, index, signingKey)
@@ -187,10 +188,10 @@ func sealIndex(id string, index, signingKey []byte, now time.Time) ([]byte, erro
 // may vouch for its names as published: with a signing key only an index
 // signed with it does; without one, any well-formed index. An index that
 // is not trusted still serves a fill, whose members are each verified.
-func openIndex(b []byte, id string, signingKey []byte) (recs []Record, trusted bool, err error) {
+func openIndex(b []byte, id string, signingKey *sign.Keys) (recs []Record, trusted bool, err error) {
 	if bytes.HasPrefix(b, []byte(packMagic)) {
 		recs, _, err = decode(b, kindIndex)
-		return recs, err == nil && len(signingKey) == 0, err
+		return recs, err == nil && !signingKey.Enabled(), err
 	}
 	e, err := entry.DecodeAs(b, indexKeyPrefix+id, signingKey)
 	if err != nil {

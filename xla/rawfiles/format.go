@@ -3,12 +3,10 @@ package rawfiles
 import (
 	"bufio"
 	"bytes"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"math"
 	"regexp"
@@ -19,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Names of XLA's raw subcaches, as files under the cache directory and as
@@ -49,6 +48,30 @@ var ErrBadObject = errors.New("subcache: raw subcache object failed verification
 // the key: it was signed with another key. It is not damage, and is never
 // replaced (a host with a mistyped key must not rewrite the bucket).
 var ErrOtherKey = errors.New("signed with another key")
+
+// verifyRaw checks the signature mac (of scheme s) of the object named
+// name over payload. A signature by a key or scheme this process does not
+// hold wraps ErrOtherKey (left in place, never replaced); a signature by
+// an accepted Ed25519 key that does not verify is damage or forgery.
+func verifyRaw(name string, keys *sign.Keys, s sign.Scheme, payload, mac []byte) error {
+	h, err := rawVerifier(name, keys, s)
+	if err == nil {
+		h.Write(payload)
+		err = h.Verify(mac)
+	}
+	return rawSigError(err)
+}
+
+// rawSigError classifies a sign error for the mirror's callers.
+func rawSigError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sign.ErrOtherKey):
+		return fmt.Errorf("%w: %v", ErrOtherKey, err)
+	}
+	return fmt.Errorf("signature does not verify: %w", err)
+}
 
 // autotuneNameRE accepts XLA's autotune file names (web-safe or standard
 // base64 of a SHA-256, then ".textproto") and nothing that could be a path
@@ -304,52 +327,89 @@ var rawMagic = []byte("XLCRAW")
 
 const (
 	rawVersion    = 1
-	rawFlagSigned = 1
-	rawHeaderLen  = 6 + 1 + 1 + 32 // magic, version, flags, sha256
+	rawFlagSigned = 1 // an HMAC-SHA256 follows the header
+	// rawFlagEd25519 (with rawFlagSigned clear): an Ed25519 signature
+	// (sign.Ed25519's wire form, key id first) follows the header.
+	rawFlagEd25519 = 2
+	rawHeaderLen   = 6 + 1 + 1 + 32 // magic, version, flags, sha256
 )
 
+// rawScheme is the signature scheme flags declare, and whether flags are
+// known at all.
+func rawScheme(flags byte) (sign.Scheme, bool) {
+	switch flags {
+	case 0:
+		return sign.None, true
+	case rawFlagSigned:
+		return sign.HMAC, true
+	case rawFlagEd25519:
+		return sign.Ed25519, true
+	}
+	return sign.None, false
+}
+
 // Seal wraps a raw subcache file for the store: a SHA-256 of the payload
-// and, with a signing key, an HMAC-SHA256 over the object name and payload,
-// so that a reader with the key loads only what a key holder published, and
-// an object cannot be replayed under another name.
-func Seal(name string, payload, key []byte) []byte {
+// and, with keys that can sign, a signature over the object name and
+// payload (HMAC-SHA256, byte for byte as before Ed25519 existed, or
+// Ed25519), so that a reader with the keys loads only what a key holder
+// published, and an object cannot be replayed under another name. Keys
+// that cannot sign (verify-only) seal unsigned, which every process with
+// keys refuses: publishers check keys.CanSign first (Mirror.Push does).
+func Seal(name string, payload []byte, keys *sign.Keys) []byte {
 	sum := sha256.Sum256(payload)
-	out := make([]byte, 0, rawHeaderLen+32+len(payload))
+	scheme := sign.None
+	var sig []byte
+	if keys.CanSign() {
+		h, _ := keys.Signer() // CanSign: no error
+		writeRawPrefix(h, name)
+		h.Write(payload)
+		var err error
+		if sig, err = h.Sign(); err == nil {
+			scheme = keys.Scheme()
+		}
+	}
+	out := make([]byte, 0, rawHeaderLen+len(sig)+len(payload))
 	out = append(out, rawMagic...)
 	out = append(out, rawVersion)
 	flags := byte(0)
-	if len(key) > 0 {
-		flags |= rawFlagSigned
+	switch scheme {
+	case sign.HMAC:
+		flags = rawFlagSigned
+	case sign.Ed25519:
+		flags = rawFlagEd25519
 	}
 	out = append(out, flags)
 	out = append(out, sum[:]...)
-	if len(key) > 0 {
-		out = append(out, rawMAC(name, payload, key)...)
-	}
+	out = append(out, sig...)
 	return append(out, payload...)
 }
 
-func rawMAC(name string, payload, key []byte) []byte {
-	m := rawMACHash(name, key)
-	m.Write(payload)
-	return m.Sum(nil)
-}
-
-// rawMACHash returns the HMAC of an object named name with its name
-// written, for the payload to be written to: rawMAC, streamed.
-func rawMACHash(name string, key []byte) hash.Hash {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("xlacache-raw-v1\x00"))
+// writeRawPrefix writes what precedes the payload in a raw object's
+// signed message: a domain tag and the object's name, so that an object
+// cannot be replayed under another name.
+func writeRawPrefix(w io.Writer, name string) {
+	w.Write([]byte("xlacache-raw-v1\x00"))
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(name)))
-	m.Write(n[:])
-	m.Write([]byte(name))
-	return m
+	w.Write(n[:])
+	w.Write([]byte(name))
 }
 
-// Unseal checks and unwraps an object made by Seal. With a key, unsigned
+// rawVerifier returns the Hash that checks the signature (of scheme s) of
+// an object named name, with its name written, for the payload to be
+// written to.
+func rawVerifier(name string, keys *sign.Keys, s sign.Scheme) (*sign.Hash, error) {
+	h, err := keys.Verifier(s)
+	if err != nil {
+		return nil, err
+	}
+	writeRawPrefix(h, name)
+	return h, nil
+}
+
+// Unseal checks and unwraps an object made by Seal. With keys, unsigned
 // objects and objects whose signature does not verify are refused.
-func Unseal(name string, obj, key []byte) ([]byte, error) {
+func Unseal(name string, obj []byte, keys *sign.Keys) ([]byte, error) {
 	if len(obj) < rawHeaderLen || !bytes.Equal(obj[:6], rawMagic) {
 		return nil, fmt.Errorf("%w: %s: not a sealed subcache object", ErrBadObject, name)
 	}
@@ -357,28 +417,29 @@ func Unseal(name string, obj, key []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s: envelope version %d unknown", ErrBadObject, name, obj[6])
 	}
 	flags := obj[7]
-	if flags&^rawFlagSigned != 0 {
+	scheme, known := rawScheme(flags)
+	if !known {
 		return nil, fmt.Errorf("%w: %s: unknown flags %#x", ErrBadObject, name, flags)
 	}
 	sum := obj[8:rawHeaderLen]
 	rest := obj[rawHeaderLen:]
 	var mac []byte
-	if flags&rawFlagSigned != 0 {
-		if len(rest) < 32 {
+	if n := scheme.SigSize(); n > 0 {
+		if len(rest) < n {
 			return nil, fmt.Errorf("%w: %s: truncated signature", ErrBadObject, name)
 		}
-		mac, rest = rest[:32], rest[32:]
+		mac, rest = rest[:n], rest[n:]
 	}
 	got := sha256.Sum256(rest)
 	if !bytes.Equal(got[:], sum) {
 		return nil, fmt.Errorf("%w: %s: checksum mismatch", ErrBadObject, name)
 	}
-	if len(key) > 0 {
+	if keys.Enabled() {
 		if mac == nil {
 			return nil, fmt.Errorf("%w: %s: unsigned, and a signing key is set", ErrBadObject, name)
 		}
-		if !hmac.Equal(mac, rawMAC(name, rest, key)) {
-			return nil, fmt.Errorf("%w: %s: %w: signature does not verify with this key", ErrBadObject, name, ErrOtherKey)
+		if err := verifyRaw(name, keys, scheme, rest, mac); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadObject, name, err)
 		}
 	}
 	return rest, nil

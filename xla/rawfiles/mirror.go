@@ -22,6 +22,7 @@ import (
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // MirrorOptions configures a Mirror.
@@ -36,7 +37,7 @@ type MirrorOptions struct {
 	// Autotune and Kernels select which raw subcaches to synchronize.
 	Autotune, Kernels bool
 	// SigningKey signs what is pushed and is required of what is pulled.
-	SigningKey []byte
+	SigningKey *sign.Keys
 	// DirMode and FileMode are used for what the mirror creates.
 	DirMode, FileMode os.FileMode
 	// MaxObjectSize bounds the objects read from the store
@@ -106,7 +107,12 @@ func (m *Mirror) Pull(ctx context.Context) (MirrorStats, error) {
 // the local kernel cache file that the store lacks as a new part (a
 // delta); it compacts the kernel parts when they have grown to more than
 // twice what they hold. First writer wins.
+// Keys that verify but cannot sign (an Ed25519 reader) push nothing: what
+// they sealed would be unsigned, refused by every host with keys.
 func (m *Mirror) Push(ctx context.Context) (MirrorStats, error) {
+	if k := m.opts.SigningKey; k.Enabled() && !k.CanSign() {
+		return MirrorStats{}, fmt.Errorf("pushing subcaches: %w", sign.ErrCannotSign)
+	}
 	return m.both(ctx, m.pushAutotune, m.pushKernels)
 }
 

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // oldPull merges every part the way versions before deltas did (all
 // parts fetched, then MergeKernelCaches): what an old reader makes of a
 // bucket this version wrote.
 // The part skip is left out (refused, as an old reader refuses it).
-func oldPull(t *testing.T, m *Mirror, key []byte, skip string) []byte {
+func oldPull(t *testing.T, m *Mirror, key *sign.Keys, skip string) []byte {
 	t.Helper()
 	ctx := context.Background()
 	infos, err := m.objs.List(ctx, layout.XLAKernelPartsPrefix)
@@ -55,7 +56,7 @@ func oldPull(t *testing.T, m *Mirror, key []byte, skip string) []byte {
 func TestKernelPartsCompact(t *testing.T) {
 	ctx := context.Background()
 	store := newMem()
-	key := []byte("team")
+	key := sign.NewHMAC([]byte("team"))
 	const rounds, concurrent, perJob, recSize = 4, 3, 8, 4 << 10
 	const jobs = rounds * concurrent
 	legacy := legacyBucket(t, store, key, rounds, concurrent, perJob, recSize)
@@ -64,7 +65,7 @@ func TestKernelPartsCompact(t *testing.T) {
 	// the verified parts deleted.
 	forged := append(bytes.Clone(legacy), jobKernels(99, 1, 16)...)
 	fobj := layout.XLAKernelPartObject(sha256.Sum256(forged))
-	store.PutRaw(fobj, Seal(fobj, forged, []byte("other key")))
+	store.PutRaw(fobj, Seal(fobj, forged, sign.NewHMAC([]byte("other key"))))
 
 	const grace = 10 * time.Minute
 	now := time.Now()

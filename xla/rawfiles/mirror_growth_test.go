@@ -13,6 +13,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 )
 
@@ -76,7 +77,7 @@ func recordSet(t *testing.T, b []byte) map[string]bool {
 func TestKernelPartsGrowLinearly(t *testing.T) {
 	ctx := context.Background()
 	store := newMem()
-	key := []byte("team")
+	key := sign.NewHMAC([]byte("team"))
 	const jobs, perJob, recSize = 8, 16, 16 << 10
 	for j := range jobs {
 		dir := t.TempDir()
@@ -119,7 +120,7 @@ func TestKernelPartsGrowLinearly(t *testing.T) {
 // rounds, concurrent jobs start from the file of the round before, add
 // their own kernels and push their whole file as a part. It returns the
 // union of every part (with concurrent 1: the last job's file).
-func legacyBucket(t *testing.T, store *memblob.Store, key []byte, rounds, concurrent, perJob, recSize int) []byte {
+func legacyBucket(t *testing.T, store *memblob.Store, key *sign.Keys, rounds, concurrent, perJob, recSize int) []byte {
 	t.Helper()
 	var union []byte
 	for r := range rounds {
@@ -144,7 +145,7 @@ func legacyBucket(t *testing.T, store *memblob.Store, key []byte, rounds, concur
 func TestKernelPullMemory(t *testing.T) {
 	ctx := context.Background()
 	store := newMem()
-	key := []byte("team")
+	key := sign.NewHMAC([]byte("team"))
 	const jobs, perJob, recSize = 8, 16, 64 << 10 // 8 MiB file, 36 MiB of parts
 	want := legacyBucket(t, store, key, jobs, 1, perJob, recSize)
 	n, _ := partBytes(t, store)

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // The kernel cache file travels as content-addressed parts
@@ -170,23 +170,25 @@ func (m *Mirror) loadPart(ctx context.Context, root *os.Root, obj string, buf []
 		return refuse("not a sealed subcache object")
 	case hdr[6] != rawVersion:
 		return refuse("envelope version %d unknown", hdr[6])
-	case hdr[7]&^rawFlagSigned != 0:
+	}
+	scheme, known := rawScheme(hdr[7])
+	if !known {
 		return refuse("unknown flags %#x", hdr[7])
 	}
 	rest := info.Size - rawHeaderLen
 	var mac []byte
-	if hdr[7]&rawFlagSigned != 0 {
-		mac = make([]byte, sha256.Size)
+	if n := scheme.SigSize(); n > 0 {
+		mac = make([]byte, n)
 		if _, err := io.ReadFull(rc, mac); err != nil {
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
 				return refuse("truncated signature")
 			}
 			return nil, nil, false, fmt.Errorf("fetching %s: %w", obj, err)
 		}
-		rest -= sha256.Size
+		rest -= int64(len(mac))
 	}
 	key := m.opts.SigningKey
-	if len(key) > 0 && mac == nil {
+	if key.Enabled() && mac == nil {
 		// Refused before its payload is downloaded.
 		return refuse("unsigned, and a signing key is set")
 	}
@@ -201,10 +203,14 @@ func (m *Mirror) loadPart(ctx context.Context, root *os.Root, obj string, buf []
 		}
 	}()
 	sum := sha256.New()
-	var hm hash.Hash
+	var hm *sign.Hash
 	w := io.MultiWriter(f, sum)
-	if len(key) > 0 {
-		hm = rawMACHash(obj, key)
+	if key.Enabled() {
+		if hm, err = rawVerifier(obj, key, scheme); err != nil {
+			// Another scheme than this process's: refused before its
+			// payload is downloaded, and left in place.
+			return refuse("%v", rawSigError(err))
+		}
 		w = io.MultiWriter(f, sum, hm)
 	}
 	// The reader yields at most Info.Size bytes (blob.Store.Open); one more
@@ -221,8 +227,10 @@ func (m *Mirror) loadPart(ctx context.Context, root *os.Root, obj string, buf []
 	if !hmac.Equal(got[:], hdr[8:rawHeaderLen]) {
 		return refuse("checksum mismatch")
 	}
-	if hm != nil && !hmac.Equal(mac, hm.Sum(nil)) {
-		return refuse("signature does not verify with this key")
+	if hm != nil {
+		if err := hm.Verify(mac); err != nil {
+			return refuse("%v", rawSigError(err))
+		}
 	}
 	if obj != layout.XLAKernelPartObject(got) {
 		return refuse("content does not match the part's name")

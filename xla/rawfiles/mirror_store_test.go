@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 )
 
@@ -46,7 +47,7 @@ func TestMirrorObjectSizeBound(t *testing.T) {
 func TestMirrorReplacesDamagedObjects(t *testing.T) {
 	ctx := context.Background()
 	store := newMem()
-	key := []byte("team")
+	key := sign.NewHMAC([]byte("team"))
 	dirA, dirB := t.TempDir(), t.TempDir()
 	tuned := []byte("tuned: 1")
 	kernels := cat(rec(1, "ka"), rec(1, "kb"))

@@ -16,11 +16,12 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/blob/memblob"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 func TestSealUnseal(t *testing.T) {
 	payload := []byte("autotune result\n")
-	signed := Seal("a/x.textproto", payload, []byte("k1"))
+	signed := Seal("a/x.textproto", payload, sign.NewHMAC([]byte("k1")))
 	unsigned := Seal("a/x.textproto", payload, nil)
 	flip := func(b []byte, i int) []byte {
 		c := bytes.Clone(b)
@@ -51,7 +52,7 @@ func TestSealUnseal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Unseal(tt.objName, tt.obj, []byte(tt.key))
+			got, err := Unseal(tt.objName, tt.obj, sign.NewHMAC([]byte(tt.key)))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrBadObject) {
 					t.Fatalf("Unseal = %v, want error containing %q", err, tt.wantErr)
@@ -66,17 +67,17 @@ func TestSealUnseal(t *testing.T) {
 }
 
 func FuzzUnseal(f *testing.F) {
-	f.Add(Seal("n", []byte("payload"), []byte("k")), []byte("k"))
+	f.Add(Seal("n", []byte("payload"), sign.NewHMAC([]byte("k"))), []byte("k"))
 	f.Add(Seal("n", []byte(""), nil), []byte(""))
 	f.Add([]byte("XLCRAW\x01\x01"), []byte("k"))
 	f.Fuzz(func(t *testing.T, obj, key []byte) {
-		p, err := Unseal("n", obj, key)
+		p, err := Unseal("n", obj, sign.NewHMAC(key))
 		if err != nil {
 			return
 		}
 		// Whatever verifies must re-seal to the same object when the
 		// signing state matches.
-		if len(key) > 0 && !bytes.Equal(Seal("n", p, key), obj) {
+		if len(key) > 0 && !bytes.Equal(Seal("n", p, sign.NewHMAC(key)), obj) {
 			t.Fatalf("accepted an object that does not re-seal identically")
 		}
 	})
@@ -139,7 +140,7 @@ func newMem() *memblob.Store { return memblob.New(memblob.Options{}) }
 func TestMirrorPushPull(t *testing.T) {
 	ctx := context.Background()
 	store := newMem()
-	key := []byte("team")
+	key := sign.NewHMAC([]byte("team"))
 	dirA, dirB := t.TempDir(), t.TempDir()
 	a := NewMirror(store, MirrorOptions{Dir: dirA, Autotune: true, Kernels: true, SigningKey: key})
 	b := NewMirror(store, MirrorOptions{Dir: dirB, Autotune: true, Kernels: true, SigningKey: key})
@@ -207,18 +208,18 @@ func TestMirrorPushPull(t *testing.T) {
 func TestMirrorRefusesBadObjects(t *testing.T) {
 	ctx := context.Background()
 	store := newMem()
-	key := []byte("team")
+	key := sign.NewHMAC([]byte("team"))
 	good := AutotuneDir + "/good.textproto"
 	store.PutRaw(good, Seal(good, []byte("ok"), key))
 	store.PutRaw(AutotuneDir+"/../../escape.textproto", Seal(AutotuneDir+"/../../escape.textproto", []byte("x"), key))
 	store.PutRaw(AutotuneDir+"/sub/dir.textproto", Seal(AutotuneDir+"/sub/dir.textproto", []byte("x"), key))
 	store.PutRaw(AutotuneDir+"/notproto", Seal(AutotuneDir+"/notproto", []byte("x"), key))
 	store.PutRaw(AutotuneDir+"/unsigned.textproto", Seal(AutotuneDir+"/unsigned.textproto", []byte("x"), nil))
-	store.PutRaw(AutotuneDir+"/otherkey.textproto", Seal(AutotuneDir+"/otherkey.textproto", []byte("x"), []byte("evil")))
+	store.PutRaw(AutotuneDir+"/otherkey.textproto", Seal(AutotuneDir+"/otherkey.textproto", []byte("x"), sign.NewHMAC([]byte("evil"))))
 	tampered := Seal(AutotuneDir+"/tampered.textproto", []byte("x"), key)
 	tampered[len(tampered)-1] ^= 1
 	store.PutRaw(AutotuneDir+"/tampered.textproto", tampered)
-	store.PutRaw(KernelParts+"/bad", Seal(KernelParts+"/bad", rec(1, "evil"), []byte("evil")))
+	store.PutRaw(KernelParts+"/bad", Seal(KernelParts+"/bad", rec(1, "evil"), sign.NewHMAC([]byte("evil"))))
 
 	dir := t.TempDir()
 	m := NewMirror(store, MirrorOptions{Dir: dir, Autotune: true, Kernels: true, SigningKey: key})
