@@ -23,10 +23,10 @@ package archive
 
 import (
 	"archive/tar"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -35,6 +35,7 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/xla/rawfiles"
 )
@@ -63,9 +64,11 @@ const ManifestName = ".xlacache-manifest.json"
 type Options struct {
 	// SigningKey, when set, is required of every entry exported or
 	// imported (an entry not signed with it is left out or refused), signs
-	// the manifest on export, and on import accepts XLA's raw files only
-	// under a manifest signed with it.
-	SigningKey []byte
+	// the manifest on export (keys that cannot sign, an Ed25519 reader's,
+	// export an unsigned manifest: importers with keys then take its
+	// entries, which verify alone, but not its raw files), and on import
+	// accepts XLA's raw files only under a manifest signed with it.
+	SigningKey *sign.Keys
 	// DirMode and FileMode are the modes of the directories and files
 	// Import creates; zero means 0700 and 0600.
 	DirMode, FileMode fs.FileMode
@@ -98,7 +101,9 @@ type manifest struct {
 	Version int               `json:"version"`
 	Created time.Time         `json:"created"`
 	Raw     map[string]string `json:"raw"`
-	// MAC is HMAC-SHA256 over the manifest with MAC empty, hex.
+	// MAC is the signature over the manifest with MAC empty, as text
+	// (sign.Keys.SignText: an HMAC-SHA256 in hex, as it always was, or
+	// "ed25519:" and the hex of an Ed25519 signature).
 	MAC string `json:"mac,omitempty"`
 }
 
@@ -106,14 +111,25 @@ type manifest struct {
 // the importer's key: its raw-file hashes are then not trusted.
 const macInvalid = "invalid"
 
-func (m manifest) mac(key []byte) string {
+// signedBytes is what the manifest's signature covers.
+func (m manifest) signedBytes() []byte {
 	c := m
 	c.MAC = ""
 	b, _ := json.Marshal(c)
-	h := hmac.New(sha256.New, key)
-	h.Write([]byte("xlacache-manifest-v1\x00"))
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil))
+	return append([]byte("xlacache-manifest-v1\x00"), b...)
+}
+
+// sign returns the manifest's signature under keys.
+func (m manifest) sign(keys *sign.Keys) (string, error) {
+	return keys.SignText(m.signedBytes())
+}
+
+// verify checks the manifest's signature under keys.
+func (m manifest) verify(keys *sign.Keys) error {
+	if m.MAC == "" {
+		return errors.New("unsigned manifest")
+	}
+	return keys.VerifyText(m.signedBytes(), m.MAC)
 }
 
 // classify decides what the file at name (slash path relative to the cache

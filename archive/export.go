@@ -82,8 +82,12 @@ func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStat
 		}
 		keep = append(keep, f)
 	}
-	if len(o.SigningKey) > 0 {
-		m.MAC = m.mac(o.SigningKey)
+	if o.SigningKey.CanSign() {
+		mac, err := m.sign(o.SigningKey)
+		if err != nil {
+			return st, fmt.Errorf("signing the manifest: %w", err)
+		}
+		m.MAC = mac
 	}
 	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault))
 	if err != nil {

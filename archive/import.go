@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 	"github.com/xlacache/xlacache/xla/rawfiles"
 )
@@ -172,7 +172,7 @@ func Import(ctx context.Context, r io.Reader, dir string, o Options) (ImportStat
 // is checked all the same, then skipped. The error wraps errRefused for a
 // member that failed a check, readError for a failure to read the
 // archive.
-func importMember(root *os.Root, rel string, class layout.Class, man *manifest, r io.Reader, size int64, key []byte, dirMode, fileMode fs.FileMode) (created bool, err error) {
+func importMember(root *os.Root, rel string, class layout.Class, man *manifest, r io.Reader, size int64, key *sign.Keys, dirMode, fileMode fs.FileMode) (created bool, err error) {
 	var c checker
 	if class.Kind == layout.Entry {
 		c, err = newEntryCheck(class.Key, key, size)
@@ -219,7 +219,7 @@ func importMember(root *os.Root, rel string, class layout.Class, man *manifest, 
 	}, atomicfile.Options{Perm: fileMode, DirPerm: dirMode, Root: root})
 }
 
-func readManifest(r io.Reader, hdr *tar.Header, key []byte) (manifest, error) {
+func readManifest(r io.Reader, hdr *tar.Header, key *sign.Keys) (manifest, error) {
 	var m manifest
 	if hdr.Size > maxManifest {
 		return m, fmt.Errorf("manifest of %d bytes is implausible", hdr.Size)
@@ -234,7 +234,7 @@ func readManifest(r io.Reader, hdr *tar.Header, key []byte) (manifest, error) {
 	if m.Version != 1 {
 		return m, fmt.Errorf("manifest version %d unknown", m.Version)
 	}
-	if len(key) > 0 && (m.MAC == "" || !hmac.Equal([]byte(m.MAC), []byte(m.mac(key)))) {
+	if key.Enabled() && m.verify(key) != nil {
 		// Raw files then cannot be trusted; entries still verify alone.
 		m.Raw = nil
 		m.MAC = macInvalid

@@ -2,7 +2,6 @@ package archive
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -15,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/xlacache/xlacache/internal/entry"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Import reads members as streams and checks them as they pass: a member
@@ -194,7 +194,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // not kept).
 type entryCheck struct {
 	key        string
-	signingKey []byte
+	signingKey *sign.Keys
 	size       int64 // the member's size
 
 	n      int64 // bytes written so far
@@ -205,7 +205,7 @@ type entryCheck struct {
 	body   int64 // end of the payload: the signature or the CRC follows
 	crc    uint32
 	tail   []byte // the CRC bytes
-	mac    hash.Hash
+	mac    *sign.Hash
 	sig    []byte
 	err    error
 
@@ -215,7 +215,7 @@ type entryCheck struct {
 	done chan error
 }
 
-func newEntryCheck(key string, signingKey []byte, size int64) (*entryCheck, error) {
+func newEntryCheck(key string, signingKey *sign.Keys, size int64) (*entryCheck, error) {
 	if size < entry.FixedSize+4 {
 		return nil, refused("%v: %d bytes", entry.ErrCorrupt, size)
 	}
@@ -289,14 +289,19 @@ func (c *entryCheck) parse() {
 	case h.Codec == entry.CodecZstd && h.RawSize > bombFloor && h.RawSize > bombRatio*max(h.StoredSize, 1):
 		c.err = refused("payload of %d bytes stored in %d (more than %d:1): refusing a compression bomb", h.RawSize, h.StoredSize, bombRatio)
 		return
-	case len(c.signingKey) > 0 && !h.Signed:
+	case c.signingKey.Enabled() && !h.Signed:
 		c.err = refused("%v", entry.ErrUnsigned)
 		return
 	}
 	c.h, c.off, c.parsed = h, int64(off), true
 	c.body = c.off + h.StoredSize
-	if len(c.signingKey) > 0 {
-		c.mac = hmac.New(sha256.New, c.signingKey)
+	if c.signingKey.Enabled() {
+		mac, err := c.signingKey.Verifier(h.Scheme)
+		if err != nil {
+			c.err = refused("%v: %v", entry.ErrSignature, err)
+			return
+		}
+		c.mac = mac
 		c.mac.Write(c.prefix)
 	}
 	c.prefix = nil
@@ -353,7 +358,7 @@ func (c *entryCheck) account(b []byte) {
 		c.mac.Write(span(b, start, 0, c.body))
 	}
 	if c.h.Signed {
-		c.sig = append(c.sig, span(b, start, c.body, c.body+sha256.Size)...)
+		c.sig = append(c.sig, span(b, start, c.body, c.body+int64(c.h.Scheme.SigSize()))...)
 	}
 	if c.pw != nil {
 		if p := span(b, start, c.off, c.body); len(p) > 0 {
@@ -399,9 +404,11 @@ func (c *entryCheck) finish() error {
 		c.abort()
 		return refused("%v: checksum %08x, want %08x", entry.ErrCorrupt, got, want)
 	}
-	if c.mac != nil && !hmac.Equal(c.mac.Sum(nil), c.sig) {
-		c.abort()
-		return refused("%v", entry.ErrSignature)
+	if c.mac != nil {
+		if err := c.mac.Verify(c.sig); err != nil {
+			c.abort()
+			return refused("%v: %v", entry.ErrSignature, err)
+		}
 	}
 	if err := c.wait(); err != nil {
 		return refused("%v", err)

@@ -36,9 +36,6 @@ package blobflight
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +49,7 @@ import (
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/logonce"
 	"github.com/xlacache/xlacache/internal/pollwait"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // defaults are the timing options' defaults (Options fields left zero):
@@ -94,8 +92,10 @@ type Options struct {
 	// lease whose record is signed with it: anyone who can write the
 	// bucket could otherwise hold a lease on a predictable name, keep it
 	// alive, and make every cold compile of every host wait the whole
-	// Wait for an entry that never comes.
-	SigningKey []byte
+	// Wait for an entry that never comes. Keys that cannot sign (an
+	// Ed25519 reader's) write unsigned records, which others do not wait
+	// for: such a process never publishes, so there is nothing to wait for.
+	SigningKey *sign.Keys
 }
 
 // Flight is single-flight compilation through lease objects in a store.
@@ -201,20 +201,28 @@ func (r record) bytes() []byte {
 	return append(b, '\n')
 }
 
-// mac is the record's signature under key: an HMAC-SHA256 of its JSON
-// with the MAC field empty.
-func (r record) mac(key []byte) string {
+// signed returns the record's signature under keys
+// (sign.Keys.SignText over its JSON with the MAC field empty: for HMAC the
+// hex HMAC-SHA256 it always was).
+func (r record) signed(keys *sign.Keys) (string, error) {
 	r.MAC = ""
-	h := hmac.New(sha256.New, key)
-	h.Write(r.bytes())
-	return hex.EncodeToString(h.Sum(nil))
+	return keys.SignText(r.bytes())
+}
+
+// verify checks the record's signature under keys.
+func (r record) verify(keys *sign.Keys) bool {
+	mac := r.MAC
+	r.MAC = ""
+	return mac != "" && keys.VerifyText(r.bytes(), mac) == nil
 }
 
 // encode is the lease object's content for r: signed when the flight has
 // a key.
 func (f *Flight) encode(r record) []byte {
-	if len(f.opts.SigningKey) > 0 {
-		r.MAC = r.mac(f.opts.SigningKey)
+	if f.opts.SigningKey.CanSign() {
+		// CanSign: only a failing signer errs; the record then goes
+		// unsigned, and waiters compile rather than wait for it.
+		r.MAC, _ = r.signed(f.opts.SigningKey)
 	}
 	return r.bytes()
 }
@@ -226,7 +234,7 @@ func (f *Flight) encode(r record) []byte {
 // a store error is not evidence of a forgery.
 func (w *waiter) trusted(etag string) bool {
 	f := w.f
-	if len(f.opts.SigningKey) == 0 {
+	if !f.opts.SigningKey.Enabled() {
 		return true
 	}
 	data, info, err := readRecord(w.ctx, f.st, w.lname)
@@ -234,7 +242,7 @@ func (w *waiter) trusted(etag string) bool {
 		return true // gone or changed since the look: judged at the next one
 	}
 	r, err := parseRecord(data)
-	if err == nil && r.Name == w.name && r.MAC != "" && hmac.Equal([]byte(r.MAC), []byte(r.mac(f.opts.SigningKey))) {
+	if err == nil && r.Name == w.name && r.verify(f.opts.SigningKey) {
 		return true
 	}
 	f.logs.Warn("blobflight-unsigned-lease", "xlacache: a lease in the shared store is not signed with this job's key (XLACACHE_SIGNING_KEY); not waiting for it, compiling here",

@@ -1,12 +1,15 @@
 package blobflight
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xlacache/xlacache/blob/memblob"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
@@ -16,15 +19,24 @@ import (
 // log line, instead of waiting the whole Wait for an entry that never
 // comes. A lease signed with the job's key is waited for as before.
 func TestForgedLeaseCostsNoWait(t *testing.T) {
-	key := []byte("the job's key")
+	hmacKey := sign.NewHMAC([]byte("the job's key"))
+	edPriv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	edWriter, _ := sign.NewEd25519(edPriv)
+	edReader, _ := sign.NewEd25519(nil, edPriv.Public().(ed25519.PublicKey))
+	edOther, _ := sign.NewEd25519(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, ed25519.SeedSize)))
 	for _, tc := range []struct {
 		name   string
-		holder []byte // the planted holder's key; nil: unsigned
+		holder *sign.Keys // the planted holder's keys; nil: unsigned
+		key    *sign.Keys // the waiter's
 		waits  bool
 	}{
-		{"unsigned", nil, false},
-		{"another key", []byte("not the job's key"), false},
-		{"the job's key", key, true},
+		{"unsigned", nil, hmacKey, false},
+		{"another key", sign.NewHMAC([]byte("not the job's key")), hmacKey, false},
+		{"the job's key", hmacKey, hmacKey, true},
+		{"ed25519: unsigned", nil, edReader, false},
+		{"ed25519: another key", edOther, edReader, false},
+		{"ed25519: a verify-only holder", edReader, edReader, false},
+		{"ed25519: the writer's key, waiter holds the public key", edWriter, edReader, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := memblob.New(memblob.Options{})
@@ -40,7 +52,7 @@ func TestForgedLeaseCostsNoWait(t *testing.T) {
 
 			var logs logtest.Buffer
 			const wait = 3 * time.Second
-			w := newFlight(t, st, &logs, func(o *Options) { o.SigningKey = key; o.NoProbe = true; o.Wait = wait })
+			w := newFlight(t, st, &logs, func(o *Options) { o.SigningKey = tc.key; o.NoProbe = true; o.Wait = wait })
 			start := time.Now()
 			r, err := w.Acquire(ctx, entry, notReady)
 			took := time.Since(start)

@@ -17,6 +17,7 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
@@ -26,8 +27,15 @@ import (
 // the entries as "<tier>/<key>", sorted.
 func Populate(t testing.TB, dir string, key []byte) []string {
 	t.Helper()
+	return PopulateKeys(t, dir, sign.NewHMAC(key))
+}
+
+// PopulateKeys is Populate signing with signing (an Ed25519 writer's, an
+// HMAC key, or nil for unsigned entries).
+func PopulateKeys(t testing.TB, dir string, signing *sign.Keys) []string {
+	t.Helper()
 	o := config.Defaults()
-	o.Dir, o.MinCompileTime, o.Role, o.SigningKey = dir, 0, config.RoleWriter, key
+	o.Dir, o.MinCompileTime, o.Role, o.SigningKey = dir, 0, config.RoleWriter, signing
 	c, err := cache.Open(context.Background(), o, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
