@@ -19,6 +19,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
@@ -190,7 +191,7 @@ func TestOneLinePerFailureSharedStoreDown(t *testing.T) {
 	o.SharedURL = "s3://bkt/prefix?endpoint=http://127.0.0.1:1&timeout=2s"
 	// Signed, so that the warning about an unsigned shared tier (a
 	// configuration, not a failure) does not show.
-	o.SigningKey = []byte("k")
+	o.SigningKey = sign.NewHMAC([]byte("k"))
 	t.Setenv("AWS_ACCESS_KEY_ID", "x")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "y")
 	t.Setenv("AWS_REGION", "us-east-1")

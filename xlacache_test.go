@@ -12,6 +12,7 @@ import (
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 )
 
@@ -57,7 +58,7 @@ func TestOpenShared(t *testing.T) {
 func TestOpenGuardsSharedTier(t *testing.T) {
 	o := config.Defaults()
 	o.Dir = t.TempDir()
-	o.SigningKey = []byte("k")
+	o.SigningKey = sign.NewHMAC([]byte("k"))
 	o.SharedURL = "s3://bucket/x?endpoint=http://127.0.0.1:1&timeout=2s&cooldown=1h"
 	t.Setenv("AWS_ACCESS_KEY_ID", "a")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "b")

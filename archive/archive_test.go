@@ -15,6 +15,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 )
 
@@ -33,11 +34,11 @@ func TestExportImport(t *testing.T) {
 	os.WriteFile(damaged, []byte("XLCE not really"), 0o600)
 
 	var buf bytes.Buffer
-	st, err := Export(ctx, src, &buf, Options{SigningKey: key})
+	st, err := Export(ctx, src, &buf, Options{SigningKey: sign.NewHMAC(key)})
 	if err != nil || st.Files != 5 || st.Skipped != 1 || st.Bytes == 0 {
 		t.Fatalf("export: %+v %v", st, err)
 	}
-	ist, err := Import(ctx, bytes.NewReader(buf.Bytes()), dst, Options{SigningKey: key, FileMode: 0o640})
+	ist, err := Import(ctx, bytes.NewReader(buf.Bytes()), dst, Options{SigningKey: sign.NewHMAC(key), FileMode: 0o640})
 	if err != nil || ist.Files != 5 || len(ist.Refused) != 0 {
 		t.Fatalf("import: %+v %v", ist, err)
 	}
@@ -60,14 +61,14 @@ func TestExportImport(t *testing.T) {
 		}
 	}
 	// Importing again changes nothing.
-	ist, err = Import(ctx, bytes.NewReader(buf.Bytes()), dst, Options{SigningKey: key})
+	ist, err = Import(ctx, bytes.NewReader(buf.Bytes()), dst, Options{SigningKey: sign.NewHMAC(key)})
 	if err != nil || ist.Files != 0 || ist.Skipped != 5 {
 		t.Errorf("second import: %+v %v", ist, err)
 	}
 	// The kernel cache file is merged with a local one, not replaced.
 	merged := t.TempDir()
 	os.WriteFile(layout.Dir(merged).XLAKernel(), []byte{0x0a, 0x01, 'm'}, 0o600)
-	if _, err := Import(ctx, bytes.NewReader(buf.Bytes()), merged, Options{SigningKey: key}); err != nil {
+	if _, err := Import(ctx, bytes.NewReader(buf.Bytes()), merged, Options{SigningKey: sign.NewHMAC(key)}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(layout.Dir(merged).XLAKernel()); !bytes.Contains(b, []byte{0x0a, 0x01, 'm'}) || !bytes.Contains(b, []byte{0x0a, 0x01, 'k'}) {
@@ -75,7 +76,7 @@ func TestExportImport(t *testing.T) {
 	}
 	// With another key nothing verifies: every member is refused.
 	other := t.TempDir()
-	ist, err = Import(ctx, bytes.NewReader(buf.Bytes()), other, Options{SigningKey: []byte("other-key")})
+	ist, err = Import(ctx, bytes.NewReader(buf.Bytes()), other, Options{SigningKey: sign.NewHMAC([]byte("other-key"))})
 	if err != nil || len(ist.Refused) != 5 || ist.Files != 0 {
 		t.Errorf("import with another key: %+v %v", ist, err)
 	}
@@ -193,9 +194,9 @@ func TestImportRefusesHostileMembers(t *testing.T) {
 	t.Run("manifest signed with another key", func(t *testing.T) {
 		data := []byte("x")
 		m := manifest{Version: 1, Raw: map[string]string{autotune: sha256Hex(data)}}
-		m.MAC = m.mac([]byte("their-key"))
+		m.MAC, _ = m.sign(sign.NewHMAC([]byte("their-key")))
 		b, _ := json.Marshal(m)
-		st, err := Import(context.Background(), bytes.NewReader(makeArchive(t, []member{{name: ManifestName, data: b}, {name: autotune, data: data}})), t.TempDir(), Options{SigningKey: []byte("our-key")})
+		st, err := Import(context.Background(), bytes.NewReader(makeArchive(t, []member{{name: ManifestName, data: b}, {name: autotune, data: data}})), t.TempDir(), Options{SigningKey: sign.NewHMAC([]byte("our-key"))})
 		if err != nil || len(st.Refused) != 1 || !strings.Contains(st.Refused[0], "does not verify") {
 			t.Errorf("stats %+v %v", st, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 )
 
@@ -209,12 +210,12 @@ func TestEntryCheckMatchesDecode(t *testing.T) {
 	payload := bytes.Repeat([]byte("compressible payload "), 500)
 	const key = "m-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	for _, signKey := range [][]byte{nil, []byte("k")} {
-		good, err := entry.Encode(entry.Header{Key: key}, payload, signKey)
+		good, err := entry.Encode(entry.Header{Key: key}, payload, sign.NewHMAC(signKey))
 		if err != nil {
 			t.Fatal(err)
 		}
 		stream := func(b []byte, chunk int) error {
-			c, err := newEntryCheck(key, signKey, int64(len(b)))
+			c, err := newEntryCheck(key, sign.NewHMAC(signKey), int64(len(b)))
 			if err != nil {
 				return err
 			}
@@ -236,7 +237,7 @@ func TestEntryCheckMatchesDecode(t *testing.T) {
 				} else {
 					bad = bad[:len(bad)-1]
 				}
-				_, derr := entry.DecodeAs(bad, key, signKey)
+				_, derr := entry.DecodeAs(bad, key, sign.NewHMAC(signKey))
 				serr := stream(bad, chunk)
 				if (derr == nil) != (serr == nil) {
 					t.Fatalf("key %q, byte %d, chunk %d: DecodeAs %v, stream %v", signKey, i, chunk, derr, serr)
@@ -261,7 +262,7 @@ func TestEntryCheckAcceptsSmallPayloads(t *testing.T) {
 	for size := 0; size <= 4096; size++ {
 		payload := bytes.Repeat(pattern, size/len(pattern)+1)[:size]
 		for _, signKey := range [][]byte{nil, []byte("k")} {
-			b, err := entry.Encode(entry.Header{Key: key}, payload, signKey)
+			b, err := entry.Encode(entry.Header{Key: key}, payload, sign.NewHMAC(signKey))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -269,7 +270,7 @@ func TestEntryCheckAcceptsSmallPayloads(t *testing.T) {
 			if err == nil && h.Codec == entry.CodecZstd && signKey == nil {
 				compressed++
 			}
-			c, err := newEntryCheck(key, signKey, int64(len(b)))
+			c, err := newEntryCheck(key, sign.NewHMAC(signKey), int64(len(b)))
 			if err != nil {
 				t.Fatal(err)
 			}

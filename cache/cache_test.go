@@ -18,6 +18,7 @@ import (
 
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 )
 
@@ -364,7 +365,7 @@ func TestSigning(t *testing.T) {
 	unsigned.Close()
 
 	o := testOptions(dir)
-	o.SigningKey = []byte("secret")
+	o.SigningKey = sign.NewHMAC([]byte("secret"))
 	o.Role = config.RoleReader
 	r := mustOpen(t, o, nil)
 	if _, rep := compileOK(t, r, b, p); rep.Hit {
@@ -379,7 +380,7 @@ func TestSigning(t *testing.T) {
 	if _, rep := compileOK(t, w, b, p); !rep.Hit {
 		t.Error("signed entry missed")
 	}
-	o.SigningKey = []byte("other")
+	o.SigningKey = sign.NewHMAC([]byte("other"))
 	x := mustOpen(t, o, nil)
 	if _, rep := compileOK(t, x, b, p); rep.Hit {
 		t.Error("entry signed with another key loaded")

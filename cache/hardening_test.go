@@ -15,6 +15,7 @@ import (
 
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/hangtest"
 )
 
@@ -240,7 +241,7 @@ func TestSharedDirRefused(t *testing.T) {
 					t.Error("XLACACHE_ALLOW_SHARED_DIR did not allow the directory")
 				}
 				o.AllowSharedDir = false
-				o.SigningKey = []byte("k")
+				o.SigningKey = sign.NewHMAC([]byte("k"))
 				c3 := mustOpen(t, o, nil)
 				if c3.Dir() == "" {
 					t.Error("a signing key did not allow the shared directory")

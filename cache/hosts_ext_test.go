@@ -33,6 +33,7 @@ import (
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/hangtest"
 	"github.com/xlacache/xlacache/internal/testsupport/logtest"
 	"github.com/xlacache/xlacache/internal/testsupport/s3test"
@@ -477,7 +478,7 @@ func TestHostsSigning(t *testing.T) {
 		o.Dir = dir
 		o.MinCompileTime = 0
 		o.SharedURL = shared
-		o.SigningKey = []byte(key)
+		o.SigningKey = sign.NewHMAC([]byte(key))
 		o.Role = config.RoleReader
 		if writer {
 			o.Role = config.RoleWriter

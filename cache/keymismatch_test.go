@@ -12,6 +12,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Issue 20, items 5 and 23: an entry whose checksum holds but whose
@@ -25,7 +26,7 @@ import (
 func keyedPrograms(t *testing.T, dir, key string, n int) ([]Program, map[string][]byte) {
 	t.Helper()
 	o := testOptions(dir)
-	o.SigningKey = []byte(key)
+	o.SigningKey = sign.NewHMAC([]byte(key))
 	c := mustOpen(t, o, nil)
 	b := &fakeBackend{}
 	var progs []Program
@@ -72,7 +73,7 @@ func TestKeyMismatchLocalOneLineNoQuarantine(t *testing.T) {
 	progs, files := keyedPrograms(t, dir, "the right key", 12)
 
 	o := testOptions(dir)
-	o.SigningKey = []byte("the rihgt key") // mistyped
+	o.SigningKey = sign.NewHMAC([]byte("the rihgt key")) // mistyped
 	var logs logBuffer
 	w := mustOpen(t, o, &logs)
 	b := &fakeBackend{}
@@ -98,7 +99,7 @@ func TestKeyMismatchLocalOneLineNoQuarantine(t *testing.T) {
 	}
 
 	// With the right key every entry is still there and good.
-	o.SigningKey = []byte("the right key")
+	o.SigningKey = sign.NewHMAC([]byte("the right key"))
 	r := mustOpen(t, o, nil)
 	for _, p := range progs {
 		if _, rep := compileOK(t, r, b, p); !rep.Hit {
@@ -112,7 +113,7 @@ func TestKeyMismatchSharedNeverReplaced(t *testing.T) {
 	host := func(key string, logs *logBuffer) *Cache {
 		o := testOptions(t.TempDir())
 		o.Subcaches, o.SubcachesExplicit = nil, true
-		o.SigningKey = []byte(key)
+		o.SigningKey = sign.NewHMAC([]byte(key))
 		return mustOpen(t, o, logs, WithShared(shared))
 	}
 	b := &fakeBackend{}
@@ -170,7 +171,7 @@ func TestVerifyRepairWrongKeyChangesNothing(t *testing.T) {
 	dir := t.TempDir()
 	_, files := keyedPrograms(t, dir, "the right key", 5)
 	o := testOptions(dir)
-	o.SigningKey = []byte("the wrong key")
+	o.SigningKey = sign.NewHMAC([]byte("the wrong key"))
 	c := mustOpen(t, o, nil)
 	res, err := c.Verify(context.Background(), true)
 	if !errors.Is(err, ErrWrongKey) {
@@ -202,7 +203,7 @@ func TestVerifyRepairMixedKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := testOptions(dir)
-	o.SigningKey = []byte("mine")
+	o.SigningKey = sign.NewHMAC([]byte("mine"))
 	c := mustOpen(t, o, nil)
 	res, err := c.Verify(context.Background(), true)
 	if err != nil {
@@ -230,7 +231,7 @@ func TestRestoreQuarantined(t *testing.T) {
 	dir := t.TempDir()
 	progs, files := keyedPrograms(t, dir, "k", 4)
 	o := testOptions(dir)
-	o.SigningKey = []byte("k")
+	o.SigningKey = sign.NewHMAC([]byte("k"))
 	c := mustOpen(t, o, nil)
 	// What a wrong-key repair of an earlier build did: every entry
 	// quarantined.

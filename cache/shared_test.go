@@ -10,6 +10,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Unit tests of the shared tier's fall-through logic on the in-memory
@@ -60,7 +61,7 @@ func TestSharedFallThrough(t *testing.T) {
 	// A forged shared object is refused when a signing key is set.
 	od := testOptions(t.TempDir())
 	od.Subcaches, od.SubcachesExplicit = nil, true
-	od.SigningKey = []byte("k")
+	od.SigningKey = sign.NewHMAC([]byte("k"))
 	d := mustOpen(t, od, nil, WithShared(shared))
 	if _, r = compileOK(t, d, b, p); r.Hit {
 		t.Error("unsigned shared entry loaded with a signing key")
@@ -81,7 +82,7 @@ func TestSharedUnavailable(t *testing.T) {
 	b := &fakeBackend{}
 	o := testOptions(t.TempDir())
 	o.Subcaches, o.SubcachesExplicit = nil, true
-	o.SigningKey = []byte("k")
+	o.SigningKey = sign.NewHMAC([]byte("k"))
 	var logs logBuffer
 	c := mustOpen(t, o, &logs, WithShared(shared))
 	p := Program{Name: "f", Text: []byte("while the store is down")}
@@ -107,7 +108,7 @@ func TestSharedUnsignedWarning(t *testing.T) {
 	var logs logBuffer
 	o := testOptions(t.TempDir())
 	signed := testOptions(t.TempDir())
-	signed.SigningKey = []byte("k")
+	signed.SigningKey = sign.NewHMAC([]byte("k"))
 	mustOpen(t, signed, &logs, WithShared(memblob.New(memblob.Options{})))
 	if strings.Contains(logs.String(), unsignedSharedWarning) {
 		t.Fatal("warned about a signed shared tier")

@@ -10,6 +10,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 )
 
@@ -61,7 +62,7 @@ func TestPushReplacesDamagedRemote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := entry.DecodeAs(got, ents[i].Key, key); err != nil {
+		if _, err := entry.DecodeAs(got, ents[i].Key, sign.NewHMAC(key)); err != nil {
 			t.Errorf("%s not repaired: %v", name, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/cachetest"
 )
 
@@ -41,7 +42,7 @@ func open(t *testing.T, dir string, key []byte, role config.Role) *cache.Cache {
 func openWith(t *testing.T, dir string, key []byte, mod func(*config.Options)) *cache.Cache {
 	t.Helper()
 	o := config.Defaults()
-	o.Dir, o.MinCompileTime, o.Role, o.SigningKey = dir, 0, config.RoleWriter, key
+	o.Dir, o.MinCompileTime, o.Role, o.SigningKey = dir, 0, config.RoleWriter, sign.NewHMAC(key)
 	mod(&o)
 	c, err := cache.Open(context.Background(), o, slog.New(slog.DiscardHandler))
 	if err != nil {

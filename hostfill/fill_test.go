@@ -17,6 +17,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/blob/memblob"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
@@ -65,7 +66,7 @@ func newHost(t testing.TB, key []byte) hostDir {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
-	return hostDir{dir, Options{Root: root, SigningKey: key, Kernels: true}}
+	return hostDir{dir, Options{Root: root, SigningKey: sign.NewHMAC(key), Kernels: true}}
 }
 
 func (h hostDir) write(t testing.TB, rel string, data []byte) {
@@ -269,7 +270,7 @@ func TestForgedPackRefused(t *testing.T) {
 	key := []byte("the job's key")
 	b := newHost(t, key)
 	forge := func(rel string, data []byte, k []byte) {
-		m, err := seal(rel, data, k, time.Now())
+		m, err := seal(rel, data, sign.NewHMAC(k), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,8 +286,8 @@ func TestForgedPackRefused(t *testing.T) {
 	forge(autotuneName(2), []byte("results { evil: 2 }\n"), nil)
 	forge(jaxKey("jit_evil", 1)+"-cache", []byte("not a JAX entry"), key) // signed, but not of its kind
 	// A pack that swaps content against its index.
-	m1, _ := seal(autotuneName(3), []byte("results { good: 3 }\n"), key, time.Now())
-	m2, _ := seal(autotuneName(4), []byte("results { evil: 4 }\n"), key, time.Now())
+	m1, _ := seal(autotuneName(3), []byte("results { good: 3 }\n"), sign.NewHMAC(key), time.Now())
+	m2, _ := seal(autotuneName(4), []byte("results { evil: 4 }\n"), sign.NewHMAC(key), time.Now())
 	_, index, _ := EncodePack([]Member{m1})
 	m2.Name, m2.Digest = m1.Name, m1.Digest
 	pack, _, _ := EncodePack([]Member{m2})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/xlacache/xlacache/blob/memblob"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
@@ -106,10 +107,10 @@ func TestForgedIndexDoesNotSuppressPublish(t *testing.T) {
 		if strings.HasSuffix(o.Name, indexSuffix) {
 			b, _ := store.Get(ctx, o.Name)
 			id := strings.TrimSuffix(strings.TrimPrefix(o.Name, Prefix), indexSuffix)
-			if _, trusted, err := openIndex(b, id, key); err == nil && trusted {
+			if _, trusted, err := openIndex(b, id, sign.NewHMAC(key)); err == nil && trusted {
 				signed++
 			}
-			if _, trusted, _ := openIndex(b, id, []byte("another key")); trusted {
+			if _, trusted, _ := openIndex(b, id, sign.NewHMAC([]byte("another key"))); trusted {
 				t.Errorf("%s trusted under another key", o.Name)
 			}
 		}

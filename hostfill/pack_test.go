@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 func testMembers(t testing.TB, key []byte) []Member {
@@ -15,7 +17,7 @@ func testMembers(t testing.TB, key []byte) []Member {
 		{"xla_gpu_per_fusion_autotune_cache_dir/AAAA.textproto", "results { device: \"x\" }\n"},
 		{"xla_gpu_per_fusion_autotune_cache_dir/BBBB.textproto", "results { device: \"y\" }\n"},
 	} {
-		m, err := seal(f.name, []byte(f.data), key, time.Unix(1, 0))
+		m, err := seal(f.name, []byte(f.data), sign.NewHMAC(key), time.Unix(1, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,11 +48,11 @@ func TestPackRoundTrip(t *testing.T) {
 		if m.Name != ms[i].Name || recs[i].Name != m.Name || recs[i].Digest != m.Digest || !bytes.Equal(m.Sealed, ms[i].Sealed) {
 			t.Errorf("member %d: %+v", i, m.Record)
 		}
-		data, kind, err := unseal(m, key)
+		data, kind, err := unseal(m, sign.NewHMAC(key))
 		if err != nil || kind != fileAutotune || sha256.Sum256(data) != m.Digest {
 			t.Errorf("unseal %d: kind %v err %v", i, kind, err)
 		}
-		if _, _, err := unseal(m, []byte("other key")); err == nil {
+		if _, _, err := unseal(m, sign.NewHMAC([]byte("other key"))); err == nil {
 			t.Errorf("member %d opened with the wrong key", i)
 		}
 	}

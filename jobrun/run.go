@@ -229,7 +229,7 @@ func (j *Job) prepare() *run {
 			}
 		}
 	}
-	if r.store != nil && !r.plain && len(opts.SigningKey) == 0 {
+	if r.store != nil && !r.plain && !opts.SigningKey.Enabled() {
 		r.log.Warn("xlacache exec: "+cache.UnsignedSharedTierWarning, "url", opts.SharedURL)
 	}
 	if r.root != nil {

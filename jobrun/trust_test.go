@@ -12,6 +12,7 @@ import (
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/hostfill"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
@@ -52,7 +53,7 @@ func TestExecDirectoryTrust(t *testing.T) {
 			if err := os.Chmod(dir, tc.mode); err != nil {
 				t.Fatal(err)
 			}
-			j.Opts.Dir, j.Opts.SigningKey = dir, tc.key
+			j.Opts.Dir, j.Opts.SigningKey = dir, sign.NewHMAC(tc.key)
 			if tc.key != nil {
 				j.Opts.AllowSharedDir = true
 			}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/hostfill"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/s3test"
 	"github.com/xlacache/xlacache/xla"
 	"github.com/xlacache/xlacache/xla/jaxcache"
@@ -337,7 +338,7 @@ func TestExecTwoHosts(t *testing.T) {
 	defer store.Close()
 	forged := func(rel string) {
 		exe, _ := jaxcache.Encode(jaxcache.CodecZstd, time.Second, []byte("evil executable"))
-		m, err := hostfill.Seal(rel, exe, []byte("attacker's key"))
+		m, err := hostfill.Seal(rel, exe, sign.NewHMAC([]byte("attacker's key")))
 		if err != nil {
 			t.Fatal(err)
 		}

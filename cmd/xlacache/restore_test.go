@@ -12,6 +12,7 @@ import (
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // Issue 20, item 5: `verify --repair` with a mistyped key changes nothing
@@ -20,7 +21,7 @@ import (
 func TestCLIVerifyWrongKeyAndRestore(t *testing.T) {
 	dir := t.TempDir()
 	o := config.Defaults()
-	o.Dir, o.MinCompileTime, o.SigningKey = dir, 0, []byte("right key")
+	o.Dir, o.MinCompileTime, o.SigningKey = dir, 0, sign.NewHMAC([]byte("right key"))
 	c, err := cache.Open(context.Background(), o, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testneed"
 )
 
@@ -374,12 +375,12 @@ func TestRealBadEntriesNeverLoad(t *testing.T) {
 
 	t.Run("signed with another key", func(t *testing.T) {
 		sdir := t.TempDir()
-		other := openCache(t, sdir, func(o *config.Options) { o.SigningKey = []byte("the other key, 32 bytes long....") })
+		other := openCache(t, sdir, func(o *config.Options) { o.SigningKey = sign.NewHMAC([]byte("the other key, 32 bytes long....")) })
 		if err := other.Tier(cache.ExecutablesTier).Put(ctx, addKey, good, time.Second); err != nil {
 			t.Fatal(err)
 		}
 		other.Close()
-		signed := openCache(t, sdir, func(o *config.Options) { o.SigningKey = []byte("this cache's key, 32 bytes long.") })
+		signed := openCache(t, sdir, func(o *config.Options) { o.SigningKey = sign.NewHMAC([]byte("this cache's key, 32 bytes long.")) })
 		hs := wrapped(t, inner, serve(t, &Server{Cache: signed}))
 		r := hs.run(t, addProgram)
 		expect(t, "entry signed with another key", r, 1, 0, 0, 1)
