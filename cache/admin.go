@@ -141,6 +141,10 @@ type VerifyResult struct {
 	KeyMismatches int `json:"key_mismatches,omitempty"`
 	// StaleTemps counts stale temporary files a repair removed.
 	StaleTemps int `json:"stale_temps,omitempty"`
+	// Signers counts the entries that verified by the Ed25519 key id
+	// (hex, public) that signed them: during a key rotation, how many
+	// entries each key still vouches for.
+	Signers map[string]int `json:"signers,omitempty"`
 }
 
 // ErrWrongKey is wrapped by Verify's error when every entry checked fails
@@ -196,7 +200,15 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 		if i < len(odd) {
 			verr = fmt.Errorf("%w: %s is not a regular file", entry.ErrForeign, f.rel)
 		} else {
-			verr = verifyFile(c.root, f.rel, c.signingKey)
+			var id sign.KeyID
+			var signed bool
+			id, signed, verr = verifyFile(c.root, f.rel, c.signingKey)
+			if signed {
+				if res.Signers == nil {
+					res.Signers = map[string]int{}
+				}
+				res.Signers[id.String()]++
+			}
 		}
 		if verr == nil {
 			continue
@@ -209,8 +221,8 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 		badFiles = append(badFiles, f)
 	}
 	if res.KeyMismatches > 0 && res.KeyMismatches == res.Checked {
-		return res, fmt.Errorf("verify %s: %w: all %d entries fail their signature check while their checksums hold, so they were signed with another key; check %s (or %s); nothing was changed",
-			c.dir, ErrWrongKey, res.Checked, config.EnvSigningKey, config.EnvSigningKeyFile)
+		return res, fmt.Errorf("verify %s: %w: all %d entries fail their signature check while their checksums hold, so they were signed with another key; check %s (or %s; for Ed25519, %s); nothing was changed",
+			c.dir, ErrWrongKey, res.Checked, config.EnvSigningKey, config.EnvSigningKeyFile, config.EnvVerifyKeys)
 	}
 	if !repair {
 		return res, nil
@@ -237,22 +249,24 @@ func (c *Cache) Verify(ctx context.Context, repair bool) (VerifyResult, error) {
 	return res, nil
 }
 
-func verifyFile(root *os.Root, rel string, signingKey *sign.Keys) error {
+// verifyFile checks the entry at rel, and returns the Ed25519 key id
+// that signed it when it verified with one (signed).
+func verifyFile(root *os.Root, rel string, signingKey *sign.Keys) (id sign.KeyID, signed bool, err error) {
 	data, err := readEntryIn(root, rel)
 	if err != nil {
-		return err
+		return id, false, err
 	}
 	e, err := entry.Decode(data, signingKey)
 	if err != nil {
-		return err
+		return id, false, err
 	}
 	if base := path.Base(rel); e.Key != base {
-		return fmt.Errorf("%w: file %s holds key %q", entry.ErrCorrupt, base, e.Key)
+		return id, false, fmt.Errorf("%w: file %s holds key %q", entry.ErrCorrupt, base, e.Key)
 	}
 	if _, _, err := ParseKey(e.Key); err != nil {
-		return fmt.Errorf("%w: %v", entry.ErrCorrupt, err)
+		return id, false, fmt.Errorf("%w: %v", entry.ErrCorrupt, err)
 	}
-	return nil
+	return e.Signer, e.HasSigner, nil
 }
 
 // Clear removes everything xlacache keeps under dir: the executables tier,

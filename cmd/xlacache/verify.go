@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/cli"
+	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/xla/shareddir"
 )
 
@@ -112,8 +115,9 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		}
 		fmt.Fprintf(out, "%d entries checked, %d damaged\n", res.Checked, len(res.Bad)-res.KeyMismatches)
 		if res.KeyMismatches > 0 {
-			fmt.Fprintf(out, "%d entr%s signed with another key (left in place): check %s\n", res.KeyMismatches, cli.Plural(res.KeyMismatches, "y", "ies"), config.EnvSigningKey)
+			fmt.Fprintf(out, "%d entr%s signed with another key (left in place): check %s\n", res.KeyMismatches, cli.Plural(res.KeyMismatches, "y", "ies"), signingVars(opts))
 		}
+		printSigners(out, opts, res.Signers)
 		if res.StaleTemps > 0 {
 			fmt.Fprintf(out, "%d stale temporary file(s) removed\n", res.StaleTemps)
 		}
@@ -126,4 +130,31 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		errs = append(errs, fmt.Errorf("%d damaged JAX cache file(s) in %s", jaxBad, opts.Dir))
 	}
 	return errors.Join(errs...)
+}
+
+// signingVars names the variables to check when entries are signed with
+// another key: those of the scheme this process uses.
+func signingVars(opts config.Options) string {
+	if opts.SigningKey.Scheme() == sign.Ed25519 {
+		return config.EnvVerifyKeys + " (or " + config.EnvVerifyKeysFile + ")"
+	}
+	return config.EnvSigningKey
+}
+
+// printSigners reports the keys this process accepts and, for Ed25519,
+// how many entries each key id signed: during a rotation, whether the
+// old key still vouches for anything.
+func printSigners(out io.Writer, opts config.Options, signers map[string]int) {
+	if !opts.SigningKey.Enabled() {
+		return
+	}
+	fmt.Fprintf(out, "keys: %s\n", opts.SigningKey)
+	ids := make([]string, 0, len(signers))
+	for id := range signers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		fmt.Fprintf(out, "  %d entr%s signed by key id %s\n", signers[id], cli.Plural(signers[id], "y", "ies"), id)
+	}
 }
