@@ -708,8 +708,12 @@ func (o Options) Settings() []Setting {
 		}
 	}
 	verifySrc := src(EnvVerifyKeys, verifyVal != "")
-	if s, ok := o.Sources[EnvVerifyKeysFile]; ok && s != SourceDefault && verifySrc == SourceDefault {
-		verifySrc = s
+	for _, name := range []string{EnvVerifyKeysFile, EnvSigningPrivateKeyFile} {
+		// Keys from the file, or the private key's own public key alone,
+		// come from those variables.
+		if s, ok := o.Sources[name]; ok && s != SourceDefault && (verifySrc == SourceDefault || verifySrc == SourceCode) {
+			verifySrc = s
+		}
 	}
 	return []Setting{
 		{EnvDir, o.Dir, src(EnvDir, o.Dir != ""), "cache directory; empty turns caching off"},

@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -192,4 +193,28 @@ func MarshalPrivateKey(priv ed25519.PrivateKey) ([]byte, error) {
 // takes.
 func EncodePublicKey(pub ed25519.PublicKey) string {
 	return base64.StdEncoding.EncodeToString(pub)
+}
+
+// WritePrivateKeyFile writes priv to a new file at path (PEM, mode 0600),
+// refusing to replace an existing file: overwriting a CI writer's key by
+// mistake would orphan every entry it signed.
+func WritePrivateKeyFile(path string, priv ed25519.PrivateKey) error {
+	b, err := MarshalPrivateKey(priv)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing the private key: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("writing the private key %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("writing the private key %s: %w", path, err)
+	}
+	return nil
 }
