@@ -125,6 +125,9 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 	} else {
 		env.mu.Lock()
 		env.report.NotStored = readerNotStored
+		if c.opts.VerifyOnly() {
+			env.report.NotStored = verifyOnlyNotStored
+		}
 		env.mu.Unlock()
 	}
 	return exe, env.Report(), nil

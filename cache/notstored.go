@@ -27,3 +27,7 @@ func (c *Cache) notStoredReason(compileTime time.Duration, size int) string {
 
 // readerNotStored is Report.NotStored for a process that only reads.
 const readerNotStored = "this process only reads the cache (" + config.EnvRole + ", or a process index other than 0)"
+
+// verifyOnlyNotStored is Report.NotStored for a process whose keys verify
+// but cannot sign (config.Options.VerifyOnly).
+const verifyOnlyNotStored = "this process only reads the cache: its Ed25519 keys verify but cannot sign (" + config.EnvVerifyKeys + " without " + config.EnvSigningPrivateKeyFile + ")"

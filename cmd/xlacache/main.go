@@ -58,7 +58,7 @@ Exit codes: 0 ok; 1 failure, or verify found damaged entries; 2 usage error;
 
 // jsonCommands are the commands that print JSON for --json; every other
 // command refuses the flag rather than ignore it.
-var jsonCommands = map[string]bool{"stats": true, "ls": true, "verify": true, "explain": true, "warm": true, "env": true, "version": true}
+var jsonCommands = map[string]bool{"stats": true, "ls": true, "verify": true, "explain": true, "warm": true, "env": true, "version": true, "keygen": true}
 
 func init() {
 	pf := rootCmd.PersistentFlags()
