@@ -227,3 +227,55 @@ func slicesOf(m map[string][]byte) []string {
 	}
 	return names
 }
+
+// TestExecEd25519: under `xlacache exec`, host A (the CI writer's private
+// key) publishes its job's files while the job runs; host B, with only the
+// public key, finds them all in its directory before its command starts
+// (exec's fill of packs sealed with Ed25519); host C, holding another
+// public key, gets none of them; neither reader changes the bucket.
+func TestExecEd25519(t *testing.T) {
+	srv := s3test.Start(t, "bkt")
+	work := t.TempDir()
+	privFile := filepath.Join(work, "ci.pem")
+	priv, err := sign.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sign.WritePrivateKeyFile(privFile, priv); err != nil {
+		t.Fatal(err)
+	}
+	pub := sign.EncodePublicKey(priv.Public().(ed25519.PublicKey))
+	other, _ := sign.GenerateKey()
+	otherPub := sign.EncodePublicKey(other.Public().(ed25519.PublicKey))
+
+	code, out := runXC(t, execEnv(srv, filepath.Join(work, "a"), "XLACACHE_SIGNING_PRIVATE_KEY_FILE="+privFile,
+		"XLACACHE_PROCESS_INDEX=0", testProgEnv+"=write", testWaitPublishedEnv+"=1"))
+	if code != 0 {
+		t.Fatalf("host A: exit %d\n%s", code, out)
+	}
+	srv.Setenv(t)
+	store, err := xlacache.OpenShared(srv.SharedURL("bkt", "job"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	published := bucketSnapshot(t, store)
+	if len(published) == 0 {
+		t.Fatal("host A published nothing")
+	}
+	// Host B checks every file byte for byte before its command starts
+	// (the program exits 9 otherwise).
+	code, out = runXC(t, execEnv(srv, filepath.Join(work, "b"), "XLACACHE_VERIFY_KEYS="+otherPub+","+pub,
+		"XLACACHE_PROCESS_INDEX=0", testProgEnv+"=check"))
+	if code != 0 {
+		t.Fatalf("host B (public key): exit %d\n%s", code, out)
+	}
+	code, out = runXC(t, execEnv(srv, filepath.Join(work, "c"), "XLACACHE_VERIFY_KEYS="+otherPub,
+		"XLACACHE_PROCESS_INDEX=0", testProgEnv+"=check"))
+	if code != 9 || !strings.Contains(out, "signed with another key") {
+		t.Fatalf("host C (another public key) got the files or failed otherwise: exit %d\n%s", code, out)
+	}
+	if after := bucketSnapshot(t, store); !maps.EqualFunc(after, published, bytes.Equal) {
+		t.Fatalf("a verify-only host changed the bucket: %d objects before, %d after", len(published), len(after))
+	}
+}
