@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -209,13 +210,24 @@ func TestImportStreamsGoodMembers(t *testing.T) {
 func TestEntryCheckMatchesDecode(t *testing.T) {
 	payload := bytes.Repeat([]byte("compressible payload "), 500)
 	const key = "m-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	for _, signKey := range [][]byte{nil, []byte("k")} {
-		good, err := entry.Encode(entry.Header{Key: key}, payload, sign.NewHMAC(signKey))
+	edPriv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	edWriter, _ := sign.NewEd25519(edPriv)
+	edReader, _ := sign.NewEd25519(nil, edPriv.Public().(ed25519.PublicKey))
+	otherReader, _ := sign.NewEd25519(nil, ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, ed25519.SeedSize)).Public().(ed25519.PublicKey))
+	for _, keys := range []struct{ writer, reader *sign.Keys }{
+		{nil, nil},
+		{sign.NewHMAC([]byte("k")), sign.NewHMAC([]byte("k"))},
+		{edWriter, edReader},
+		{edWriter, otherReader}, // refused whole and streamed alike
+		{edWriter, sign.NewHMAC([]byte("k"))},
+	} {
+		signKey := keys.reader
+		good, err := entry.Encode(entry.Header{Key: key}, payload, keys.writer)
 		if err != nil {
 			t.Fatal(err)
 		}
 		stream := func(b []byte, chunk int) error {
-			c, err := newEntryCheck(key, sign.NewHMAC(signKey), int64(len(b)))
+			c, err := newEntryCheck(key, signKey, int64(len(b)))
 			if err != nil {
 				return err
 			}
@@ -237,15 +249,16 @@ func TestEntryCheckMatchesDecode(t *testing.T) {
 				} else {
 					bad = bad[:len(bad)-1]
 				}
-				_, derr := entry.DecodeAs(bad, key, sign.NewHMAC(signKey))
+				_, derr := entry.DecodeAs(bad, key, signKey)
 				serr := stream(bad, chunk)
 				if (derr == nil) != (serr == nil) {
-					t.Fatalf("key %q, byte %d, chunk %d: DecodeAs %v, stream %v", signKey, i, chunk, derr, serr)
+					t.Fatalf("keys %v, byte %d, chunk %d: DecodeAs %v, stream %v", signKey, i, chunk, derr, serr)
 				}
 			}
 		}
-		if err := stream(good, 3); err != nil {
-			t.Errorf("good entry refused: %v", err)
+		_, derr := entry.DecodeAs(good, key, signKey)
+		if serr := stream(good, 3); (derr == nil) != (serr == nil) {
+			t.Errorf("keys %v: good entry: DecodeAs %v, stream %v", signKey, derr, serr)
 		}
 	}
 }
