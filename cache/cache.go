@@ -150,10 +150,15 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options
 		c.logs = logonce.New(logger)
 	}
 	if opts.Enabled() && opts.VerifyOnly() {
-		// One line at open: the role is a consequence of the keys, and
-		// an operator who set XLACACHE_ROLE=writer must learn why it is
-		// not honoured.
-		logger.Info("verify-only signing keys (Ed25519 public keys, no private key): this process reads the signed cache and never writes, repairs or removes anything in it", "keys", opts.SigningKey.String())
+		// One line at open: the role is a consequence of the keys. It is
+		// a warning when it overrides XLACACHE_ROLE=writer (the operator
+		// must learn why the role is not honoured), else information: a
+		// reader host is what public keys alone are for.
+		level := slog.LevelInfo
+		if opts.Role == config.RoleWriter {
+			level = slog.LevelWarn
+		}
+		logger.Log(ctx, level, VerifyOnlyLine, "keys", opts.SigningKey.String(), "role", opts.Role.String())
 	}
 	c.stats.init()
 	c.bgCtx, c.bgCancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -189,6 +194,10 @@ func Open(ctx context.Context, opts config.Options, logger *slog.Logger, options
 	c.trimAtOpen()
 	return c, nil
 }
+
+// VerifyOnlyLine is the line Open logs for a process whose keys verify
+// but cannot sign (config.Options.VerifyOnly).
+const VerifyOnlyLine = "verify-only signing keys (Ed25519 public keys, no private key): this process reads the signed cache and never stores, repairs or removes anything in it"
 
 // initWriter creates the writer's fixed directories and the ledger inside
 // c.root. Any of them being a symbolic link or another non-directory is

@@ -20,6 +20,7 @@ import (
 
 	"github.com/xlacache/xlacache"
 	"github.com/xlacache/xlacache/blob"
+	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/sign"
@@ -150,7 +151,7 @@ func TestEd25519WriterAndReaders(t *testing.T) {
 	// Host B, a reader: served from the bucket, publishes nothing, even
 	// for a program nobody published.
 	code, outB, errOut := runProc(t, reader(hostB), "run", mlp)
-	if code != 0 || !strings.Contains(outB, "executable hit") || outputLines(outB) != outputLines(outA) {
+	if code != 0 || !strings.Contains(outB, "executable hit") || outputLines(outB) != outputLines(outA) || !strings.Contains(errOut, cache.VerifyOnlyLine) {
 		t.Fatalf("host B: exit %d\n%s%s\nhost A printed:\n%s", code, outB, errOut, outA)
 	}
 	code, outB, errOut = runProc(t, reader(hostB), "run", embedding)
