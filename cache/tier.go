@@ -470,7 +470,9 @@ func (c *Cache) quarantine(tier, p string, st os.FileInfo) (string, error) {
 // hosts that disagree about the key would otherwise replace each other's
 // entries for ever. (An unsigned entry read with a key set is another
 // matter: a signed replacement serves every host, keyed or not.)
-func keyMismatch(err error) bool { return errors.Is(err, entry.ErrSignature) }
+// An Ed25519 signature by an accepted key that does not verify is damage
+// (entry.OtherKey): a writer replaces it.
+func keyMismatch(err error) bool { return entry.OtherKey(err) }
 
 // KeyMismatchWarning is the one line a process logs when it meets entries
 // signed with another key (tests and tools look for it).

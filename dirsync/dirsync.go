@@ -273,7 +273,7 @@ func repairRemote(ctx context.Context, store blob.Store, r blob.Info, key string
 			return false, nil
 		case errors.Is(err, blob.ErrUnavailable) || ctx.Err() != nil:
 			return false, fmt.Errorf("checking %s: %w", r.Name, err)
-		case errors.Is(err, entry.ErrSignature):
+		case entry.OtherKey(err):
 			// Whole (its checksum holds) but signed with another key:
 			// good for the hosts that hold that key. A host with a
 			// mistyped key must not replace the bucket's objects (and

@@ -3,8 +3,10 @@ package entry
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"hash/crc32"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -332,4 +334,36 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("Read returned %d bytes for a %d-byte input", len(got), len(b))
 		}
 	})
+}
+
+// OtherKey tells an entry signed by a key this process does not hold
+// (left in place) from one altered after signing under a key it accepts
+// (damage, which a writer replaces).
+func TestOtherKey(t *testing.T) {
+	p := []byte("payload")
+	edWriter, edReader := edKeys(t, 1)
+	otherWriter, _ := edKeys(t, 2)
+	byOther, _ := Encode(sampleHeader(), p, otherWriter)
+	signed, _ := Encode(sampleHeader(), p, edWriter)
+	// Alter the signature and recompute the checksum: whole, but forged.
+	altered := bytes.Clone(signed)
+	altered[len(altered)-crcSize-1] ^= 1
+	altered = binary.LittleEndian.AppendUint32(altered[:len(altered)-crcSize], crc32.Checksum(altered[:len(altered)-crcSize], castagnoli))
+	hmacSigned, _ := Encode(sampleHeader(), p, sign.NewHMAC([]byte("a")))
+	for _, tc := range []struct {
+		name  string
+		b     []byte
+		keys  *sign.Keys
+		other bool
+	}{
+		{"ed25519, key not accepted", byOther, edReader, true},
+		{"ed25519, altered under an accepted key", altered, edReader, false},
+		{"hmac, another key", hmacSigned, sign.NewHMAC([]byte("b")), true},
+		{"hmac entry, ed25519 process", hmacSigned, edReader, true},
+	} {
+		_, err := Decode(tc.b, tc.keys)
+		if err == nil || !errors.Is(err, ErrSignature) || OtherKey(err) != tc.other {
+			t.Errorf("%s: %v (OtherKey %v)", tc.name, err, OtherKey(err))
+		}
+	}
 }
