@@ -108,3 +108,18 @@ func TestEd25519FromEnv(t *testing.T) {
 		})
 	}
 }
+
+// The Ed25519 private key never reaches a terminal: the redactor hides
+// its file's text and each line of its PEM body.
+func TestRedactPrivateKey(t *testing.T) {
+	pemText, _ := sign.MarshalPrivateKey(testKey(3))
+	f := filepath.Join(t.TempDir(), "k.pem")
+	os.WriteFile(f, pemText, 0o600)
+	body := strings.Split(strings.TrimSpace(string(pemText)), "\n")[1]
+	redact := NewRedactor(envOf(map[string]string{EnvSigningPrivateKeyFile: f}))
+	for _, text := range []string{"key: " + body, "whole: " + string(pemText)} {
+		if got := redact(text); strings.Contains(got, body) || !strings.Contains(got, Redacted) {
+			t.Errorf("redacted %q to %q", text, got)
+		}
+	}
+}
