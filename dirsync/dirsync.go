@@ -143,9 +143,15 @@ func pullEntry(ctx context.Context, store blob.Store, name string, root *os.Root
 // replaced by the local one (Result.Replaced). Damaged or wrongly signed
 // local entries are refused. A failure to publish stops the push: the store is then likely
 // unreachable.
+//
+// A process whose keys verify but cannot sign (config.Options.VerifyOnly)
+// pushes nothing: a reader never publishes or repairs shared objects.
 func Push(ctx context.Context, c *cache.Cache, store blob.Store) (Result, error) {
 	var res Result
 	opts := c.Options()
+	if opts.VerifyOnly() {
+		return res, fmt.Errorf("sync push: this process holds Ed25519 public keys only (%s without %s): readers publish nothing", config.EnvVerifyKeys, config.EnvSigningPrivateKeyFile)
+	}
 	entries, err := cache.List(ctx, opts.Dir)
 	if err != nil {
 		return res, fmt.Errorf("listing %s: %w", opts.Dir, err)
