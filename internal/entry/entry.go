@@ -19,7 +19,7 @@
 //	12+H            stored payload
 //	12+H+stored     if signed: the signature of bytes [0, 12+H+stored):
 //	                version 1, the 32-byte HMAC-SHA256; version 2, the
-//	                signer's 8-byte key id and the 64-byte Ed25519ph
+//	                signer's 8-byte key id and the 64-byte Ed25519
 //	                signature (sign.Keys)
 //	end-4           CRC-32C (Castagnoli) of every byte before it
 //

@@ -7,9 +7,11 @@
 // an HMAC key as []byte. A nil *Keys means "unsigned": nothing is signed
 // and nothing is required to be. Every method is safe on nil.
 //
-// Ed25519 signatures are Ed25519ph (RFC 8032: the message is hashed with
-// SHA-512, then signed) under the context "xlacache-v1", so that callers
-// can stream a message of any size through a Hash; on the wire a signature
+// An Ed25519 signature is Ed25519ctx (RFC 8032, context "xlacache-v1") over
+// the SHA-256 of the message, so that callers can stream a message of any
+// size through a Hash, and so that verifying a large entry costs about
+// what its HMAC did (SHA-256 runs on the CPU's SHA extensions; Ed25519ph's
+// SHA-512 was three times slower on a 1 MiB entry); on the wire a signature
 // is the signer's KeyID (8 bytes) followed by the 64-byte signature, so that
 // several public keys can be accepted at once during a rotation.
 // HMAC signatures are the bare 32-byte HMAC-SHA256, byte for byte what
@@ -18,11 +20,9 @@ package sign
 
 import (
 	"bytes"
-	"crypto"
 	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -39,7 +39,7 @@ const (
 	None Scheme = 0
 	// HMAC is HMAC-SHA256 with a shared secret.
 	HMAC Scheme = 1
-	// Ed25519 is Ed25519ph with a KeyID prefix.
+	// Ed25519 is Ed25519ctx over a SHA-256, with a KeyID prefix.
 	Ed25519 Scheme = 2
 )
 
@@ -254,7 +254,13 @@ func (k *Keys) newHash(s Scheme) *Hash {
 	if s == HMAC {
 		return &Hash{k: k, scheme: s, h: hmac.New(sha256.New, k.hmacKey)}
 	}
-	return &Hash{k: k, scheme: s, h: sha512.New()}
+	return &Hash{k: k, scheme: s, h: sha256.New()}
+}
+
+// signed is what an Ed25519 signature covers: a tag naming the digest,
+// then the message's SHA-256.
+func (h *Hash) signed() []byte {
+	return h.h.Sum([]byte("sha256\x00"))
 }
 
 // Write adds p to the message; it never fails.
@@ -269,7 +275,7 @@ func (h *Hash) Sign() ([]byte, error) {
 	if h.k.priv == nil {
 		return nil, ErrCannotSign
 	}
-	sig, err := h.k.priv.Sign(nil, h.h.Sum(nil), &ed25519.Options{Hash: crypto.SHA512, Context: context})
+	sig, err := h.k.priv.Sign(nil, h.signed(), &ed25519.Options{Context: context})
 	if err != nil {
 		return nil, fmt.Errorf("ed25519 signing: %w", err)
 	}
@@ -294,7 +300,7 @@ func (h *Hash) Verify(sig []byte) error {
 	if !ok {
 		return fmt.Errorf("%w: ed25519 key %s is not among the accepted keys", ErrOtherKey, id)
 	}
-	if err := ed25519.VerifyWithOptions(pub, h.h.Sum(nil), sig[KeyIDSize:], &ed25519.Options{Hash: crypto.SHA512, Context: context}); err != nil {
+	if err := ed25519.VerifyWithOptions(pub, h.signed(), sig[KeyIDSize:], &ed25519.Options{Context: context}); err != nil {
 		return fmt.Errorf("%w: ed25519 key %s", ErrBadSignature, id)
 	}
 	return nil

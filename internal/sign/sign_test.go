@@ -228,3 +228,27 @@ func FuzzVerify(f *testing.F) {
 		_ = w.VerifyText(msg, string(sig))
 	})
 }
+
+// TestEd25519WireFormat pins a signature's bytes (Ed25519 is
+// deterministic): key id, then Ed25519ctx("xlacache-v1") over "sha256\0"
+// and the message's SHA-256. Entries in caches and buckets hold such
+// signatures; changing the construction orphans all of them.
+func TestEd25519WireFormat(t *testing.T) {
+	priv := mustKey(t, 1)
+	w, _ := NewEd25519(priv)
+	sig, err := w.Sign([]byte("xlacache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "34750f98bd59fcfcc8b2c2673c952ba59440fcb9a685a1cbcf233c2809d1e2c7d220216bb567157fe0d5c7a20c1b081c8d956ac47fd89d884674edfdf727e07c5e3faceb5b68c90f"
+	if got := hex.EncodeToString(sig); got != want {
+		t.Fatalf("signature changed:\n got %s\nwant %s", got, want)
+	}
+	sum := sha256.Sum256([]byte("xlacache"))
+	if err := ed25519.VerifyWithOptions(pubOf(priv), append([]byte("sha256\x00"), sum[:]...), sig[KeyIDSize:], &ed25519.Options{Context: "xlacache-v1"}); err != nil {
+		t.Fatalf("not an Ed25519ctx signature of the tagged SHA-256: %v", err)
+	}
+	if id := IDOf(pubOf(priv)); !bytes.Equal(sig[:KeyIDSize], id[:]) {
+		t.Fatal("the signature does not start with the key id")
+	}
+}
