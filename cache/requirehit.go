@@ -56,17 +56,17 @@ func (e *MissError) Is(target error) bool { return target == ErrHitRequired }
 
 // Reasons a lookup noted (Tier.noteMiss) or Compile found.
 const (
-	whyUnverified   = "stored entry failed verification"
-	whyOtherKey     = "stored entry signed with another key"
-	whyLoad         = "stored entry could not be loaded by the backend"
-	whyRead         = "reading the stored entry failed"
-	whySharedDown   = "shared tier unreachable"
-	whySharedBig    = "shared entry larger than the size bound"
-	whySharedBad    = "shared entry failed verification"
-	whySharedKey    = "shared entry signed with another key"
-	whyCacheOff     = "caching is off (no cache directory or shared tier)"
-	whyNoKey        = "the backend could not derive a cache key"
-	whyNoEntry = "no entry for this program"
+	whyUnverified = "stored entry failed verification"
+	whyOtherKey   = "stored entry signed with another key"
+	whyLoad       = "stored entry could not be loaded by the backend"
+	whyRead       = "reading the stored entry failed"
+	whySharedDown = "shared tier unreachable"
+	whySharedBig  = "shared entry larger than the size bound"
+	whySharedBad  = "shared entry failed verification"
+	whySharedKey  = "shared entry signed with another key"
+	whyCacheOff   = "caching is off (no cache directory or shared tier)"
+	whyNoKey      = "the backend could not derive a cache key"
+	whyNoEntry    = "no entry for this program"
 )
 
 // noteMiss records, for a lookup of the executables tier made by a
