@@ -17,6 +17,10 @@ import (
 	"github.com/xlacache/xlacache/cache"
 )
 
+// maxRefusal bounds the message of a refused compile (a key and a
+// reason: far less).
+const maxRefusal = 4096
+
 // Heartbeat is how often the helper tells a waiting wrapper it is alive
 // while the cache works (a single-flight wait can outlast the wrapper's
 // read timeout; a hung helper sends nothing and the wrapper compiles).
@@ -266,7 +270,16 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	b := &remote{s: s, c: c, req: req, declared: declaredSignature(req)}
 	exe, rep, err := cache.Compile(ctx, s.Cache, b, cache.Program{Name: moduleName(req), Text: req.Program, Options: req.Options})
 	status := byte(doneCompiled)
+	var msg []byte
 	switch {
+	case errors.Is(err, cache.ErrHitRequired):
+		// The wrapper fails the host's compile with this message, which
+		// names the program, its key and why it missed.
+		status = doneRefused
+		msg = []byte("xlacache-pjrt: " + err.Error())
+		if len(msg) > maxRefusal {
+			msg = msg[:maxRefusal]
+		}
 	case err != nil || exe == nil:
 		status = doneError
 		if b.compiled {
@@ -277,7 +290,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	case rep != nil && rep.Stored:
 		status = doneStored
 	}
-	if err := c.send(frameDone, []byte{status}); err != nil {
+	if err := c.send(frameDone, append([]byte{status}, msg...)); err != nil {
 		s.logger().Debug("pjrt helper: wrapper went away", "err", err)
 	}
 }
