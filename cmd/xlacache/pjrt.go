@@ -143,7 +143,8 @@ func runPJRTServe(cmd *cobra.Command, _ []string) error {
 	}
 	idle, _ := cmd.Flags().GetDuration("idle-exit")
 	open := func(ctx context.Context) (*cache.Cache, error) { return xlacache.Open(ctx, opts, slog.Default()) }
-	h := pjrt.Helper{Socket: socket, Dir: opts.Dir, Open: open, NormalizeOptions: xla.NormalizeCompileOptions, IdleExit: idle}
+	h := pjrt.Helper{Socket: socket, Dir: opts.Dir, Open: open, NormalizeOptions: xla.NormalizeCompileOptions, IdleExit: idle,
+		RequireHit: opts.RequireHit}
 	// Plugin hashes are kept where the in-process helper keeps them
 	// (beside the wrapper's builds, as trusted as the wrapper), so that a
 	// helper the wrapper starts does not hash the plugin again; the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
 )
 
 // HashMemoDir is the directory under a build directory where plugin
@@ -87,6 +88,9 @@ type Helper struct {
 	// again before its first answer.
 	Plugins  []string
 	HashMemo string
+	// RequireHit is the Server's: it still applies when the cache cannot
+	// be opened.
+	RequireHit config.RequireHit
 	// Logger receives the helper's log lines (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -117,7 +121,7 @@ func (h Helper) Run(ctx context.Context) error {
 		defer c.Close()
 	}
 	s := &Server{Cache: c, Logger: log, NormalizeOptions: h.NormalizeOptions, IdleExit: h.IdleExit,
-		Plugins: h.Plugins, HashMemo: h.HashMemo}
+		Plugins: h.Plugins, HashMemo: h.HashMemo, RequireHit: h.RequireHit}
 	log.Info("pjrt helper serving", "socket", h.Socket, "dir", h.Dir, "writer", c.Writer(), "idle-exit", h.IdleExit.String())
 	start := time.Now()
 	err = s.Serve(ctx, ln)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
 )
 
 // maxRefusal bounds the message of a refused compile (a key and a
@@ -60,6 +61,10 @@ type Server struct {
 	// Owner-only; a memo not owned by this user, or writable by others,
 	// is ignored.
 	HashMemo string
+	// RequireHit is XLACACHE_REQUIRE_HIT for when Cache is nil (it could
+	// not be opened): every compile is then a miss to warn about or
+	// refuse. With a cache, the cache's own option rules.
+	RequireHit config.RequireHit
 
 	// keyHook, when set (tests), sees every request and the key it gets.
 	keyHook func(Request, cache.Key)
@@ -268,6 +273,14 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 		}
 	}()
 	b := &remote{s: s, c: c, req: req, declared: declaredSignature(req)}
+	if s.Cache == nil && s.RequireHit != config.RequireHitOff {
+		miss := &cache.MissError{Module: moduleName(req), Backend: BackendName, Reason: "the helper could not open the cache"}
+		if s.RequireHit == config.RequireHitFail {
+			c.send(frameDone, append([]byte{doneRefused}, "xlacache-pjrt: "+miss.Error()...))
+			return
+		}
+		s.logger().Warn("compiled without a cache hit ("+config.EnvRequireHit+"=warn)", "module", miss.Module, "backend", BackendName, "reason", miss.Reason)
+	}
 	exe, rep, err := cache.Compile(ctx, s.Cache, b, cache.Program{Name: moduleName(req), Text: req.Program, Options: req.Options})
 	status := byte(doneCompiled)
 	var msg []byte

@@ -191,6 +191,21 @@ func TestServerRequireHitFail(t *testing.T) {
 	}
 }
 
+// A helper whose cache could not be opened still keeps the requirement:
+// under fail it refuses, under warn (and off) it lets the wrapper compile.
+func TestServerRequireHitWithoutCache(t *testing.T) {
+	req := request(fakePlugin(t, "p"))
+	w := fakeWrapper{exe: "EXE", sig: addSig}
+	st, ev := w.session(t, serve(t, &Server{RequireHit: config.RequireHitFail}), req)
+	if st != doneRefused || len(ev) != 1 || !strings.Contains(ev[0], "program add (key none, backend pjrt)") ||
+		!strings.Contains(ev[0], "could not open the cache") {
+		t.Fatalf("fail: status %q events %v, want a refusal naming the program", st, ev)
+	}
+	if st, ev := w.session(t, serve(t, &Server{RequireHit: config.RequireHitWarn}), req); st != doneCompiled || strings.Join(ev, " ") != "C:0" {
+		t.Fatalf("warn: status %q events %v, want a compile", st, ev)
+	}
+}
+
 func TestServerRejectedEntryIsQuarantinedAndRecompiled(t *testing.T) {
 	dir := t.TempDir()
 	c := openCache(t, dir)
