@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/logonce"
 )
 
@@ -15,7 +16,9 @@ import (
 // single-flight claim (when available) lets one process compile while the
 // others wait for its entry. A writer stores the result subject to the
 // thresholds. Cache failures are logged and never returned: the only
-// errors are the backend's own compile error and ctx's.
+// errors are the backend's own compile error, ctx's, and under
+// XLACACHE_REQUIRE_HIT=fail a *MissError (errors.Is ErrHitRequired) in
+// place of a compile the cache could not spare (requirehit.go).
 func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *Report, error) {
 	ca := false
 	if x, ok := b.(ContentAddressedKernels); ok {
@@ -23,14 +26,14 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 	}
 	env := c.ForBackend(b.Name(), ca)
 	if !c.enabled() {
-		return compileOnly(ctx, b, p, env)
+		return c.compileUncached(ctx, b, p, env, whyCacheOff)
 	}
 
 	start := time.Now()
 	parts, err := b.KeyParts(ctx, p)
 	env.Phase("key", time.Since(start))
 	if err != nil {
-		exe, r, cerr := compileOnly(ctx, b, p, env)
+		exe, r, cerr := c.compileUncached(ctx, b, p, env, whyNoKey+": "+err.Error())
 		if cerr == nil {
 			// Only worth a line when the program compiles: otherwise the
 			// compile error says what is wrong, once.
@@ -90,10 +93,21 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 		}
 	}
 
+	// Every way to a hit is spent (the wait above ended without an entry
+	// this process could load): under XLACACHE_REQUIRE_HIT this is the
+	// miss it reports or refuses.
+	var why string
+	if c.opts.RequireHit != config.RequireHitOff {
+		why = c.missReason(ctx, env, key, explain)
+		if err := c.requireHit(b.Name(), p.Name, key.String(), why); err != nil {
+			return nil, env.Report(), err
+		}
+	}
 	exe, compileTime, err := timedCompile(ctx, b, p, env)
 	env.mu.Lock()
 	env.report.Explain = explain
 	env.mu.Unlock()
+	c.warnCompiled(env, p.Name, key.String(), why, err)
 	if err != nil {
 		return nil, env.Report(), err
 	}
@@ -133,8 +147,14 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 	return exe, env.Report(), nil
 }
 
-func compileOnly(ctx context.Context, b Backend, p Program, env *Session) (Executable, *Report, error) {
+// compileUncached compiles p without the executables tier (why says why
+// it is not used), subject to require-hit as a miss would be.
+func (c *Cache) compileUncached(ctx context.Context, b Backend, p Program, env *Session, why string) (Executable, *Report, error) {
+	if err := c.requireHit(b.Name(), p.Name, "", why); err != nil {
+		return nil, env.Report(), err
+	}
 	exe, _, err := timedCompile(ctx, b, p, env)
+	c.warnCompiled(env, p.Name, "", why, err)
 	return exe, env.Report(), err
 }
 
@@ -178,6 +198,7 @@ func tryLoad(ctx context.Context, c *Cache, b Backend, tier *Tier, key Key, env 
 			// A shared hit a reader (or a host without a usable local
 			// directory) could not keep: nothing local to quarantine.
 			c.countError(tier.name, "load")
+			tier.noteMiss(whyLoad, err)
 			c.logOnce("load:"+src+":"+key.String(), "backend could not load a cached entry; compiling normally", "key", key.String(), "source", src, "err", cause)
 		}
 		return nil, false

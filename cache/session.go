@@ -32,6 +32,9 @@ type Session struct {
 	// saved adds up the compile times recorded in the subcache entries this
 	// compile hit: the work it would have done without them.
 	saved time.Duration
+	// missWhy says why the executables tier's entry could not serve this
+	// compile, as its lookups found (require-hit reasons, requirehit.go).
+	missWhy []string
 }
 
 // ForBackend returns a Session for backend name outside of Compile (for

@@ -83,6 +83,11 @@ type BackendStats struct {
 	// fields of the same names.
 	Compiles    int64         `json:"compiles,omitempty"`
 	CompileTime time.Duration `json:"compile_time_ns,omitempty"`
+	// RequireHitWarned counts the compiles that XLACACHE_REQUIRE_HIT=warn
+	// logged (the cache could not serve them; they compiled), and
+	// RequireHitFailed those that XLACACHE_REQUIRE_HIT=fail refused.
+	RequireHitWarned int64 `json:"require_hit_warned,omitempty"`
+	RequireHitFailed int64 `json:"require_hit_failed,omitempty"`
 	// Tiers are the backend's lookups and writes per tier name.
 	Tiers map[string]TierStats `json:"tiers,omitempty"`
 }
@@ -203,7 +208,8 @@ func (s *counters) snapshot() Stats {
 	}
 	st.TierErrors = addTierErrors(nil, s.tierErrors, 1)
 	for b, v := range s.compiles {
-		st.addBackend(b, BackendStats{Compiles: v.Compiles, CompileTime: v.CompileTime})
+		st.addBackend(b, BackendStats{Compiles: v.Compiles, CompileTime: v.CompileTime,
+			RequireHitWarned: v.RequireHitWarned, RequireHitFailed: v.RequireHitFailed})
 	}
 	for k, v := range s.series {
 		st.addBackend(k.backend, BackendStats{Tiers: map[string]TierStats{k.tier: v}})
@@ -222,6 +228,8 @@ func (st *Stats) addBackend(name string, b BackendStats) {
 	cur := st.Backends[name]
 	cur.Compiles += b.Compiles
 	cur.CompileTime += b.CompileTime
+	cur.RequireHitWarned += b.RequireHitWarned
+	cur.RequireHitFailed += b.RequireHitFailed
 	if len(b.Tiers) > 0 && cur.Tiers == nil {
 		cur.Tiers = map[string]TierStats{}
 	}
@@ -294,6 +302,7 @@ func (st *Stats) clampNegative() {
 	clampTiers(st.Tiers)
 	for name, b := range st.Backends {
 		b.Compiles, b.CompileTime = max(b.Compiles, 0), max(b.CompileTime, 0)
+		b.RequireHitWarned, b.RequireHitFailed = max(b.RequireHitWarned, 0), max(b.RequireHitFailed, 0)
 		clampTiers(b.Tiers)
 		st.Backends[name] = b
 	}
@@ -536,6 +545,8 @@ func addStats(a, b Stats) Stats {
 			cur := out.Backends[name]
 			cur.Compiles = addSat(cur.Compiles, v.Compiles)
 			cur.CompileTime = addSatDur(cur.CompileTime, v.CompileTime)
+			cur.RequireHitWarned = addSat(cur.RequireHitWarned, v.RequireHitWarned)
+			cur.RequireHitFailed = addSat(cur.RequireHitFailed, v.RequireHitFailed)
 			for k, t := range v.Tiers {
 				if cur.Tiers == nil {
 					cur.Tiers = map[string]TierStats{}
@@ -571,7 +582,8 @@ func subStats(a, b Stats) Stats {
 	}
 	for name, v := range a.Backends {
 		bv := b.Backends[name]
-		d := BackendStats{Compiles: v.Compiles - bv.Compiles, CompileTime: v.CompileTime - bv.CompileTime}
+		d := BackendStats{Compiles: v.Compiles - bv.Compiles, CompileTime: v.CompileTime - bv.CompileTime,
+			RequireHitWarned: v.RequireHitWarned - bv.RequireHitWarned, RequireHitFailed: v.RequireHitFailed - bv.RequireHitFailed}
 		for k, t := range v.Tiers {
 			if dt, zero := subTier(t, bv.Tiers[k]); !zero {
 				if d.Tiers == nil {
@@ -580,7 +592,7 @@ func subStats(a, b Stats) Stats {
 				d.Tiers[k] = dt
 			}
 		}
-		if d.Compiles != 0 || d.CompileTime != 0 || len(d.Tiers) > 0 {
+		if d.Compiles != 0 || d.CompileTime != 0 || d.RequireHitWarned != 0 || d.RequireHitFailed != 0 || len(d.Tiers) > 0 {
 			if out.Backends == nil {
 				out.Backends = map[string]BackendStats{}
 			}

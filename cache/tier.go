@@ -207,6 +207,7 @@ func (t *Tier) getLocal(v *view, key Key) (*entry.Entry, int, bool) {
 			c.damaged(t, hostPath(), st, fmt.Errorf("%w: %v", entry.ErrForeign, err))
 		default:
 			c.failure(t.name, "reading entry", hostPath(), err)
+			t.noteMiss(whyRead, err)
 		}
 		return nil, 0, false
 	}
@@ -268,9 +269,12 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 		case errors.Is(err, blob.ErrNotExist) || ctx.Err() != nil:
 		case errors.Is(err, blob.ErrTooLarge):
 			c.sharedTooLarge(t.name, name, limit, err)
+			t.noteMiss(whySharedBig, nil)
 		case errors.Is(err, blob.ErrUnavailable):
 			c.countError(t.name, "shared") // the store's guard logged it once already
+			t.noteMiss(whySharedDown, err)
 		default:
+			t.noteMiss(whySharedDown, err)
 			// Counted once, as a shared-tier failure (not also as "io").
 			c.logFailure(t.name, "reading shared entry", name, err)
 			c.countError(t.name, "shared")
@@ -280,6 +284,7 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 	defer rc.Close()
 	if info.Size > limit {
 		c.sharedTooLarge(t.name, name, limit, fmt.Errorf("%w: %d bytes, more than %d", blob.ErrTooLarge, info.Size, limit))
+		t.noteMiss(whySharedBig, nil)
 		return nil, 0, false
 	}
 	body := &errReader{r: rc}
@@ -287,6 +292,7 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 	if body.err != nil {
 		// The store failed mid-body: not damage, and nothing to replace.
 		if ctx.Err() == nil {
+			t.noteMiss(whySharedDown, body.err)
 			if !errors.Is(body.err, blob.ErrUnavailable) {
 				c.logFailure(t.name, "reading shared entry", name, body.err)
 			}
@@ -300,6 +306,7 @@ func (t *Tier) getShared(ctx context.Context, key Key) (*entry.Entry, int, bool)
 	}
 	if err != nil {
 		c.countError(t.name, decodeKind(err))
+		t.noteMiss(sharedDecodeWhy(err), err)
 		if keyMismatch(err) {
 			// Never replaced: the object is most likely good for the
 			// hosts that hold the key it was signed with, and replacing it
@@ -410,6 +417,7 @@ func (c *Cache) writeFileAtomic(rel string, data []byte) (bool, error) {
 func (c *Cache) damaged(t *Tier, p string, st os.FileInfo, cause error) {
 	kind := decodeKind(cause)
 	c.countError(t.name, kind)
+	t.noteMiss(damagedWhy(cause), cause)
 	if keyMismatch(cause) {
 		c.warnKeyMismatch("tier", t.name, "path", p, "err", cause)
 		return

@@ -70,12 +70,15 @@ var (
 		"Time spent in backend compiles through the cache (misses), failed ones included.", backendLabels, nil)
 	compilesDesc = prometheus.NewDesc("xlacache_compiles_total",
 		"Backend compiles through the cache (misses), failed ones included.", backendLabels, nil)
+	requireHitDesc = prometheus.NewDesc("xlacache_require_hit_compiles_total",
+		"Compiles the cache could not spare under XLACACHE_REQUIRE_HIT, per backend: outcome \"warned\" (logged, compiled) or \"failed\" (refused).",
+		[]string{"backend", "outcome", "role"}, nil)
 	errorsDesc = prometheus.NewDesc("xlacache_errors_total",
 		"Cache failures by kind (corrupt, foreign, version, signature, load, io, permission, nospace, shared, encode, toolarge, replaced, ...) and tier (\"none\" for failures that serve no one tier: the directory, the size ledger, trims, usage markers); each degraded to compiling normally.",
 		[]string{"kind", "tier", "role"}, nil)
 
 	allDescs = []*prometheus.Desc{hitsDesc, missesDesc, sharedHitsDesc, readBytesDesc, writtenBytesDesc, sharedWrittenBytesDesc,
-		savedDesc, compileSecondsDesc, compilesDesc, errorsDesc}
+		savedDesc, compileSecondsDesc, compilesDesc, requireHitDesc, errorsDesc}
 )
 
 // collector renders the Stats that stats returns.
@@ -131,6 +134,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for b, v := range backendSeries(st) {
 		emit(ch, compilesDesc, prometheus.CounterValue, float64(v.Compiles), b, role)
 		emit(ch, compileSecondsDesc, prometheus.CounterValue, v.CompileTime.Seconds(), b, role)
+	}
+	for b, v := range requireHitSeries(st) {
+		emit(ch, requireHitDesc, prometheus.CounterValue, float64(v.RequireHitWarned), b, OutcomeWarned, role)
+		emit(ch, requireHitDesc, prometheus.CounterValue, float64(v.RequireHitFailed), b, OutcomeFailed, role)
 	}
 	for k, n := range errorSeries(st) {
 		emit(ch, errorsDesc, prometheus.CounterValue, float64(n), k.kind, k.tier, role)
@@ -226,6 +233,31 @@ func addSat(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// Outcome label values of xlacache_require_hit_compiles_total.
+const (
+	OutcomeWarned = "warned"
+	OutcomeFailed = "failed"
+)
+
+// requireHitSeries is st's require-hit counts per backend label, for the
+// backends that have any.
+func requireHitSeries(st cache.Stats) map[string]cache.BackendStats {
+	out := map[string]cache.BackendStats{}
+	for b, bs := range st.Backends {
+		if bs.RequireHitWarned == 0 && bs.RequireHitFailed == 0 {
+			continue
+		}
+		if b == "" {
+			b = UnknownBackend
+		}
+		o := out[b]
+		o.RequireHitWarned = addSat(o.RequireHitWarned, bs.RequireHitWarned)
+		o.RequireHitFailed = addSat(o.RequireHitFailed, bs.RequireHitFailed)
+		out[b] = o
+	}
+	return out
 }
 
 // backendSeries is st's compile counts per backend label; compiles no

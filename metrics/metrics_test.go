@@ -545,3 +545,55 @@ func gatherStats(t *testing.T, st cache.Stats) map[string]*dto.MetricFamily {
 	}
 	return byName
 }
+
+// TestRequireHitCompiles: a process under XLACACHE_REQUIRE_HIT counts, per
+// backend, the compiles it warned about (warn) or refused (fail); hits
+// count nothing, and a process that refused only still reports them.
+func TestRequireHitCompiles(t *testing.T) {
+	for _, tc := range []struct {
+		mode           config.RequireHit
+		warned, failed float64
+	}{
+		{config.RequireHitWarn, 2, 0},
+		{config.RequireHitFail, 0, 2},
+	} {
+		t.Run(tc.mode.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := xlacache.Open(context.Background(), testOptions(dir, config.RoleWriter), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compileAll(t, w, program("cached", "k1"))
+			w.Close()
+			o := testOptions(dir, config.RoleReader)
+			o.RequireHit = tc.mode
+			c, err := xlacache.Open(context.Background(), o, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for _, p := range []cache.Program{program("cached", "k1"), program("new", "k2"), program("other", "k3")} {
+				_, _, err := cache.Compile(context.Background(), c, fakeBackend{}, p)
+				if (err != nil) != (tc.mode == config.RequireHitFail && p.Name != "cached") {
+					t.Fatalf("compile %s: %v", p.Name, err)
+				}
+			}
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(metrics.NewCollector(c))
+			mfs, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]*dto.MetricFamily{}
+			for _, mf := range mfs {
+				byName[mf.GetName()] = mf
+			}
+			for outcome, want := range map[string]float64{metrics.OutcomeWarned: tc.warned, metrics.OutcomeFailed: tc.failed} {
+				l := map[string]string{"backend": "fake", "outcome": outcome, "role": metrics.RoleReader}
+				if got := value(t, byName, "xlacache_require_hit_compiles_total", l); got != want {
+					t.Errorf("require-hit %v = %v, want %v", l, got, want)
+				}
+			}
+		})
+	}
+}

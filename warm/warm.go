@@ -5,6 +5,7 @@ package warm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -35,6 +36,9 @@ type Result struct {
 	Time        time.Duration `json:"time_ns"`
 	CompileTime time.Duration `json:"compile_time_ns"`
 	Err         string        `json:"error,omitempty"`
+	// Missed is true when XLACACHE_REQUIRE_HIT=fail refused to compile
+	// the program because the cache could not serve it; Err says why.
+	Missed bool `json:"missed,omitempty"`
 }
 
 // Report is what warming many programs did (the --json form of
@@ -46,7 +50,11 @@ type Report struct {
 	Hits     int      `json:"hits"`
 	Compiled int      `json:"compiled"`
 	Stored   int      `json:"stored"`
-	Failed   int      `json:"failed"`
+	// Failed counts programs that could not be read, parsed or compiled;
+	// Missed those that XLACACHE_REQUIRE_HIT=fail refused to compile
+	// (not in Failed).
+	Failed int `json:"failed"`
+	Missed int `json:"missed"`
 	// CompileTime sums the backend compiles; Wall is the whole warm.
 	CompileTime time.Duration `json:"compile_time_ns"`
 	Wall        time.Duration `json:"wall_ns"`
@@ -165,6 +173,7 @@ func One(ctx context.Context, c *cache.Cache, b cache.Backend, path string) Resu
 		r.Key, r.Hit, r.Source, r.Stored, r.CompileTime = rep.Key, rep.Hit, rep.Source, rep.Stored, rep.CompileTime
 	}
 	if err != nil {
+		r.Missed = errors.Is(err, cache.ErrHitRequired)
 		return fail(fmt.Errorf("%s: %w", path, err))
 	}
 	if cl, ok := exe.(io.Closer); ok {
@@ -180,6 +189,8 @@ func NewReport(dir string, writer bool, results []Result) Report {
 	slices.SortFunc(rep.Programs, func(a, b Result) int { return strings.Compare(a.Path, b.Path) })
 	for _, r := range rep.Programs {
 		switch {
+		case r.Missed:
+			rep.Missed++
 		case r.Err != "":
 			rep.Failed++
 		case r.Hit:

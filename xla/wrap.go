@@ -114,7 +114,7 @@ func setupWrapper(ctx context.Context, opts config.Options, po PrepareOptions, p
 	}
 	var w *wrapState
 	if po.Helper == "" {
-		if w, err = serveInProcess(ctx, opts, socket, st.Inner, filepath.Join(buildDir, "plugin-hashes"), logger); err != nil {
+		if w, err = serveInProcess(ctx, opts, socket, st.Inner, filepath.Join(buildDir, pjrt.HashMemoDir), logger); err != nil {
 			return "", err
 		}
 	}

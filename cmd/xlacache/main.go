@@ -3,7 +3,8 @@
 //
 // Exit codes: 0 success; 1 failure (including `verify` finding damaged
 // entries); 2 usage error (unknown command or flag, bad argument or option
-// value).
+// value); 3 a compile that XLACACHE_REQUIRE_HIT=fail refused (`run`,
+// `warm`).
 package main
 
 import (
@@ -37,6 +38,7 @@ one directory (XLACACHE_DIR, or --dir), safe for many processes and bounded
 in size. These commands inspect and maintain that directory.
 
 Exit codes: 0 ok; 1 failure, or verify found damaged entries; 2 usage error;
+3 a program missed the cache under XLACACHE_REQUIRE_HIT=fail (run, warm);
 130 interrupted (Ctrl-C; 128 + the signal's number).`,
 	SilenceUsage:  true,
 	SilenceErrors: true,

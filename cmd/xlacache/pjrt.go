@@ -79,6 +79,7 @@ func init() {
 	s := pjrtServeCmd.Flags()
 	s.String("socket", "", "unix socket to listen on (default: as pjrt env prints)")
 	s.Duration("idle-exit", 0, "exit after this long without a request (0: never)")
+	s.String("build-dir", "", "where pjrt env built the wrapper; plugin hashes are kept there (default: <user cache dir>/xlacache-pjrt)")
 	pjrtCmd.AddCommand(pjrtEnvCmd, pjrtServeCmd)
 	rootCmd.AddCommand(pjrtCmd)
 }
@@ -142,6 +143,21 @@ func runPJRTServe(cmd *cobra.Command, _ []string) error {
 	}
 	idle, _ := cmd.Flags().GetDuration("idle-exit")
 	open := func(ctx context.Context) (*cache.Cache, error) { return xlacache.Open(ctx, opts, slog.Default()) }
-	h := pjrt.Helper{Socket: socket, Dir: opts.Dir, Open: open, NormalizeOptions: xla.NormalizeCompileOptions, IdleExit: idle}
+	h := pjrt.Helper{Socket: socket, Dir: opts.Dir, Open: open, NormalizeOptions: xla.NormalizeCompileOptions, IdleExit: idle,
+		RequireHit: opts.RequireHit}
+	// Plugin hashes are kept where the in-process helper keeps them
+	// (beside the wrapper's builds, as trusted as the wrapper), so that a
+	// helper the wrapper starts does not hash the plugin again; the
+	// plugin it wraps is in the environment it inherits.
+	buildDir, _ := cmd.Flags().GetString("build-dir")
+	if buildDir == "" {
+		buildDir, _ = pjrt.DefaultBuildDir() // none: no memo, hashed per start
+	}
+	if buildDir != "" {
+		h.HashMemo = filepath.Join(buildDir, pjrt.HashMemoDir)
+	}
+	if inner := os.Getenv(pjrt.EnvInner); filepath.IsAbs(inner) {
+		h.Plugins = []string{inner}
+	}
 	return h.Run(cmd.Context())
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -121,6 +122,10 @@ func runRun(cmd *cobra.Command, args []string) error {
 		bar := progress.NewStages(cmd.ErrOrStderr())
 		ce, rep, err := cpu.CompileParsed(ctx, c, cache.Program{Name: name, Text: src}, m, bar.Update) // parsed and verified above: once
 		bar.Finish()
+		if errors.Is(err, cache.ErrHitRequired) {
+			// Exit status 3 (cli.ExitMiss), naming the file too.
+			return fmt.Errorf("%s: %w", path, err)
+		}
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/xlacache/xlacache/archive"
 	"github.com/xlacache/xlacache/backend/cpu"
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/cli"
 	"github.com/xlacache/xlacache/internal/progress"
 	"github.com/xlacache/xlacache/warm"
@@ -38,7 +39,14 @@ the image is built or starts).
 A program that cannot be read, parsed or compiled is reported with its
 file name and the others are still compiled; the exit status is then 1
 (after --export, which still packs what was stored). With --json, print
-one JSON object.`,
+one JSON object.
+
+With XLACACHE_REQUIRE_HIT=fail, warm checks a golden cache instead of
+filling it: a program the cache cannot serve is not compiled but reported
+as missed, with why (no entry, which key component differs from the
+nearest entry, an entry that failed verification, ...), and the exit
+status is 3 when every other program was a hit. With warn, each compile
+the cache could not spare is logged and warm goes on.`,
 	Args: cli.UsageArgs(cobra.MinimumNArgs(1)),
 	RunE: runWarm,
 }
@@ -118,8 +126,15 @@ func runWarm(cmd *cobra.Command, args []string) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if rep.Failed > 0 {
+	switch {
+	case rep.Failed > 0 && rep.Missed > 0:
+		return fmt.Errorf("%d of %d programs failed, and %d missed the cache (%s=fail)", rep.Failed, len(rep.Programs), rep.Missed, config.EnvRequireHit)
+	case rep.Failed > 0:
 		return fmt.Errorf("%d of %d programs failed", rep.Failed, len(rep.Programs))
+	case rep.Missed > 0:
+		// Exit status cli.ExitMiss: the golden cache is incomplete, every
+		// program is otherwise fine.
+		return fmt.Errorf("%d of %d programs missed the cache: %w", rep.Missed, len(rep.Programs), cache.ErrHitRequired)
 	}
 	return nil
 }
@@ -150,6 +165,8 @@ func writeWarmText(w io.Writer, r warm.Report) error {
 	fmt.Fprintln(tw, "PROGRAM\tRESULT\tTIME\tSTORED")
 	for _, p := range r.Programs {
 		switch {
+		case p.Missed:
+			fmt.Fprintf(tw, "%s\tmissed\t-\t-\n", p.Path)
 		case p.Err != "":
 			fmt.Fprintf(tw, "%s\tfailed\t-\t-\n", p.Path)
 		case p.Hit:
@@ -178,8 +195,12 @@ func writeWarmText(w io.Writer, r warm.Report) error {
 	if dir == "" {
 		dir = "(no usable cache directory)"
 	}
-	fmt.Fprintf(w, "\n%d programs: %d already cached, %d compiled (%d stored), %d failed; compile time %s, wall %s; cache %s\n",
-		len(r.Programs), r.Hits, r.Compiled, r.Stored, r.Failed, cli.FormatDuration(r.CompileTime), cli.FormatDuration(r.Wall), dir)
+	missed := ""
+	if r.Missed > 0 {
+		missed = fmt.Sprintf(", %d missed (%s=fail)", r.Missed, config.EnvRequireHit)
+	}
+	fmt.Fprintf(w, "\n%d programs: %d already cached, %d compiled (%d stored), %d failed%s; compile time %s, wall %s; cache %s\n",
+		len(r.Programs), r.Hits, r.Compiled, r.Stored, r.Failed, missed, cli.FormatDuration(r.CompileTime), cli.FormatDuration(r.Wall), dir)
 	if e := r.Export; e != nil {
 		fmt.Fprintf(w, "exported %d files (%s) to %s; %d damaged entries left out\n", e.Files, fmtBytes(e.Bytes), e.Path, e.Skipped)
 	}

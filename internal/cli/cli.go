@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 )
 
@@ -31,6 +32,10 @@ const (
 	// ExitUsage is the user's mistake in invoking the command (unknown
 	// command or flag, bad argument or option value).
 	ExitUsage = 2
+	// ExitMiss is a compile that XLACACHE_REQUIRE_HIT=fail refused: the
+	// cache could not serve a program (cache.ErrHitRequired). A CI job
+	// checking a golden cache tells it from a broken program by it.
+	ExitMiss = 3
 )
 
 // UsageError marks an error as the user's mistake in invoking the command
@@ -122,6 +127,9 @@ func ExitCode(name string, err error, stderr io.Writer) int {
 	var ue UsageError
 	if errors.As(err, &ue) {
 		return ExitUsage
+	}
+	if errors.Is(err, cache.ErrHitRequired) {
+		return ExitMiss
 	}
 	return ExitFailure
 }

@@ -10,10 +10,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xlacache/xlacache/cache"
 )
 
 // TestExitCode: nil is 0 and prints nothing; a usage error, also wrapped,
-// is 2; anything else is 1; the line names the program.
+// is 2; a compile refused under XLACACHE_REQUIRE_HIT=fail, also
+// wrapped, is 3; anything else is 1; the line names the program.
 func TestExitCode(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
@@ -24,6 +27,8 @@ func TestExitCode(t *testing.T) {
 		{errors.New("boom"), ExitFailure, "prog: boom\n"},
 		{Usagef("--x %d: bad", 3), ExitUsage, "prog: --x 3: bad\n"},
 		{fmt.Errorf("ctx: %w", Usage(errors.New("bad"))), ExitUsage, "prog: ctx: bad\n"},
+		{fmt.Errorf("p.mlir: %w", &cache.MissError{Module: "p", Key: "p-1", Backend: "cpu", Reason: "no entry for this program"}), ExitMiss,
+			"prog: p.mlir: program p (key p-1, backend cpu) missed the cache and XLACACHE_REQUIRE_HIT=fail forbids compiling it: no entry for this program\n"},
 	} {
 		var b bytes.Buffer
 		if got := ExitCode("prog", tc.err, &b); got != tc.code || b.String() != tc.line {

@@ -13,7 +13,13 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
 )
+
+// HashMemoDir is the directory under a build directory where plugin
+// file hashes are kept (Server.HashMemo), by the in-process helper and by
+// `xlacache pjrt serve` alike.
+const HashMemoDir = "plugin-hashes"
 
 // DefaultBuildDir is where `xlacache pjrt env` builds and lays out the
 // wrapper when no directory is given: <user cache dir>/xlacache-pjrt.
@@ -77,6 +83,14 @@ type Helper struct {
 	NormalizeOptions func([]byte) ([]byte, error)
 	// IdleExit is the Server's.
 	IdleExit time.Duration
+	// Plugins and HashMemo are the Server's: without them every helper
+	// the wrapper starts hashes the inner plugin (hundreds of megabytes)
+	// again before its first answer.
+	Plugins  []string
+	HashMemo string
+	// RequireHit is the Server's: it still applies when the cache cannot
+	// be opened.
+	RequireHit config.RequireHit
 	// Logger receives the helper's log lines (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -106,7 +120,8 @@ func (h Helper) Run(ctx context.Context) error {
 	} else {
 		defer c.Close()
 	}
-	s := &Server{Cache: c, Logger: log, NormalizeOptions: h.NormalizeOptions, IdleExit: h.IdleExit}
+	s := &Server{Cache: c, Logger: log, NormalizeOptions: h.NormalizeOptions, IdleExit: h.IdleExit,
+		Plugins: h.Plugins, HashMemo: h.HashMemo, RequireHit: h.RequireHit}
 	log.Info("pjrt helper serving", "socket", h.Socket, "dir", h.Dir, "writer", c.Writer(), "idle-exit", h.IdleExit.String())
 	start := time.Now()
 	err = s.Serve(ctx, ln)

@@ -2,9 +2,15 @@ package pjrt
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/xlacache/xlacache/cache"
 )
 
 // TestWriteEnv: bash quotes every value so that it comes back unchanged,
@@ -31,5 +37,36 @@ func TestWriteEnv(t *testing.T) {
 	err := s.WriteEnv(&b, "fish", env)
 	if !errors.As(err, new(UnknownShellError)) || err.Error() != `--shell "fish": want bash, sh, zsh or json` {
 		t.Errorf("fish: %v", err)
+	}
+}
+
+// TestHelperKeepsPluginHashes (issue 22): a Helper (`xlacache pjrt
+// serve`) given the plugin and a memo directory hashes the plugin when it
+// starts and keeps the hash there for the next helper, as the in-process
+// helper does.
+func TestHelperKeepsPluginHashes(t *testing.T) {
+	plugin := fakePlugin(t, "plugin bytes")
+	memo := filepath.Join(t.TempDir(), HashMemoDir)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	h := Helper{Socket: filepath.Join(shortDir(t), "h.sock"), Plugins: []string{plugin}, HashMemo: memo,
+		Open: func(context.Context) (*cache.Cache, error) { return nil, errors.New("no cache in this test") }}
+	go func() { done <- h.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	name := (&fileHashes{dir: memo}).memoFile(plugin, fileID(must(os.Stat(plugin))))
+	// The hash is written by Serve's background start-up work: wait for
+	// it, bounded.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(name); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no plugin hash kept in %s", memo)
+		}
 	}
 }

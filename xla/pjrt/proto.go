@@ -32,6 +32,7 @@ const (
 	doneStored   = 's' // compiled and stored
 	doneCompiled = 'c' // compiled, not stored (reader, threshold, failure)
 	doneError    = 'e' // no executable from the cache: the wrapper compiles
+	doneRefused  = 'r' // XLACACHE_REQUIRE_HIT=fail refused the compile; a message follows
 )
 
 // maxFrame bounds a frame's payload, as the wrapper's XC_MAX_FRAME does.

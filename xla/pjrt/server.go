@@ -15,7 +15,12 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/cache"
+	"github.com/xlacache/xlacache/config"
 )
+
+// maxRefusal bounds the message of a refused compile (a key and a
+// reason: far less).
+const maxRefusal = 4096
 
 // Heartbeat is how often the helper tells a waiting wrapper it is alive
 // while the cache works (a single-flight wait can outlast the wrapper's
@@ -56,6 +61,10 @@ type Server struct {
 	// Owner-only; a memo not owned by this user, or writable by others,
 	// is ignored.
 	HashMemo string
+	// RequireHit is XLACACHE_REQUIRE_HIT for when Cache is nil (it could
+	// not be opened): every compile is then a miss to warn about or
+	// refuse. With a cache, the cache's own option rules.
+	RequireHit config.RequireHit
 
 	// keyHook, when set (tests), sees every request and the key it gets.
 	keyHook func(Request, cache.Key)
@@ -264,9 +273,26 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 		}
 	}()
 	b := &remote{s: s, c: c, req: req, declared: declaredSignature(req)}
+	if s.Cache == nil && s.RequireHit != config.RequireHitOff {
+		miss := &cache.MissError{Module: moduleName(req), Backend: BackendName, Reason: "the helper could not open the cache"}
+		if s.RequireHit == config.RequireHitFail {
+			c.send(frameDone, append([]byte{doneRefused}, "xlacache-pjrt: "+miss.Error()...))
+			return
+		}
+		s.logger().Warn("compiled without a cache hit ("+config.EnvRequireHit+"=warn)", "module", miss.Module, "backend", BackendName, "reason", miss.Reason)
+	}
 	exe, rep, err := cache.Compile(ctx, s.Cache, b, cache.Program{Name: moduleName(req), Text: req.Program, Options: req.Options})
 	status := byte(doneCompiled)
+	var msg []byte
 	switch {
+	case errors.Is(err, cache.ErrHitRequired):
+		// The wrapper fails the host's compile with this message, which
+		// names the program, its key and why it missed.
+		status = doneRefused
+		msg = []byte("xlacache-pjrt: " + err.Error())
+		if len(msg) > maxRefusal {
+			msg = msg[:maxRefusal]
+		}
 	case err != nil || exe == nil:
 		status = doneError
 		if b.compiled {
@@ -277,7 +303,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	case rep != nil && rep.Stored:
 		status = doneStored
 	}
-	if err := c.send(frameDone, []byte{status}); err != nil {
+	if err := c.send(frameDone, append([]byte{status}, msg...)); err != nil {
 		s.logger().Debug("pjrt helper: wrapper went away", "err", err)
 	}
 }

@@ -118,6 +118,9 @@ func (w fakeWrapper) session(t *testing.T, sock string, req Request) (byte, []st
 			}
 			writeFrame(c, frameCompiled, out)
 		case frameDone:
+			if len(p) > 1 { // a refusal's message
+				events = append(events, "R:"+string(p[1:]))
+			}
 			return p[0], events
 		default:
 			t.Fatalf("unexpected frame %q", typ)
@@ -164,6 +167,42 @@ func TestServerMissStoresThenHits(t *testing.T) {
 	// The probe's reference is the program's declaration, not the entry's.
 	if st != doneHit || strings.Join(ev, " ") != "L:"+addSig+":EXE-A" {
 		t.Fatalf("warm: status %q events %v, want a hit loading EXE-A", st, ev)
+	}
+}
+
+// Under XLACACHE_REQUIRE_HIT=fail the helper never asks for a compile: a
+// miss ends in a refusal whose message names the program and why; a hit
+// loads as ever.
+func TestServerRequireHitFail(t *testing.T) {
+	dir := t.TempDir()
+	req := request(fakePlugin(t, "plugin A"))
+	w := fakeWrapper{exe: "EXE-A", sig: addSig}
+	golden := serve(t, &Server{Cache: openCache(t, dir, func(o *config.Options) { o.RequireHit = config.RequireHitFail })})
+	st, ev := w.session(t, golden, req)
+	if st != doneRefused || len(ev) != 1 || !strings.HasPrefix(ev[0], "R:xlacache-pjrt: program add (key add-") ||
+		!strings.Contains(ev[0], "no entry for this program") {
+		t.Fatalf("cold under fail: status %q events %v, want a refusal naming the program", st, ev)
+	}
+	if st, _ := w.session(t, serve(t, &Server{Cache: openCache(t, dir)}), req); st != doneStored {
+		t.Fatalf("fill: status %q", st)
+	}
+	if st, ev := w.session(t, golden, req); st != doneHit || strings.Join(ev, " ") != "L:"+addSig+":EXE-A" {
+		t.Fatalf("warm under fail: status %q events %v, want a hit", st, ev)
+	}
+}
+
+// A helper whose cache could not be opened still keeps the requirement:
+// under fail it refuses, under warn (and off) it lets the wrapper compile.
+func TestServerRequireHitWithoutCache(t *testing.T) {
+	req := request(fakePlugin(t, "p"))
+	w := fakeWrapper{exe: "EXE", sig: addSig}
+	st, ev := w.session(t, serve(t, &Server{RequireHit: config.RequireHitFail}), req)
+	if st != doneRefused || len(ev) != 1 || !strings.Contains(ev[0], "program add (key none, backend pjrt)") ||
+		!strings.Contains(ev[0], "could not open the cache") {
+		t.Fatalf("fail: status %q events %v, want a refusal naming the program", st, ev)
+	}
+	if st, ev := w.session(t, serve(t, &Server{RequireHit: config.RequireHitWarn}), req); st != doneCompiled || strings.Join(ev, " ") != "C:0" {
+		t.Fatalf("warn: status %q events %v, want a compile", st, ev)
 	}
 }
 

@@ -15,11 +15,15 @@
 //   C <want>    compile through the inner plugin (and send the serialized
 //               executable back when <want> is 1)
 //   H           heartbeat: the helper is alive, still waiting for a peer
-//   D <status>  done
+//   D <status>  done; status 'r' (refused) is followed by a message: the
+//               helper's XLACACHE_REQUIRE_HIT=fail refused the compile
 //
 // The C side only moves bytes and calls PJRT. Every failure of the cache
 // (no helper, a hung helper, a bad entry, a protocol error) ends in a plain
-// inner compile after one log line: never worse than no cache.
+// inner compile after one log line: never worse than no cache. The one
+// exception is XLACACHE_REQUIRE_HIT=fail (golden caches): a compile the
+// helper refused, or one the wrapper would do without the helper, fails
+// with a PJRT_Error of the wrapper's own that says why.
 //
 // Wire format, both ways: one type byte, a 4-byte big-endian length, the
 // payload. The request's payload is a list of length-prefixed fields.
@@ -39,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -102,6 +107,87 @@ static void trace(const char* what) {
 
 static PJRT_Error* xc_compile(PJRT_Client_Compile_Args* args);
 
+// ---- errors of the wrapper's own ----
+//
+// A refused compile returns an error the wrapper made, which the host
+// reads and frees through the table's error entries: those tell the
+// wrapper's errors (kept in a list, almost always empty) from the inner
+// plugin's, which they pass on.
+
+typedef struct xc_error {
+  struct xc_error* next;
+  char* msg;
+  size_t n;
+} xc_error;
+static pthread_mutex_t errs_mu = PTHREAD_MUTEX_INITIALIZER;
+static xc_error* errs;
+static int own_errors;  // the table's error entries are the wrapper's
+
+static PJRT_Error* new_error(const char* msg, size_t n) {
+  xc_error* e = malloc(sizeof *e);
+  char* m = malloc(n + 1);
+  if (!e || !m) {
+    // Out of memory: an error we cannot make. The caller compiles.
+    free(e);
+    free(m);
+    return NULL;
+  }
+  memcpy(m, msg, n);
+  m[n] = 0;
+  e->msg = m;
+  e->n = n;
+  pthread_mutex_lock(&errs_mu);
+  e->next = errs;
+  errs = e;
+  pthread_mutex_unlock(&errs_mu);
+  return (PJRT_Error*)e;
+}
+
+// own_error returns e when the wrapper made it (unlinking it when unlink
+// is set), else NULL.
+static xc_error* own_error(const PJRT_Error* e, int unlink) {
+  pthread_mutex_lock(&errs_mu);
+  xc_error** p = &errs;
+  while (*p && (const void*)*p != (const void*)e) p = &(*p)->next;
+  xc_error* got = *p;
+  if (got && unlink) *p = got->next;
+  pthread_mutex_unlock(&errs_mu);
+  return got;
+}
+
+static void xc_error_destroy(PJRT_Error_Destroy_Args* a) {
+  xc_error* e = own_error(a->error, 1);
+  if (!e) {
+    inner->PJRT_Error_Destroy(a);
+    return;
+  }
+  free(e->msg);
+  free(e);
+}
+
+static void xc_error_message(PJRT_Error_Message_Args* a) {
+  xc_error* e = own_error(a->error, 0);
+  if (!e) {
+    inner->PJRT_Error_Message(a);
+    return;
+  }
+  a->message = e->msg;
+  a->message_size = e->n;
+}
+
+static PJRT_Error* xc_error_getcode(PJRT_Error_GetCode_Args* a) {
+  if (!own_error(a->error, 0)) return inner->PJRT_Error_GetCode(a);
+  a->code = PJRT_Error_Code_FAILED_PRECONDITION;
+  return NULL;
+}
+
+// require_fail reports whether XLACACHE_REQUIRE_HIT is fail: a compile
+// without the cache must then fail instead of happening.
+static int require_fail(void) {
+  const char* v = getenv("XLACACHE_REQUIRE_HIT");
+  return v && strcasecmp(v, "fail") == 0;
+}
+
 static void load_inner(void) {
   const char* p = getenv("XLACACHE_PJRT_INNER");
   if (!p || !*p) {
@@ -133,6 +219,12 @@ static void load_inner(void) {
   inner = api;
   inner_size = api->struct_size;
   if (HAS(PJRT_Client_Compile)) t->PJRT_Client_Compile = xc_compile;
+  if (HAS(PJRT_Error_Destroy) && HAS(PJRT_Error_Message) && HAS(PJRT_Error_GetCode)) {
+    t->PJRT_Error_Destroy = xc_error_destroy;
+    t->PJRT_Error_Message = xc_error_message;
+    t->PJRT_Error_GetCode = xc_error_getcode;
+    own_errors = 1;
+  }
   table = t;
 }
 
@@ -611,7 +703,26 @@ static int load_entry(PJRT_Client_Compile_Args* args, const char* p, size_t n,
   return 0;
 }
 
-static PJRT_Error* fallback(PJRT_Client_Compile_Args* args) {
+// refuse returns the error of a compile XLACACHE_REQUIRE_HIT=fail
+// forbids, or NULL when the wrapper cannot make one (the caller compiles).
+static PJRT_Error* refuse(const char* msg, size_t n) {
+  if (!own_errors) return NULL;
+  PJRT_Error* e = new_error(msg, n);
+  if (e) trace("refused");
+  return e;
+}
+
+// fallback compiles without the cache (why says why), unless
+// XLACACHE_REQUIRE_HIT=fail forbids it.
+static PJRT_Error* fallback(PJRT_Client_Compile_Args* args, const char* why) {
+  if (require_fail()) {
+    char msg[512];
+    int n = snprintf(msg, sizeof msg,
+                     "xlacache-pjrt: the cache could not serve this program (%s) and "
+                     "XLACACHE_REQUIRE_HIT=fail forbids compiling it", why);
+    PJRT_Error* e = refuse(msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    if (e) return e;
+  }
   atomic_fetch_add(&n_fallbacks, 1);
   trace("fallback");
   return inner_compile(args);
@@ -648,21 +759,21 @@ static PJRT_Error* xc_compile_cached(PJRT_Client_Compile_Args* args) {
     logf_once(LOG_TOPOLOGY, "cannot read the client's platform or devices; compiling without the cache");
     free(req.p);
     free(topo.p);
-    return fallback(args);
+    return fallback(args, "cannot read the client's platform or devices");
   }
   put_field(&req, topo.p, topo.n);
   free(topo.p);
-  if (req.oom) { free(req.p); return fallback(args); }
+  if (req.oom) { free(req.p); return fallback(args, "out of memory"); }
 
   int fd = connect_helper(sock, timeout);
   if (fd < 0) {
     logf_once(LOG_CONNECT, "cannot reach the cache helper at %s (%s); compiling without the cache", sock, strerror(errno));
     free(req.p);
-    return fallback(args);
+    return fallback(args, "cache helper unreachable");
   }
   PJRT_LoadedExecutable* got = NULL;  // loaded or compiled
   PJRT_Error* compile_err = NULL;     // the inner compile's own error
-  int compiled = 0, hit = 0, ok = 0;
+  int compiled = 0, hit = 0, ok = 0, refused = 0;
   buf_t in = {0};
   char err[1024];
   if (send_frame(fd, 'Q', req.p, req.n, timeout)) goto io_fail;
@@ -704,6 +815,7 @@ static PJRT_Error* xc_compile_cached(PJRT_Client_Compile_Args* args) {
       if (rc) goto io_fail;
     } else if (t == 'D') {
       hit = in.n > 0 && in.p[0] == 'h';
+      refused = in.n > 0 && in.p[0] == 'r' && !got && !compiled;
       if (in.n > 0 && in.p[0] == 's') atomic_fetch_add(&n_stored, 1);
       ok = 1;
       break;
@@ -720,8 +832,15 @@ io_fail:
       logf_once(LOG_PROTO, "cache helper at %s: %s; compiling without the cache", sock, strerror(errno));
   }
   close(fd);
-  free(in.p);
   free(req.p);
+  if (refused && ok) {
+    // The helper's message names the program and why it missed.
+    PJRT_Error* e = refuse(in.p + 1, in.n - 1);
+    free(in.p);
+    if (e) return e;
+    return fallback(args, "refused");
+  }
+  free(in.p);
   if (compiled) {
     // What the inner compile gave (executable or error) is the answer,
     // whatever became of storing it.
@@ -739,5 +858,5 @@ io_fail:
   // with the helper's done; otherwise compile.
   if (got) destroy_loaded(got);
   (void)hit;
-  return fallback(args);
+  return fallback(args, "cache helper failed");
 }
