@@ -142,6 +142,9 @@ type RunActivity struct {
 	// Unobserved counts entries present at the start whose loads could
 	// not be watched (another user's files, which cannot be re-armed).
 	Unobserved int `json:"unobserved"`
+	// NeverLoaded counts the entries in the directory after the run that
+	// have not been read since they were written (the run's own included).
+	NeverLoaded int `json:"never_loaded"`
 	// XLAFiles are XLA subcache files (autotune results, the kernel cache
 	// file) new or changed during the run, relative to the directory:
 	// compiles XLA did, which a warm run does not repeat.
@@ -159,6 +162,9 @@ func (s *RunStart) End(ctx context.Context) (RunActivity, error) {
 	}
 	a := RunActivity{AtimeMode: s.mode, Present: len(s.entries)}
 	for _, e := range d.Entries {
+		if e.Load == NotLoaded {
+			a.NeverLoaded++
+		}
 		m, ok := s.entries[e.Key]
 		switch {
 		case !ok || e.Size != m.size || !e.ModTime.Equal(m.mtime):
