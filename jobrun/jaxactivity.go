@@ -20,8 +20,9 @@ import (
 // a compile JAX stored; an entry whose access time moved is one JAX
 // loaded (xla/jaxcache, "Whether JAX loaded an entry"); new XLA autotune
 // or kernel files are compiles too. JAX stores only compiles slower than
-// JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS, so with XLACACHE_REQUIRE_HIT
-// on, exec sets that to 0 for the command: it is not part of JAX's key
+// JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS whose entries are at least
+// JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES, so with XLACACHE_REQUIRE_HIT
+// on, exec sets both to 0 for the command: neither is part of JAX's key
 // (jax/_src/cache_key.py), and every compile is then observed.
 //
 // JAX writes entries from its process 0 only, so a job's compiles are
@@ -134,14 +135,15 @@ func (r *run) requireHit() {
 }
 
 // observeAllCompiles returns l with JAX told to store every compile
-// (JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0) when XLACACHE_REQUIRE_HIT
+// (JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS and
+// JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES 0) when XLACACHE_REQUIRE_HIT
 // is on, so that exec sees each one.
 func (r *run) observeAllCompiles(l xla.Launch) xla.Launch {
 	if r.opts.RequireHit == config.RequireHitOff {
 		return l
 	}
 	for i, v := range l.Vars {
-		if v.Name == xla.EnvJAXMinCompileTime && v.Value != "0" {
+		if (v.Name == xla.EnvJAXMinCompileTime || v.Name == xla.EnvJAXMinEntrySize) && v.Value != "0" {
 			l.Vars[i].Value = "0"
 			l.Vars[i].Comment = "XLACACHE_REQUIRE_HIT: every compile is stored, so that exec sees it (not part of JAX's key)"
 		}

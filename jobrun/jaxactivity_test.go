@@ -55,6 +55,7 @@ func TestRunJAXActivity(t *testing.T) {
 			j := testJob(t, "")
 			j.Target = xla.TargetJAX
 			j.Opts.RequireHit = tc.requireHit
+			j.Opts.MinEntrySize = 100
 			past := time.Now().Add(-time.Hour)
 			for _, m := range tc.present {
 				data, err := jaxcache.Encode(jaxcache.CodecZlib, 2*time.Second, []byte("executable "+m))
@@ -67,7 +68,7 @@ func TestRunJAXActivity(t *testing.T) {
 			}
 			var out bytes.Buffer
 			j.Stdout, j.Stderr = &out, &out
-			j.Args = []string{"sh", "-c", `echo "min=$JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"; ` + tc.script}
+			j.Args = []string{"sh", "-c", `echo "min=$JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS/$JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"; ` + tc.script}
 			rep, err := j.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -91,9 +92,9 @@ func TestRunJAXActivity(t *testing.T) {
 			if tc.failed == "" && len(rep.RequireHitFailed) > 0 {
 				t.Errorf("require-hit failure %q, want none", rep.RequireHitFailed)
 			}
-			wantMin := "min=1"
+			wantMin := "min=1/100"
 			if tc.requireHit != config.RequireHitOff {
-				wantMin = "min=0" // every compile stored, so that exec sees it
+				wantMin = "min=0/0" // every compile stored, so that exec sees it
 			}
 			if !strings.Contains(out.String(), wantMin+"\n") {
 				t.Errorf("command output %q, want %s", out.String(), wantMin)
