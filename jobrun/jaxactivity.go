@@ -3,6 +3,7 @@ package jobrun
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -43,6 +44,20 @@ type JAXActivity struct {
 	// Runtime names the runtime the entries are for (a seam for the
 	// runtime-scoped fill; empty until that sets it).
 	Runtime string `json:"runtime,omitempty"`
+	// Rejected are the modules whose entries JAX read and XLA's loader
+	// refused, so that JAX compiled them again (jaxstderr.go; watched
+	// under XLACACHE_REQUIRE_HIT only). Loaded does not count them.
+	Rejected []string `json:"rejected,omitempty"`
+}
+
+// Compiles names what the run compiled: the entries and XLA files it
+// wrote, and the modules whose entries XLA rejected.
+func (a JAXActivity) Compiles() []string {
+	out := a.RunActivity.Compiles()
+	for _, m := range a.Rejected {
+		out = append(out, "JAX module "+m+" (its entry was read, refused by XLA's loader and compiled again)")
+	}
+	return out
 }
 
 // Summary is the report's line: "this run: JAX wrote N entries, loaded M
@@ -56,6 +71,9 @@ func (a JAXActivity) Summary() string {
 	if a.Unobserved > 0 {
 		s += fmt.Sprintf("; %d of them another user's, whose loads cannot be seen", a.Unobserved)
 	}
+	if len(a.Rejected) > 0 {
+		s += fmt.Sprintf("; XLA's loader refused %d entries JAX read, which it compiled again", len(a.Rejected))
+	}
 	if len(a.XLAFiles) > 0 {
 		s += fmt.Sprintf("; XLA wrote %d autotune or kernel cache files", len(a.XLAFiles))
 	}
@@ -65,7 +83,8 @@ func (a JAXActivity) Summary() string {
 // WarmMiss reports whether a warm run (entries present) loaded none of
 // them and compiled: a cache that never hits.
 func (a JAXActivity) WarmMiss() bool {
-	return a.Present > 0 && a.LoadsKnown() && a.Loaded == 0 && a.Unobserved == 0 && len(a.Written) > 0
+	compiled := len(a.Written) > 0 || len(a.Rejected) > 0
+	return a.Present > 0 && a.LoadsKnown() && a.Loaded == 0 && a.Unobserved == 0 && compiled
 }
 
 // watchesJAX reports whether this process watches JAX's directory: the
@@ -100,10 +119,20 @@ func (r *run) endJAX(ctx context.Context) {
 		return
 	}
 	act := &JAXActivity{RunActivity: a}
+	if r.rejects != nil {
+		r.rejects.flush()
+		act.Rejected = r.rejects.Rejected()
+		// Each refused entry was read, and counted as loaded.
+		act.Loaded = max(0, act.Loaded-len(act.Rejected))
+	}
 	r.rep.JAX = act
 	r.j.live.set(r.rep)
-	r.log.Info("xlacache exec: "+act.Summary(), "written", len(a.Written), "loaded", a.Loaded, "present", a.Present,
+	r.log.Info("xlacache exec: "+act.Summary(), "written", len(a.Written), "loaded", act.Loaded, "present", a.Present,
 		"never_loaded", a.NeverLoaded, "atime", a.AtimeMode)
+	if len(act.Rejected) > 0 {
+		r.log.Warn(fmt.Sprintf("xlacache exec: XLA's loader refused the cached entries of %d JAX modules, which JAX compiled again (jax-ml/jax#38445; the command's log says why): %s",
+			len(act.Rejected), strings.Join(act.Rejected, ", ")))
+	}
 	if act.WarmMiss() {
 		r.log.Warn(fmt.Sprintf("xlacache exec: a warm run loaded none of the %d JAX entries present and compiled %d: "+
 			"JAX's loader may be rejecting them (look for \"Error reading persistent compilation cache entry\" in the command's log; "+
@@ -112,7 +141,7 @@ func (r *run) endJAX(ctx context.Context) {
 	if r.opts.RequireHit == config.RequireHitOff {
 		return
 	}
-	for _, c := range a.Compiles() {
+	for _, c := range act.Compiles() {
 		r.log.Warn("xlacache exec: XLACACHE_REQUIRE_HIT: compiled " + c + ": not in the cache before the run (a new program, or a key that changed: xlacache jax explain)")
 	}
 }
@@ -132,6 +161,18 @@ func (r *run) requireHit() {
 	r.rep.ExitCode = RequireHitExitCode
 	r.log.Error(fmt.Sprintf("xlacache exec: XLACACHE_REQUIRE_HIT=fail: the command compiled %d programs the cache did not hold: %s",
 		len(c), strings.Join(c, "; ")))
+}
+
+// scanStderr returns the command's standard error w, read on its way
+// through for JAX's rejected-load warnings (jaxstderr.go) when this
+// process watches JAX's directory under XLACACHE_REQUIRE_HIT; otherwise w
+// itself, so that the command's standard error stays the file it was.
+func (r *run) scanStderr(w io.Writer) io.Writer {
+	if r.jaxStart == nil || r.opts.RequireHit == config.RequireHitOff {
+		return w
+	}
+	r.rejects = &rejectScanner{w: w}
+	return r.rejects
 }
 
 // observeAllCompiles returns l with JAX told to store every compile

@@ -48,6 +48,9 @@ func TestRunJAXActivity(t *testing.T) {
 		{name: "require-hit fail on a cold run", script: compile + jaxKey("jit_step") + `-cache"`, requireHit: config.RequireHitFail,
 			written: 1, wantExit: RequireHitExitCode, failed: "jit_step"},
 		{name: "require-hit warn only logs", script: compile + jaxKey("jit_step") + `-cache"`, requireHit: config.RequireHitWarn, written: 1},
+		{name: "a load XLA refuses is a compile", present: []string{"jit_f"}, requireHit: config.RequireHitFail,
+			script:   load + `echo "compiler.py:742: UserWarning: Error reading persistent compilation cache entry for 'jit_f': XlaRuntimeError: cpu feature mismatch" >&2`,
+			wantExit: RequireHitExitCode, warmMiss: true, failed: "jit_f"},
 		{name: "the command's own failure stands", script: compile + jaxKey("jit_step") + `-cache"; exit 3`, requireHit: config.RequireHitFail,
 			written: 1, wantExit: 3},
 	} {

@@ -182,7 +182,10 @@ type run struct {
 	// jaxStart is JAX's directory before the command started, nil when
 	// this process does not watch it (jaxactivity.go).
 	jaxStart *jaxcache.RunStart
-	rep      Report
+	// rejects reads the command's standard error for loads XLA refused
+	// (jaxstderr.go), nil when it is not read.
+	rejects *rejectScanner
+	rep     Report
 }
 
 // warn counts a cache failure of kind and logs it once per kind.
@@ -352,7 +355,7 @@ func (r *run) launch() (*launched, error) {
 	// background process the command left behind may hold them open for
 	// ever.
 	cmd.WaitDelay = 2 * time.Second
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = orStd(j.Stdin, os.Stdin), orStdW(j.Stdout, os.Stdout), orStdW(j.Stderr, os.Stderr)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = orStd(j.Stdin, os.Stdin), orStdW(j.Stdout, os.Stdout), r.scanStderr(orStdW(j.Stderr, os.Stderr))
 	if err := cmd.Start(); err != nil {
 		// As a shell reports it: 126 for a command found but not
 		// executable, 127 otherwise.
