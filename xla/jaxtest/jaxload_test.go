@@ -1,13 +1,17 @@
 package jaxtest_test
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xlacache/xlacache/internal/testneed"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // runLine is exec's report of what JAX did in its directory.
@@ -33,7 +37,8 @@ func execCounts(t *testing.T, stderr string) (written, loaded, present int) {
 // modules, after the job ran to its end; `xlacache stats` then says those
 // entries were never loaded. The warm run loads as many entries as JAX
 // counts hits, compiles nothing and passes; stats then has none never
-// loaded.
+// loaded. Last, with every entry's executable one XLA refuses, the run
+// loads nothing, writes nothing, and still fails, naming each module.
 func TestExecCountsJAXLoads(t *testing.T) {
 	for _, jl := range jaxlibs {
 		t.Run(jl.version, func(t *testing.T) {
@@ -83,6 +88,56 @@ func TestExecCountsJAXLoads(t *testing.T) {
 			if want := "JAX: " + strconv.Itoa(misses) + " entries, 0 never loaded since written"; !strings.Contains(st.stdout, want) {
 				t.Fatalf("stats after the warm run lacks %q:\n%s%s", want, st.stdout, st.stderr)
 			}
+
+			// jax-ml/jax#38445's shape: every entry read, refused by
+			// XLA's loader, compiled again, and not rewritten (JAX's put
+			// skips a key that exists). Executables XLA cannot parse
+			// stand in for the refused ones.
+			modules := refuseAll(t, dir)
+			bad := runCmd(t, env, bin, "exec", "-v", "--target", "jax", "--", py, testdata(t, "jit.py"))
+			if bad.err != nil || bad.exitCode == 0 {
+				t.Fatalf("run with refused entries under require-hit fail: exit %d %v, want a failure\nstderr: %s", bad.exitCode, bad.err, tail(bad.stderr, 3000))
+			}
+			written, loaded, present = execCounts(t, bad.stderr)
+			if written != 0 || loaded != 0 || present != misses {
+				t.Fatalf("refused entries: exec says %d written, %d loaded of %d, want 0 and 0 of %d\nstderr: %s", written, loaded, present, misses, tail(bad.stderr, 3000))
+			}
+			for _, m := range modules {
+				if !strings.Contains(bad.stderr, "JAX module "+m+" (its entry was read, refused by XLA's loader") {
+					t.Errorf("require-hit failure does not name refused module %s\nstderr: %s", m, tail(bad.stderr, 3000))
+				}
+			}
 		})
 	}
+}
+
+// refuseAll replaces the executable of every JAX entry in dir with bytes
+// XLA cannot parse, keeping the key, codec and compile time, and returns
+// the entries' modules.
+func refuseAll(t *testing.T, dir string) []string {
+	t.Helper()
+	d, err := jaxcache.Scan(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var modules []string
+	for _, e := range d.Entries {
+		data, err := os.ReadFile(e.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := jaxcache.Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad, err := jaxcache.Encode(dec.Codec, dec.CompileTime, []byte(strings.Repeat("not an executable ", 64)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := jaxcache.WriteEntry(dir, e.Key, bad, time.Now().Add(-time.Hour), 0); err != nil {
+			t.Fatal(err)
+		}
+		modules = append(modules, e.Module)
+	}
+	return modules
 }
