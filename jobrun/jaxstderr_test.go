@@ -46,3 +46,33 @@ func TestRejectScanner(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRejectScanner: whatever the command writes, and however it is cut
+// into writes, it is passed on unchanged, the scanner keeps a bounded
+// part of a line, and every module it reports is a non-empty name with no
+// quote in it, found after JAX's prefix.
+func FuzzRejectScanner(f *testing.F) {
+	f.Add([]byte("UserWarning: Error reading persistent compilation cache entry for 'jit_f': XlaRuntimeError: x\n"), uint8(7))
+	f.Add([]byte("a\nError reading persistent compilation cache entry for 'jit_g'"), uint8(1))
+	f.Add([]byte("Error reading persistent compilation cache entry for '\n'\n"), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint8) {
+		var out bytes.Buffer
+		s := &rejectScanner{w: &out}
+		step := int(cut)%17 + 1
+		for i := 0; i < len(data); i += step {
+			s.Write(data[i:min(i+step, len(data))])
+		}
+		s.flush()
+		if !bytes.Equal(out.Bytes(), data) {
+			t.Fatal("output changed on its way through")
+		}
+		if len(s.line) > maxScannedLine {
+			t.Fatalf("kept %d bytes of a line", len(s.line))
+		}
+		for _, m := range s.Rejected() {
+			if m == "" || strings.ContainsAny(m, "'\n") || !bytes.Contains(data, []byte(rejectedPrefix+m+"'")) {
+				t.Fatalf("module %q", m)
+			}
+		}
+	})
+}
