@@ -60,7 +60,7 @@ func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStat
 	var keep []exportFile
 	for _, f := range files {
 		if f.class.Kind != layout.Entry {
-			data, err := atomicfile.ReadRegularPath(f.path, maxMember)
+			data, err := readRaw(f)
 			if err != nil {
 				return st, err
 			}
@@ -99,7 +99,7 @@ func Export(ctx context.Context, dir string, w io.Writer, o Options) (ExportStat
 		return st, err
 	}
 	for _, f := range keep {
-		data, err := atomicfile.ReadRegularPath(f.path, maxMember)
+		data, err := readRaw(f)
 		if err != nil {
 			return st, err
 		}
@@ -156,4 +156,14 @@ func ExportFile(ctx context.Context, dir, path string, o Options) (ExportStats, 
 		return err
 	}, atomicfile.Options{})
 	return st, err
+}
+
+// readRaw reads a file of the export that is not an xlacache entry. A JAX
+// entry is read without moving its access time (jaxcache.ReadEntryPath):
+// exporting one is not a load, and exec and stats tell loads by it.
+func readRaw(f exportFile) ([]byte, error) {
+	if f.class.Area == jaxArea {
+		return jaxcache.ReadEntryPath(f.path, maxMember)
+	}
+	return atomicfile.ReadRegularPath(f.path, maxMember)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xlacache/xlacache/internal/atomicfile"
 	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/sign"
@@ -143,6 +144,16 @@ func unseal(m Member, signingKey *sign.Keys) ([]byte, fileKind, error) {
 		return nil, kind, err
 	}
 	return e.Payload, kind, nil
+}
+
+// readLocal reads a local file to publish. A JAX entry is read without
+// moving its access time (jaxcache.ReadEntry): that is how exec tells
+// which entries JAX loaded, and publishing one is not a load.
+func readLocal(root *os.Root, f localFile) ([]byte, error) {
+	if f.kind == fileJAX {
+		return jaxcache.ReadEntry(root, f.rel, maxFileSize)
+	}
+	return atomicfile.ReadRegular(root, f.rel, maxFileSize)
 }
 
 // localFile is a candidate for publishing found by a scan.

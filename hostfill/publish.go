@@ -187,7 +187,7 @@ func (p *Publisher) collectLocked(ctx context.Context, files []localFile) error 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		data, err := atomicfile.ReadRegular(p.o.Root, f.rel, maxFileSize)
+		data, err := readLocal(p.o.Root, f)
 		if err != nil {
 			continue // removed or replaced meanwhile: the next scan sees it
 		}

@@ -17,7 +17,22 @@ func (r Report) Metrics() metrics.ExecReport {
 		FillWaited:     r.Fill.Waited,
 		PublishedFiles: r.Publish.Files, PublishedPacks: r.Publish.Packs, PublishedBytes: r.Publish.Bytes,
 		Requests: r.Requests, Errors: r.Errors,
+		JAX: r.JAX.metrics(),
 	}
+}
+
+// metrics is what the metrics show of a, labelled with this host's name;
+// nil for nil.
+func (a *JAXActivity) metrics() *metrics.ExecJAX {
+	if a == nil {
+		return nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return &metrics.ExecJAX{Host: host, Runtime: a.Runtime, Present: a.Present, Written: len(a.Written), Loaded: a.Loaded,
+		NeverLoaded: a.NeverLoaded, LoadsKnown: a.LoadsKnown()}
 }
 
 // StartMetrics, when j.Opts names a metrics file, writes the job's

@@ -23,6 +23,7 @@ const (
 	errPublish     = "publish"      // publishing to the shared tier
 	errPrune       = "prune"        // bounding the local directory at exit
 	errJAXLink     = "jax_link"     // the one path JAX is given on every host
+	errJAXWatch    = "jax_watch"    // recording what JAX loaded and wrote
 )
 
 // Snapshot returns the run's report so far: while the command runs, the

@@ -33,6 +33,7 @@ import (
 	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/internal/logonce"
 	"github.com/xlacache/xlacache/xla"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // forwardedSignals are the signals exec passes on to the command. Besides
@@ -102,9 +103,17 @@ type Report struct {
 	// Requests counts the requests made to the shared tier.
 	Requests int64
 	// Errors counts the cache failures by step ("dir", "autotune_dir",
-	// "fill", "xla_flags", "env", "list", "publish", "prune"), each logged
-	// once and degraded to running the command without that step.
+	// "fill", "xla_flags", "env", "list", "publish", "prune", "jax_link",
+	// "jax_watch"), each logged once and degraded to running the command
+	// without that step.
 	Errors map[string]int
+	// JAX is what the command did in JAX's directory (jaxactivity.go);
+	// nil when this process did not watch it (not the host's leader, no
+	// JAX target, or the directory unusable).
+	JAX *JAXActivity
+	// RequireHitFailed names the programs compiled under
+	// XLACACHE_REQUIRE_HIT=fail; ExitCode is then RequireHitExitCode.
+	RequireHitFailed []string
 }
 
 // Run prepares the directory, runs the command and finishes up, in five
@@ -128,12 +137,15 @@ func (j *Job) Run(ctx context.Context) (rep Report, runErr error) {
 		r.rep.ExitCode = 128 + int(early)
 		return r.rep, nil
 	}
+	r.beginJAX(ctx)
 	l, err := r.launch()
 	if err != nil {
 		return r.rep, err
 	}
 	r.publishLoop(ctx, l)
+	r.endJAX(ctx)
 	r.finish(ctx)
+	r.requireHit()
 	return r.rep, nil
 }
 
@@ -167,7 +179,13 @@ type run struct {
 	// view is the link JAX is given for the directory (jaxview.go); nil
 	// when JAX gets the directory's own path.
 	view *jaxView
-	rep  Report
+	// jaxStart is JAX's directory before the command started, nil when
+	// this process does not watch it (jaxactivity.go).
+	jaxStart *jaxcache.RunStart
+	// rejects reads the command's standard error for loads XLA refused
+	// (jaxstderr.go), nil when it is not read.
+	rejects *rejectScanner
+	rep     Report
 }
 
 // warn counts a cache failure of kind and logs it once per kind.
@@ -337,7 +355,7 @@ func (r *run) launch() (*launched, error) {
 	// background process the command left behind may hold them open for
 	// ever.
 	cmd.WaitDelay = 2 * time.Second
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = orStd(j.Stdin, os.Stdin), orStdW(j.Stdout, os.Stdout), orStdW(j.Stderr, os.Stderr)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = orStd(j.Stdin, os.Stdin), orStdW(j.Stdout, os.Stdout), r.scanStderr(orStdW(j.Stderr, os.Stderr))
 	if err := cmd.Start(); err != nil {
 		// As a shell reports it: 126 for a command found but not
 		// executable, 127 otherwise.
@@ -393,7 +411,7 @@ func (r *run) commandEnv() []string {
 		r.warn(errEnv, "working out the cache environment failed", err)
 		return env
 	}
-	return environ(env, l)
+	return environ(env, r.observeAllCompiles(l))
 }
 
 // publishLoop is the fourth step: on the publisher, new complete files go

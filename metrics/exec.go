@@ -34,6 +34,25 @@ type ExecReport struct {
 	Requests int64
 	// Errors counts the failures by step (jobrun.Report.Errors).
 	Errors map[string]int
+	// JAX is what the command did in JAX's directory, nil when this
+	// process did not watch it (jobrun.Report.JAX).
+	JAX *ExecJAX
+}
+
+// ExecJAX is what a job step's command did in JAX's directory
+// (jobrun.JAXActivity), on one host.
+type ExecJAX struct {
+	// Host is the host's name; Runtime the runtime the entries are for
+	// ("" until the runtime-scoped fill names it; shown as "unknown").
+	Host, Runtime string
+	// Present are the entries when the command started; Written those it
+	// wrote (compiles JAX stored); Loaded those present that it read.
+	Present, Written, Loaded int
+	// NeverLoaded are the entries after the run not read since written.
+	NeverLoaded int
+	// LoadsKnown is false on a filesystem that keeps no access times:
+	// then Loaded and NeverLoaded are not exported (never a false 0).
+	LoadsKnown bool
 }
 
 // The metrics `xlacache exec` writes to XLACACHE_METRICS_FILE for its
@@ -66,7 +85,13 @@ var (
 		"Failures by step (dir, autotune_dir, fill, xla_flags, env, list, publish, prune), each degraded to running the command without that step.",
 		[]string{"kind", "role"}, nil)
 
-	execDescs = []*prometheus.Desc{execFillFilesDesc, execFillBytesDesc, execFillPacksDesc, execFillPresentDesc,
+	execJAXLabels      = []string{"host", "runtime", "role"}
+	execJAXPresentDesc = prometheus.NewDesc("xlacache_exec_jax_entries_present", "JAX entries in the host's directory when the command started.", execJAXLabels, nil)
+	execJAXWrittenDesc = prometheus.NewDesc("xlacache_exec_jax_entries_written_total", "JAX entries the command wrote: compiles JAX stored.", execJAXLabels, nil)
+	execJAXLoadedDesc  = prometheus.NewDesc("xlacache_exec_jax_entries_loaded_total", "JAX entries present at the start that the command loaded (told by access times; absent on a noatime filesystem).", execJAXLabels, nil)
+	execJAXNeverDesc   = prometheus.NewDesc("xlacache_exec_jax_entries_never_loaded", "JAX entries in the host's directory after the command that JAX has not read since they were written (absent on a noatime filesystem).", execJAXLabels, nil)
+	execJAXDescs       = []*prometheus.Desc{execJAXPresentDesc, execJAXWrittenDesc, execJAXLoadedDesc, execJAXNeverDesc}
+	execDescs          = []*prometheus.Desc{execFillFilesDesc, execFillBytesDesc, execFillPacksDesc, execFillPresentDesc,
 		execFillRefusedDesc, execFillWaitDesc, execPublishedFilesDesc, execPublishedBytesDesc, execPublishedPacksDesc,
 		execRequestsDesc, execErrorsDesc}
 )
@@ -80,6 +105,9 @@ type execCollector struct {
 // Describe implements prometheus.Collector.
 func (execCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range execDescs {
+		ch <- d
+	}
+	for _, d := range execJAXDescs {
 		ch <- d
 	}
 }
@@ -106,6 +134,18 @@ func (c execCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for kind, n := range rep.Errors {
 		ch <- prometheus.MustNewConstMetric(execErrorsDesc, prometheus.CounterValue, float64(n), kind, c.role)
+	}
+	if j := rep.JAX; j != nil {
+		runtime := j.Runtime
+		if runtime == "" {
+			runtime = "unknown"
+		}
+		ch <- prometheus.MustNewConstMetric(execJAXPresentDesc, prometheus.GaugeValue, float64(j.Present), j.Host, runtime, c.role)
+		ch <- prometheus.MustNewConstMetric(execJAXWrittenDesc, prometheus.CounterValue, float64(j.Written), j.Host, runtime, c.role)
+		if j.LoadsKnown {
+			ch <- prometheus.MustNewConstMetric(execJAXLoadedDesc, prometheus.CounterValue, float64(j.Loaded), j.Host, runtime, c.role)
+			ch <- prometheus.MustNewConstMetric(execJAXNeverDesc, prometheus.GaugeValue, float64(j.NeverLoaded), j.Host, runtime, c.role)
+		}
 	}
 }
 

@@ -114,3 +114,73 @@ func TestWithCommandFile(t *testing.T) {
 		}
 	}
 }
+
+// seriesValue is the one series of family name with labels l, counter or
+// gauge.
+func seriesValue(fams map[string]*dto.MetricFamily, name string, l map[string]string) (float64, bool) {
+	mf := fams[name]
+	if mf == nil {
+		return 0, false
+	}
+	for _, m := range mf.GetMetric() {
+		match := len(m.GetLabel()) == len(l)
+		for _, lp := range m.GetLabel() {
+			match = match && l[lp.GetName()] == lp.GetValue()
+		}
+		if match {
+			if mf.GetType() == dto.MetricType_GAUGE {
+				return m.GetGauge().GetValue(), true
+			}
+			return m.GetCounter().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// TestExecJAXMetrics: the JAX counts come per host and runtime; where the
+// filesystem keeps no access times, loaded and never-loaded are absent,
+// never a false 0.
+func TestExecJAXMetrics(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		jax     metrics.ExecJAX
+		runtime string
+	}{
+		{"cold run", metrics.ExecJAX{Host: "n1", Present: 0, Written: 3, NeverLoaded: 3, LoadsKnown: true}, "unknown"},
+		{"warm run", metrics.ExecJAX{Host: "n2", Runtime: "jaxlib-0.12.0", Present: 3, Loaded: 3, LoadsKnown: true}, "jaxlib-0.12.0"},
+		{"noatime", metrics.ExecJAX{Host: "n3", Present: 3, Written: 1}, "unknown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := metrics.ExecReport{JAX: &tc.jax}
+			g, err := metrics.ExecGatherer(func() metrics.ExecReport { return rep }, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "exec.prom")
+			if err := metrics.WriteFile(path, g); err != nil {
+				t.Fatal(err)
+			}
+			fams := parseFile(t, path)
+			labels := map[string]string{"host": tc.jax.Host, "runtime": tc.runtime, "role": metrics.RoleWriter}
+			want := map[string]float64{
+				"xlacache_exec_jax_entries_present":       float64(tc.jax.Present),
+				"xlacache_exec_jax_entries_written_total": float64(tc.jax.Written),
+			}
+			if tc.jax.LoadsKnown {
+				want["xlacache_exec_jax_entries_loaded_total"] = float64(tc.jax.Loaded)
+				want["xlacache_exec_jax_entries_never_loaded"] = float64(tc.jax.NeverLoaded)
+			} else {
+				for _, name := range []string{"xlacache_exec_jax_entries_loaded_total", "xlacache_exec_jax_entries_never_loaded"} {
+					if _, ok := fams[name]; ok {
+						t.Errorf("%s exported with loads unknown", name)
+					}
+				}
+			}
+			for name, w := range want {
+				if got, ok := seriesValue(fams, name, labels); !ok || got != w {
+					t.Errorf("%s%v = %v (present %v), want %v", name, labels, got, ok, w)
+				}
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/internal/atomicfile"
+	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
 // Write writes what g gathers to w in the Prometheus text exposition
@@ -101,7 +102,56 @@ func WriteDirStats(ctx context.Context, w io.Writer, dir string, maxSize int64) 
 	if err := reg.Register(zeroSeries{counters, u}); err != nil {
 		return fmt.Errorf("registering the zero series: %w", err)
 	}
+	jl, err := jaxLoads(ctx, dir)
+	if err != nil {
+		return err
+	}
+	if err := reg.Register(jl); err != nil {
+		return fmt.Errorf("registering the JAX entries: %w", err)
+	}
 	return Write(w, reg)
+}
+
+// jaxEntriesDesc counts a directory's JAX entries by load state.
+var jaxEntriesDesc = prometheus.NewDesc("xlacache_jax_entries",
+	"JAX entries in the directory by whether JAX read them since they were written: loaded, never_loaded, or unknown (a filesystem mounted noatime).",
+	[]string{"load"}, nil)
+
+// jaxLoadCounts is the JAX entries of a directory by load state.
+type jaxLoadCounts struct{ loaded, never, unknown int }
+
+// jaxLoads counts dir's JAX entries by load state (all zero when it has
+// none or does not exist).
+func jaxLoads(ctx context.Context, dir string) (jaxLoadCounts, error) {
+	var c jaxLoadCounts
+	if ok, err := jaxcache.IsJAXDir(dir); err != nil || !ok {
+		return c, nil // no directory, or no JAX entries: zeros
+	}
+	d, err := jaxcache.Scan(ctx, dir)
+	if err != nil {
+		return c, fmt.Errorf("scanning the JAX entries: %w", err)
+	}
+	for _, e := range d.Entries {
+		switch e.Load {
+		case jaxcache.Loaded:
+			c.loaded++
+		case jaxcache.NotLoaded:
+			c.never++
+		default:
+			c.unknown++
+		}
+	}
+	return c, nil
+}
+
+// Describe implements prometheus.Collector.
+func (jaxLoadCounts) Describe(ch chan<- *prometheus.Desc) { ch <- jaxEntriesDesc }
+
+// Collect implements prometheus.Collector.
+func (c jaxLoadCounts) Collect(ch chan<- prometheus.Metric) {
+	emit(ch, jaxEntriesDesc, prometheus.GaugeValue, float64(c.loaded), "loaded")
+	emit(ch, jaxEntriesDesc, prometheus.GaugeValue, float64(c.never), "never_loaded")
+	emit(ch, jaxEntriesDesc, prometheus.GaugeValue, float64(c.unknown), "unknown")
 }
 
 // zeroSeries gives each metric family that st and u have no series of one

@@ -44,7 +44,27 @@ func writeJAXStats(w io.Writer, d *jaxcache.Dir) error {
 	if d.Ignored > 0 {
 		fmt.Fprintf(tw, "not JAX's\t%d other names in the directory\t(left alone)\n", d.Ignored)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, jaxLoadLine(s))
+	return err
+}
+
+// jaxLoadLine says how many entries JAX never loaded since they were
+// written (told by access times, docs/xla.md), or why that is unknown.
+func jaxLoadLine(s jaxcache.Stats) string {
+	switch {
+	case s.AtimeMode == jaxcache.AtimeNever:
+		return fmt.Sprintf("JAX: %d entries, loads unknown (filesystem mounted noatime: reads leave no trace)", s.Entries)
+	case !s.AtimeMode.Tells():
+		return fmt.Sprintf("JAX: %d entries, loads unknown (access times not read on this system)", s.Entries)
+	}
+	line := fmt.Sprintf("JAX: %d entries, %d never loaded since written", s.Entries, s.NeverLoaded)
+	if s.Entries > 0 && s.NeverLoaded == s.Entries {
+		line += " (if jobs ran since they were written, JAX is not loading them: xlacache jax explain, docs/xla.md)"
+	}
+	return line
 }
 
 // writeJAXList prints entries, most recently used first.

@@ -54,3 +54,21 @@ func TestJAXReports(t *testing.T) {
 		t.Errorf("fmtBytes = %q", got)
 	}
 }
+
+// TestJAXLoadLine: stats says how many entries JAX never loaded, and says
+// "unknown" rather than a false count where access times tell nothing.
+func TestJAXLoadLine(t *testing.T) {
+	for _, tc := range []struct {
+		s    jaxcache.Stats
+		want string
+	}{
+		{jaxcache.Stats{Entries: 5, NeverLoaded: 2, AtimeMode: jaxcache.AtimeRelatime}, "JAX: 5 entries, 2 never loaded since written"},
+		{jaxcache.Stats{Entries: 3, NeverLoaded: 3, AtimeMode: jaxcache.AtimeStrict}, "JAX: 3 entries, 3 never loaded since written (if jobs ran"},
+		{jaxcache.Stats{Entries: 3, LoadUnknown: 3, AtimeMode: jaxcache.AtimeNever}, "JAX: 3 entries, loads unknown (filesystem mounted noatime"},
+		{jaxcache.Stats{Entries: 3, LoadUnknown: 3, AtimeMode: jaxcache.AtimeUnknown}, "JAX: 3 entries, loads unknown (access times not read"},
+	} {
+		if got := jaxLoadLine(tc.s); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("jaxLoadLine(%+v) = %q, want %q...", tc.s, got, tc.want)
+		}
+	}
+}

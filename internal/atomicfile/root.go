@@ -144,6 +144,11 @@ func walkDirsIn(root *os.Root, rel string, perm fs.FileMode) error {
 // ErrNotRegular. Readers of files others may have planted use it, so that
 // a FIFO cannot hang them.
 func OpenRegular(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
+	return openRegular(root, rel, 0)
+}
+
+// openRegular is OpenRegular with extra flags for the open (noAtime).
+func openRegular(root *os.Root, rel string, extra int) (*os.File, fs.FileInfo, error) {
 	if st, err := root.Lstat(rel); err != nil {
 		return nil, nil, err
 	} else if !st.Mode().IsRegular() {
@@ -151,7 +156,7 @@ func OpenRegular(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
 	}
 	// O_NONBLOCK: a FIFO swapped in after the Lstat does not block the
 	// open (and it is then refused by the Stat below).
-	f, err := root.OpenFile(rel, os.O_RDONLY|noFollow|noBlock, 0)
+	f, err := root.OpenFile(rel, os.O_RDONLY|noFollow|noBlock|extra, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -209,7 +214,12 @@ func readLimited(f *os.File, st fs.FileInfo, rel string, limit int64) ([]byte, e
 // without blocking. Readers of a cache directory's files that work on
 // paths (scans of a JAX cache, export) use it.
 func OpenRegularPath(p string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|noFollow|noBlock, 0)
+	return openRegularPath(p, 0)
+}
+
+// openRegularPath is OpenRegularPath with extra flags for the open.
+func openRegularPath(p string, extra int) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|noFollow|noBlock|extra, 0)
 	if err != nil {
 		if st, lerr := os.Lstat(p); lerr == nil && !st.Mode().IsRegular() {
 			return nil, st, notRegular(p, st.Mode())

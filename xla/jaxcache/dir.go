@@ -55,6 +55,10 @@ type Entry struct {
 	LastUse time.Time
 	// HasAtime says whether a valid "-atime" file exists.
 	HasAtime bool
+	// Atime and Ctime are the "-cache" file's access and change times
+	// (zero outside Linux); Load is what they say (see LoadState).
+	Atime, Ctime time.Time
+	Load         LoadState
 }
 
 // SubcacheFile is one file of XLA's subcaches.
@@ -81,6 +85,9 @@ type Dir struct {
 	Subcaches []SubcacheFile
 	// OrphanAtimes are "-atime" files without their "-cache" file.
 	OrphanAtimes []string
+	// AtimeMode is how the directory's filesystem keeps access times,
+	// which tell whether JAX loaded an entry (Entry.Load).
+	AtimeMode AtimeMode
 	// Ignored counts other top-level names (xlacache's own tiers, say),
 	// which Scan, Verify and Prune leave alone; the lock file is not counted.
 	Ignored int
@@ -109,7 +116,7 @@ func IsJAXDir(dir string) (bool, error) {
 // subcaches in it. It reads no entry content. Symbolic links are never
 // followed, so nothing outside the directory is counted or touched.
 func Scan(ctx context.Context, dir string) (*Dir, error) {
-	d := &Dir{Path: dir}
+	d := &Dir{Path: dir, AtimeMode: dirAtimeMode(dir)}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("scan JAX cache %s: %w", dir, err)
@@ -155,6 +162,7 @@ func Scan(ctx context.Context, dir string) (*Dir, error) {
 		}
 		en := Entry{Key: key, Path: filepath.Join(dir, e.Name()), Size: info.Size(), ModTime: info.ModTime(), LastUse: info.ModTime()}
 		en.Module, _, _ = SplitKey(key)
+		entryTimes(&en, info, d.AtimeMode)
 		if a, ok := atimes[key]; ok {
 			delete(atimes, key)
 			if ai, err := a.Info(); err == nil {
@@ -232,6 +240,12 @@ type Stats struct {
 	MissingAtime int                      `json:"missing_atime"`
 	OrphanAtimes int                      `json:"orphan_atimes"`
 	Subcaches    map[string]SubcacheStats `json:"subcaches"`
+	// NeverLoaded counts the entries JAX has not read since they were
+	// written, and LoadUnknown those whose loads cannot be told; AtimeMode
+	// says why (noatime: every entry is unknown, none is "never loaded").
+	NeverLoaded int       `json:"never_loaded"`
+	LoadUnknown int       `json:"load_unknown"`
+	AtimeMode   AtimeMode `json:"atime_mode"`
 	// TotalBytes covers entries, their atime files and every subcache file.
 	TotalBytes int64 `json:"total_bytes"`
 }
@@ -248,9 +262,15 @@ func (s Stats) OwnBytes() int64 {
 
 // Stats sums the scanned directory, XLA's subcaches included.
 func (d *Dir) Stats() Stats {
-	s := Stats{Subcaches: map[string]SubcacheStats{}}
+	s := Stats{Subcaches: map[string]SubcacheStats{}, AtimeMode: d.AtimeMode}
 	for _, e := range d.Entries {
 		s.Entries++
+		switch e.Load {
+		case NotLoaded:
+			s.NeverLoaded++
+		case LoadUnknown, "":
+			s.LoadUnknown++
+		}
 		s.EntryBytes += e.Size
 		s.TotalBytes += e.Size + e.AtimeSize
 		if !e.HasAtime {

@@ -26,8 +26,6 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-
-	"github.com/xlacache/xlacache/internal/atomicfile"
 )
 
 // Codec is the compression of an entry.
@@ -162,9 +160,10 @@ func decodeTo(c Codec, r *bufio.Reader, w io.Writer, zopts ...zstd.DOption) (int
 }
 
 // VerifyFile decodes the entry at path without keeping it in memory and
-// returns its header and decompressed size.
+// returns its header and decompressed size. It reads as OpenEntryPath
+// does, so a verification is not a load.
 func VerifyFile(path string) (Header, int64, error) {
-	f, _, err := atomicfile.OpenRegularPath(path)
+	f, _, err := OpenEntryPath(path)
 	if err != nil {
 		return Header{}, 0, err
 	}

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/xlacache/xlacache/internal/atomicfile"
 )
 
 // Listing is one entry with its header, for `xlacache ls`.
@@ -28,7 +26,7 @@ func List(ctx context.Context, d *Dir) ([]Listing, error) {
 			return nil, err
 		}
 		l := Listing{Entry: e}
-		f, _, err := atomicfile.OpenRegularPath(e.Path)
+		f, _, err := OpenEntryPath(e.Path)
 		if err != nil {
 			l.Err = err
 		} else {
@@ -75,7 +73,7 @@ func Explain(ctx context.Context, d *Dir, query string) (Explanation, error) {
 		switch {
 		case isKey && e.Key == query:
 			l := Listing{Entry: e}
-			if f, _, err := atomicfile.OpenRegularPath(e.Path); err != nil {
+			if f, _, err := OpenEntryPath(e.Path); err != nil {
 				l.Err = err
 			} else {
 				l.Header, l.Err = ReadHeader(f)
