@@ -65,11 +65,11 @@ const (
 	// origins existed).
 	packVersion      = 2
 	packVersionPlain = 1
-	packMagic   = "XLCP"
-	kindPack    = 0
-	kindIndex   = 1
-	fixedSize   = 12
-	crcSize     = 4
+	packMagic        = "XLCP"
+	kindPack         = 0
+	kindIndex        = 1
+	fixedSize        = 12
+	crcSize          = 4
 	// maxPackFiles bounds the records a pack may declare.
 	maxPackFiles = 1 << 20
 	// maxNameLen bounds a record's name (layout.ValidRel accepts longer

@@ -75,6 +75,10 @@ type Job struct {
 	// Started is when the process began (for the fill marker); zero means
 	// now.
 	Started time.Time
+	// JAXLibVersion and PluginPath are exec's --jaxlib-version and
+	// --xla-plugin: the runtime recorded in the packs published and
+	// scoping fills (origin.go); "" lets exec find out what it can.
+	JAXLibVersion, PluginPath string
 	// Plain runs the command with no cache work at all and its
 	// environment unchanged, still forwarding signals and passing its exit
 	// status through: what exec does when its own configuration is
@@ -101,6 +105,13 @@ type Report struct {
 	ExitCode int
 	// Requests counts the requests made to the shared tier.
 	Requests int64
+	// Runtime is this host's runtime as exec learned it (origin.go):
+	// fills skipped packs of conflicting runtimes (Fill.Stats.Skipped).
+	Runtime hostfill.Runtime
+	// JAXMismatches are the modules JAX compiled here that another host
+	// had published, with the recorded settings that differ (the
+	// leader's report only).
+	JAXMismatches []JAXMismatch
 	// Errors counts the cache failures by step ("dir", "autotune_dir",
 	// "fill", "xla_flags", "env", "list", "publish", "prune"), each logged
 	// once and degraded to running the command without that step.
@@ -168,6 +179,9 @@ type run struct {
 	// when JAX gets the directory's own path.
 	view *jaxView
 	rep  Report
+	// launchedAt is when the command started: JAX entries written since
+	// are its compilations.
+	launchedAt time.Time
 }
 
 // warn counts a cache failure of kind and logs it once per kind.
@@ -277,6 +291,7 @@ func (r *run) close() {
 // the shared tier. It returns the signal that came before the command
 // could start, if any, which cuts the fill short.
 func (r *run) fill(ctx context.Context) (early os.Signal) {
+	r.scope(ctx)
 	if r.root != nil && r.store != nil {
 		fillCtx, cancelFill := context.WithCancel(ctx)
 		fillDone := make(chan struct{})
@@ -302,6 +317,7 @@ func (r *run) fill(ctx context.Context) (early os.Signal) {
 		if fr.Filled {
 			r.log.Info("xlacache exec: filled the local directory", "files", fr.Stats.Files, "bytes", fr.Stats.Bytes,
 				"packs", fr.Stats.PacksFetched, "present", fr.Stats.Present, "refused", fr.Stats.Refused)
+			r.reportSkipped(fr.Stats)
 		}
 	}
 	if early == nil && ctx.Err() != nil {
@@ -330,6 +346,7 @@ func (r *run) launch() (*launched, error) {
 	if len(j.Args) == 0 {
 		return nil, errors.New("no command")
 	}
+	r.recordSettings(cmdEnv)
 	cmd := exec.Command(j.Args[0], j.Args[1:]...)
 	cmd.Env = cmdEnv
 	// Once the command has exited, exec waits at most this long for the
@@ -454,6 +471,7 @@ func (r *run) finish(ctx context.Context) {
 			r.log.Info("xlacache exec: files left unpublished: incomplete or not of their kind", "count", r.rep.Publish.Incomplete)
 		}
 	}
+	r.explainJAX(sctx)
 	if r.rep.Leader && r.opts.MaxSize > 0 && r.j.Prune != nil {
 		// A budget of its own: a slow store that used up the publish's
 		// must not leave the local directory unbounded.
