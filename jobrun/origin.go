@@ -208,7 +208,13 @@ func DescribeDifferences(theirs, ours hostfill.Origin) []hostfill.Difference {
 		}
 		d := hostfill.Difference{Setting: name, Theirs: a, Ours: b}
 		if k == "env:"+xla.EnvXLAFlags {
-			d.Detail = flagsDetail(a, b)
+			detail, parsed := flagsDetail(a, b)
+			if parsed && detail == "" {
+				// The same flags in another order or spacing: JAX sorts
+				// the flags it hashes.
+				continue
+			}
+			d.Detail = detail
 		}
 		out = append(out, d)
 	}
@@ -216,14 +222,15 @@ func DescribeDifferences(theirs, ours hostfill.Origin) []hostfill.Difference {
 }
 
 // flagsDetail names the XLA flags whose values differ between two
-// XLA_FLAGS texts ("--xla_foo (1 vs 2), --xla_bar (unset vs true)"); ""
-// when either is not a list of flags or they differ only in order or
-// spacing.
-func flagsDetail(theirs, ours string) string {
+// XLA_FLAGS texts ("--xla_foo (1 vs 2), --xla_bar (unset vs set)"); ""
+// when they differ only in order or
+// spacing; parsed is false when either is not a list of flags (a file's
+// name).
+func flagsDetail(theirs, ours string) (detail string, parsed bool) {
 	a, aerr := xla.ParseFlags(theirs)
 	b, berr := xla.ParseFlags(ours)
 	if aerr != nil || berr != nil {
-		return ""
+		return "", false
 	}
 	last := func(p xla.ParsedFlags) map[string]xla.Flag {
 		m := map[string]xla.Flag{}
@@ -266,7 +273,7 @@ func flagsDetail(theirs, ours string) string {
 	if len(parts) == 0 && a.Ignored != b.Ignored {
 		parts = append(parts, "the text XLA ignores after the flags")
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, ", "), true
 }
 
 // JAXMismatch is a JAX program compiled on this host although another
