@@ -196,7 +196,13 @@ func DescribeDifferences(theirs, ours hostfill.Origin) []hostfill.Difference {
 		sorted = append(sorted, k)
 	}
 	sort.Strings(sorted)
+	jaxlibDiffers := len(out) > 0 && out[0].Setting == "jaxlib"
 	for _, k := range sorted {
+		if jaxlibDiffers && strings.HasPrefix(k, "opt:") {
+			// The compile options JAX sets follow from its release
+			// (xla.JAXHashedSettings): the jaxlib difference says it.
+			continue
+		}
 		a, aok := theirs.Settings[k]
 		b, bok := ours.Settings[k]
 		if aok == bok && a == b {
@@ -310,7 +316,7 @@ func (m JAXMismatch) String() string {
 // since (compiled by this run) with the published entries of the same
 // modules that the host's kept pack indexes name, and says which recorded
 // setting differs (ours is this host's origin): one mismatch per module,
-// against the first published entry of it the indexes name.
+// against its closest published entry (the fewest differing settings).
 func FindJAXMismatches(ctx context.Context, root *os.Root, dir string, since time.Time, ours hostfill.Origin) ([]JAXMismatch, error) {
 	d, err := jaxcache.Scan(ctx, dir)
 	if err != nil {
@@ -337,24 +343,27 @@ func FindJAXMismatches(ctx context.Context, root *os.Root, dir string, since tim
 	}
 	sort.Strings(modules)
 	for _, m := range modules {
+		sort.Strings(fresh[m])
 		mine := map[string]bool{}
 		for _, k := range fresh[m] {
 			mine[k] = true
 		}
-		// Other hosts' entries first: what this host published itself
-		// in an earlier run is the weaker explanation.
-		cands := published[m]
-		sort.SliceStable(cands, func(i, j int) bool {
-			return cands[i].Origin.Host != ours.Host && cands[j].Origin.Host == ours.Host
-		})
-		for _, p := range cands {
+		// The closest published entry explains best: the fewest
+		// differing settings, another host's before this one's own.
+		var best *JAXMismatch
+		for _, p := range published[m] {
 			if mine[p.Key] {
 				continue
 			}
-			sort.Strings(fresh[m])
-			out = append(out, JAXMismatch{Module: m, Key: fresh[m][0], TheirKey: p.Key, Host: p.Origin.Host,
-				Differences: DescribeDifferences(p.Origin, ours)})
-			break
+			c := JAXMismatch{Module: m, Key: fresh[m][0], TheirKey: p.Key, Host: p.Origin.Host,
+				Differences: DescribeDifferences(p.Origin, ours)}
+			if best == nil || len(c.Differences) < len(best.Differences) ||
+				len(c.Differences) == len(best.Differences) && best.Host == ours.Host && c.Host != ours.Host {
+				best = &c
+			}
+		}
+		if best != nil {
+			out = append(out, *best)
 		}
 	}
 	return out, nil

@@ -100,6 +100,10 @@ func plural(n int) string {
 	return "s"
 }
 
+// fmtMB writes a size for the report: MB, or kB below 1 MB.
 func fmtMB(b int64) string {
+	if b < 1e6 {
+		return fmt.Sprintf("%.1f kB", float64(b)/1e3)
+	}
 	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
 }

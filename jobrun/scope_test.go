@@ -251,3 +251,19 @@ func TestDescribeDifferences(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeDifferencesAcrossReleases: the compile options JAX sets
+// follow from its release, so with jaxlib differing only jaxlib and the
+// variables are named.
+func TestDescribeDifferencesAcrossReleases(t *testing.T) {
+	env := []string{"JAX_COMPILATION_CACHE_DIR=/c", "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES=all", "XLA_FLAGS=--a=1"}
+	old := hostfill.Origin{Runtime: hostfill.Runtime{JAXLib: "0.4.36"}, Settings: jaxSettings(env, 0, "0.4.36")}
+	cur := hostfill.Origin{Runtime: hostfill.Runtime{JAXLib: "0.12.0.1"}, Settings: jaxSettings(env, 0, "0.12.0.1")}
+	if len(old.Settings) == len(cur.Settings) {
+		t.Fatalf("the model hashes the same options for both releases: %v", old.Settings)
+	}
+	ds := DescribeDifferences(old, cur)
+	if len(ds) != 1 || ds[0].String() != "jaxlib 0.4.36 vs 0.12.0.1" {
+		t.Errorf("%v", ds)
+	}
+}
