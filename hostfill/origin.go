@@ -136,8 +136,8 @@ func (o Origin) IsZero() bool { return o.Runtime.IsZero() && o.Host == "" && len
 const maxOrigin = 64 << 10
 
 // Origin encoding: "key=value\n" lines in increasing key order, keys
-// unique and made of letters, digits and "_.:-", values valid UTF-8
-// without NUL or newline. Keys: host, runtime.* (Runtime's fields),
+// unique and made of letters, digits and "_.:-", values printable UTF-8
+// (no control characters). Keys: host, runtime.* (Runtime's fields),
 // setting.<name> (Settings). Other keys are kept in the head and
 // ignored, so that a later release may record more.
 const settingPrefix = "setting."
@@ -155,13 +155,24 @@ func validOriginKey(k string) bool {
 	return true
 }
 
+// validOriginValue accepts printable UTF-8 text: an origin read from the
+// bucket is printed in logs and by explain, so no control character (a
+// terminal escape, a newline) may come with it.
 func validOriginValue(v string) bool {
-	return utf8.ValidString(v) && !strings.ContainsAny(v, "\n\x00")
+	if !utf8.ValidString(v) {
+		return false
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f {
+			return false
+		}
+	}
+	return true
 }
 
 // Validate reports whether the origin can be recorded: setting names made
-// of letters, digits and "_.:-", values valid UTF-8 without NUL or
-// newline, at most 64 KiB in all.
+// of letters, digits and "_.:-", values printable UTF-8 (no control
+// characters), at most 64 KiB in all.
 func (o Origin) Validate() error {
 	_, err := o.encode()
 	return err
@@ -196,7 +207,7 @@ func (o Origin) encode() ([]byte, error) {
 			return nil, fmt.Errorf("pack origin: bad setting name %q", k)
 		}
 		if !validOriginValue(v) {
-			return nil, fmt.Errorf("pack origin: %s: value not valid UTF-8 text on one line", k)
+			return nil, fmt.Errorf("pack origin: %s: value not printable UTF-8 text", k)
 		}
 		b.WriteString(k)
 		b.WriteByte('=')

@@ -61,6 +61,9 @@ func TestOriginRefused(t *testing.T) {
 		{Settings: map[string]string{"bad name": "x"}},
 		{Settings: map[string]string{"env:X": strings.Repeat("x", maxOrigin)}},
 		{Runtime: Runtime{JAXLib: "\xff"}},
+		{Runtime: Runtime{Tag: "v6e\x1b[31m"}}, // a terminal escape
+		{Host: "a\tb"},
+		{Host: "a\u0085b"}, // a C1 control
 	} {
 		if err := o.Validate(); err == nil {
 			t.Errorf("%+v validated", o)

@@ -62,12 +62,10 @@ func DetectJAXLib(ctx context.Context, python string, env []string) (string, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, jaxlibProbeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "-I", "-c",
+	cmd := exec.CommandContext(ctx, python, "-c",
 		"import importlib.metadata as m\ntry:\n print(m.version('jaxlib'))\nexcept m.PackageNotFoundError:\n pass\n")
-	// -I ignores PYTHON* variables and the user's site directory, which
-	// the job's interpreter may not: the job's environment decides which
-	// interpreter PATH names, and a venv's interpreter finds its own
-	// site-packages from its location either way.
+	// The job's environment: its PATH names the interpreter and its
+	// PYTHONPATH (HPC modules) may be where jaxlib is, as for the job.
 	cmd.Env = env
 	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
@@ -160,6 +158,16 @@ func jaxSettings(env []string, processIndex int, jaxlib string) map[string]strin
 		if strings.HasPrefix(k, "JAX_") || k == xla.EnvXLAFlags {
 			vars = append(vars, xla.EnvVar{Name: k, Value: v})
 		}
+	}
+	// JAX splits XLA_FLAGS on whitespace: tabs and newlines are spaces
+	// to it, and an origin holds no control characters.
+	for i := range vars {
+		vars[i].Value = strings.Map(func(r rune) rune {
+			if r == '\t' || r == '\n' || r == '\r' {
+				return ' '
+			}
+			return r
+		}, vars[i].Value)
 	}
 	ver := xla.DefaultVersion
 	if v, err := xla.ParseVersion(jaxlib); err == nil {

@@ -20,9 +20,16 @@ func (r *run) scope(ctx context.Context) {
 	if r.root == nil || r.store == nil {
 		return
 	}
-	r.o.Origin.Runtime = r.detectRuntime(ctx)
-	r.o.Origin.Host, _ = os.Hostname()
-	r.rep.Runtime = r.o.Origin.Runtime
+	o := hostfill.Origin{Runtime: r.detectRuntime(ctx)}
+	o.Host, _ = os.Hostname()
+	if err := o.Validate(); err != nil {
+		// A tag or host name that cannot be recorded: nothing is scoped
+		// or recorded, as before origins.
+		r.logs.Warn("origin:runtime", "xlacache exec: this host's runtime cannot be recorded; fills are not scoped", "err", err)
+		o = hostfill.Origin{}
+	}
+	r.o.Origin = o
+	r.rep.Runtime = o.Runtime
 	r.log.Debug("xlacache exec: runtime", "runtime", r.rep.Runtime.String())
 }
 
