@@ -15,6 +15,9 @@ const (
 	EnvCC         = "XLACACHE_CC"
 	EnvXLAVersion = "XLACACHE_XLA_VERSION"
 	EnvXLAPlugin  = "XLACACHE_XLA_PLUGIN"
+	// EnvRuntimeTag names what `xlacache exec` cannot learn before JAX
+	// starts (device kind, topology); package jobrun reads it.
+	EnvRuntimeTag = "XLACACHE_RUNTIME_TAG"
 	defaultCC     = "cc"
 )
 
@@ -63,6 +66,7 @@ var Docs = []Doc{
 	{Names: []string{"XLACACHE_CPU_THREADS"}, Default: "the CPUs in the process's affinity mask (`sched_getaffinity`: `taskset`, cgroup cpusets and Slurm bindings count)", Meaning: "How many threads the cpu backend's kernels run on, 1 to 1024. Big `dot_general`, convolution, elementwise and reduce kernels split their work over this many threads; small ones run on the calling thread. It is part of the autotune and executable keys (the autotuner times the parallel candidates on this many threads). Anything but a whole number from 1 to 1024 is an error naming the variable.", Summary: "threads the cpu backend's kernels run on; default: the CPUs this process may use"},
 	{Names: []string{"XLACACHE_XLA_VERSION"}, Default: `unset: jaxlib 0.4.36 assumed`, Meaning: "The jaxlib / PJRT-plugin release of the XLA a Go program loads, such as `0.5.1`. xlacache uses it to decide which XLA flags it may set when it has no plugin file to read.", Summary: "jaxlib / PJRT plugin release of the XLA a Go program loads"},
 	{Names: []string{"XLACACHE_XLA_PLUGIN"}, Default: `unset`, Meaning: "A PJRT plugin file to read (not load) to learn which XLA flags it knows. The only way xlacache sets `xla_gpu_experimental_autotuner_cache_dir` (Go programs).", Summary: "PJRT plugin file read to learn which XLA flags it knows"},
+	{Names: []string{"XLACACHE_RUNTIME_TAG"}, Default: `unset`, Meaning: "`exec` only: what the job's runtime is beyond what exec can learn itself (jaxlib version, `JAX_PLATFORMS`, the PJRT plugin's hash), such as the device kind and topology (`tpu-v6e-8x8`). Recorded in every pack the job publishes; a fill skips packs whose tag differs (packs without one fill as before). See [docs/multihost.md](docs/multihost.md).", Summary: "exec: device kind/topology recorded in published packs; fills skip other tags"},
 	{Names: []string{"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}, Default: `AWS S3`, Meaning: "The S3 endpoint, used when the URL has no `?endpoint=`. An `http://` endpoint means plain HTTP.", Summary: ""},
 	{Names: []string{"AWS_REGION", "AWS_DEFAULT_REGION"}, Default: `discovered`, Meaning: "The bucket's region, used when the URL has no `?region=`.", Summary: ""},
 	{Names: []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}, Default: `then shared files, then IAM`, Meaning: "Credentials. When these are unset: `~/.aws/credentials` and `~/.aws/config` (`AWS_PROFILE`, `AWS_SHARED_CREDENTIALS_FILE`, `AWS_CONFIG_FILE`), then EC2/ECS/EKS IAM. Credentials in the URL are refused.", Summary: ""},
@@ -103,7 +107,7 @@ func EnvSettings(o Options, lookup func(string) (string, bool)) []Setting {
 	for _, s := range o.Settings() {
 		byName[s.Name] = s
 	}
-	defaults := map[string]string{EnvCC: defaultCC, EnvXLAVersion: "", EnvXLAPlugin: ""}
+	defaults := map[string]string{EnvCC: defaultCC, EnvXLAVersion: "", EnvXLAPlugin: "", EnvRuntimeTag: ""}
 	var out []Setting
 	for _, d := range Docs {
 		if d.Summary == "" {

@@ -69,6 +69,10 @@ type Options struct {
 	Kernels bool
 	// Logger receives one line per kind of failure; nil means slog.Default.
 	Logger *slog.Logger
+	// Origin is recorded in every pack published (origin.go), and its
+	// Runtime scopes fills: a pack whose runtime conflicts with it is
+	// skipped. The zero Origin records nothing and fills every pack.
+	Origin Origin
 	// FillMemory is the memory budget of a whole fill: the pack members
 	// being verified and written and the indexes being read, across
 	// every concurrent request. A member larger than the budget is
@@ -141,13 +145,25 @@ type FillStats struct {
 	// name whose copies failed verification is not in it, so the
 	// publisher republishes it once the host has a verified copy.
 	Remote map[string]bool `json:"-"`
+	// Skipped are the packs left on the store because their runtime
+	// conflicts with this host's (Options.Origin), by runtime.
+	Skipped []SkippedRuntime `json:",omitempty"`
+	// Untagged counts packs that record no runtime (published before
+	// packs had one, or by a job whose runtime exec could not tell):
+	// filled as ever.
+	Untagged int
 }
 
 // indexRef is one pack on the store.
 type indexRef struct {
 	id   string
 	info blob.Info
-	recs []Record
+	// packSize is the size of the pack object, from the listing.
+	packSize int64
+	recs     []Record
+	head     head
+	// read: the index was read (recs and head are its).
+	read bool
 	// trusted: the index may vouch for its names as published (openIndex).
 	trusted bool
 }
@@ -201,6 +217,7 @@ func fill(ctx context.Context, store blob.Store, o Options) (FillStats, error) {
 		}
 		return refs[i].id < refs[j].id
 	})
+	refs = scopeRefs(refs, o.Origin.Runtime, &st)
 	byID := make(map[string]*indexRef, len(refs))
 	want := map[string][]Record{}
 	claimed := map[string]bool{}
@@ -277,6 +294,7 @@ func remoteNames(ctx context.Context, store blob.Store, o Options) (map[string]b
 	bud := newBudget(ctx, o.fillMemory())
 	defer bud.close()
 	refs, err := listIndexes(ctx, store, o, bud, &st)
+	refs = scopeRefs(refs, o.Origin.Runtime, &st)
 	names := map[string]bool{}
 	for _, r := range refs {
 		if !r.trusted {
@@ -302,20 +320,22 @@ func listIndexes(ctx context.Context, store blob.Store, o Options, bud *budget, 
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", Prefix, err)
 	}
-	packs := map[string]bool{}
+	packs := map[string]int64{}
 	var refs []indexRef
 	for _, obj := range objs {
 		base := strings.TrimPrefix(obj.Name, Prefix)
 		if id, ok := strings.CutSuffix(base, packSuffix); ok && validID(id) {
-			packs[id] = true
+			packs[id] = obj.Size
 		}
 	}
 	for _, obj := range objs {
 		base := strings.TrimPrefix(obj.Name, Prefix)
 		// An index is written after its pack: one without a pack is a
 		// publish in progress (or a pack pruned away).
-		if id, ok := strings.CutSuffix(base, indexSuffix); ok && validID(id) && packs[id] {
-			refs = append(refs, indexRef{id: id, info: obj})
+		if id, ok := strings.CutSuffix(base, indexSuffix); ok && validID(id) {
+			if size, ok := packs[id]; ok {
+				refs = append(refs, indexRef{id: id, info: obj, packSize: size})
+			}
 		}
 	}
 	st.Indexes = len(refs)
@@ -337,8 +357,8 @@ func listIndexes(ctx context.Context, store blob.Store, o Options, bud *budget, 
 		defer bud.release(cost)
 		local := stateRel + "/" + r.id + indexSuffix
 		if b, err := atomicfile.ReadRegular(o.Root, local, min(limit, max(r.info.Size, 0))); err == nil {
-			if recs, trusted, err := openIndex(b, r.id, o.SigningKey); err == nil {
-				r.recs, r.trusted = recs, trusted
+			if h, trusted, err := openIndex(b, r.id, o.SigningKey); err == nil {
+				r.recs, r.head, r.trusted, r.read = h.recs, h, trusted, true
 				return
 			}
 		}
@@ -356,12 +376,12 @@ func listIndexes(ctx context.Context, store blob.Store, o Options, bud *budget, 
 		mu.Lock()
 		st.IndexesFetched++
 		mu.Unlock()
-		recs, trusted, err := openIndex(b, r.id, o.SigningKey)
+		h, trusted, err := openIndex(b, r.id, o.SigningKey)
 		if err != nil {
 			refused.Add(1)
 			return
 		}
-		r.recs, r.trusted = recs, trusted
+		r.recs, r.head, r.trusted, r.read = h.recs, h, trusted, true
 		// A copy spares the next fill this request; losing it costs only that.
 		_, _ = atomicfile.Publish(local, b, o.writeOpts())
 	})
@@ -472,7 +492,7 @@ func (f *fetcher) fetchPack(ctx context.Context, ref *indexRef, wanted []Record)
 	}
 	// What the pack's head must be: its index's, kind aside. Its bodies
 	// are then exactly the records' sizes.
-	head, err := encodeHead(ref.recs, kindPack)
+	head, err := encodeHead(ref.head.meta, ref.recs, kindPack)
 	if err != nil {
 		return refuse(err), nil
 	}

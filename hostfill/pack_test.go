@@ -102,15 +102,24 @@ func FuzzDecodePack(f *testing.F) {
 	f.Add(pack)
 	f.Add(index)
 	f.Add([]byte("XLCP"))
+	tpack, tindex, err := EncodeTaggedPack(testOrigin("0.12.0.1"), ms)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(tpack)
+	f.Add(tindex)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if recs, err := DecodeIndex(b); err == nil {
+		if o, recs, err := DecodeIndexOrigin(b); err == nil {
 			for _, r := range recs {
 				if validName(r.Name) != nil {
 					t.Fatalf("invalid name %q accepted", r.Name)
 				}
 			}
+			if err := o.Validate(); err != nil {
+				t.Fatalf("decoded origin does not validate: %v", err)
+			}
 		}
-		members, err := decodePack(b)
+		h, members, err := decodePackHead(b)
 		if err != nil {
 			return
 		}
@@ -124,7 +133,7 @@ func FuzzDecodePack(f *testing.F) {
 		if total > len(b) {
 			t.Fatalf("members hold %d bytes of a %d-byte pack", total, len(b))
 		}
-		again, _, err := EncodePack(members)
+		again, _, err := encodePack(h.meta, members)
 		if err != nil || !bytes.Equal(again, b) {
 			t.Fatalf("re-encoding differs (err %v)", err)
 		}

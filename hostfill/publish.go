@@ -244,7 +244,7 @@ func (p *Publisher) flushLocked(ctx context.Context) error {
 // names a complete pack. A pack or index already there (the same files,
 // published by another host) is success.
 func (p *Publisher) putPack(ctx context.Context, members []Member) error {
-	pack, index, err := EncodePack(members)
+	pack, index, err := EncodeTaggedPack(p.o.Origin, members)
 	if err != nil {
 		return err
 	}

@@ -76,6 +76,10 @@ type Job struct {
 	// Started is when the process began (for the fill marker); zero means
 	// now.
 	Started time.Time
+	// JAXLibVersion and PluginPath are exec's --jaxlib-version and
+	// --xla-plugin: the runtime recorded in the packs published and
+	// scoping fills (origin.go); "" lets exec find out what it can.
+	JAXLibVersion, PluginPath string
 	// Plain runs the command with no cache work at all and its
 	// environment unchanged, still forwarding signals and passing its exit
 	// status through: what exec does when its own configuration is
@@ -102,6 +106,13 @@ type Report struct {
 	ExitCode int
 	// Requests counts the requests made to the shared tier.
 	Requests int64
+	// Runtime is this host's runtime as exec learned it (origin.go):
+	// fills skipped packs of conflicting runtimes (Fill.Stats.Skipped).
+	Runtime hostfill.Runtime
+	// JAXMismatches are the modules JAX compiled here that another host
+	// had published, with the recorded settings that differ (the
+	// leader's report only).
+	JAXMismatches []JAXMismatch
 	// Errors counts the cache failures by step ("dir", "autotune_dir",
 	// "fill", "xla_flags", "env", "list", "publish", "prune", "jax_link",
 	// "jax_watch"), each logged once and degraded to running the command
@@ -186,6 +197,9 @@ type run struct {
 	// (jaxstderr.go), nil when it is not read.
 	rejects *rejectScanner
 	rep     Report
+	// launchedAt is when the command started: JAX entries written since
+	// are its compilations.
+	launchedAt time.Time
 }
 
 // warn counts a cache failure of kind and logs it once per kind.
@@ -295,6 +309,7 @@ func (r *run) close() {
 // the shared tier. It returns the signal that came before the command
 // could start, if any, which cuts the fill short.
 func (r *run) fill(ctx context.Context) (early os.Signal) {
+	r.scope(ctx)
 	if r.root != nil && r.store != nil {
 		fillCtx, cancelFill := context.WithCancel(ctx)
 		fillDone := make(chan struct{})
@@ -320,6 +335,7 @@ func (r *run) fill(ctx context.Context) (early os.Signal) {
 		if fr.Filled {
 			r.log.Info("xlacache exec: filled the local directory", "files", fr.Stats.Files, "bytes", fr.Stats.Bytes,
 				"packs", fr.Stats.PacksFetched, "present", fr.Stats.Present, "refused", fr.Stats.Refused)
+			r.reportSkipped(fr.Stats)
 		}
 	}
 	if early == nil && ctx.Err() != nil {
@@ -348,6 +364,7 @@ func (r *run) launch() (*launched, error) {
 	if len(j.Args) == 0 {
 		return nil, errors.New("no command")
 	}
+	r.recordSettings(cmdEnv)
 	cmd := exec.Command(j.Args[0], j.Args[1:]...)
 	cmd.Env = cmdEnv
 	// Once the command has exited, exec waits at most this long for the
@@ -472,6 +489,7 @@ func (r *run) finish(ctx context.Context) {
 			r.log.Info("xlacache exec: files left unpublished: incomplete or not of their kind", "count", r.rep.Publish.Incomplete)
 		}
 	}
+	r.explainJAX(sctx)
 	if r.rep.Leader && r.opts.MaxSize > 0 && r.j.Prune != nil {
 		// A budget of its own: a slow store that used up the publish's
 		// must not leave the local directory unbounded.

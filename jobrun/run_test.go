@@ -27,7 +27,8 @@ import (
 // for SIGUSR1 and exits 42; "write" writes an autotune file into the
 // cache directory and exits 0; "orphan" starts a background sleep that
 // keeps its standard output, prints its pid and exits 0; "printdir"
-// prints the XLACACHE_DIR it was given and exits 0.
+// prints the XLACACHE_DIR it was given and exits 0; "fakejax" stands in
+// for a JAX process (scope_test.go).
 const envRunChild = "HOSTFILL_TEST_RUN_CHILD"
 
 func TestMain(m *testing.M) {
@@ -49,6 +50,8 @@ func TestMain(m *testing.M) {
 			os.Exit(4)
 		}
 		os.Exit(0)
+	case "fakejax":
+		os.Exit(fakeJAX())
 	case "printdir":
 		// What exec pointed the command at: nothing when it ran it plain.
 		d, set := os.LookupEnv("XLACACHE_DIR")

@@ -125,6 +125,7 @@ func runExec(cmd *cobra.Command, args []string) error {
 		Opts: opts, Target: target, Support: sup, Args: args,
 		Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
 		Store: store, Logger: logger, Poll: poll, Started: started,
+		JAXLibVersion: version, PluginPath: plugin,
 		Prune: func(ctx context.Context, dir string, maxSize int64) error {
 			o := opts
 			o.Dir, o.MaxSize = dir, maxSize

@@ -32,8 +32,12 @@ module's @name, else the file name without its extension).
 When JAX entries share the directory, JAX's part is explained too: for a
 key, whether JAX has it and which other entries its module has; for a
 file, the module's entries. JAX stores only a hash of its key components,
-so it cannot say which one differs. In such a directory the argument may
-also be a bare module name, explained against JAX's entries.
+so it cannot say which one differs; but for entries that other hosts
+published under 'xlacache exec', the runtime and settings they recorded
+(jaxlib, JAX_PLATFORMS, XLA_FLAGS flag by flag, ...) are compared with
+this host's latest exec, and each differing setting is named. In such a
+directory the argument may also be a bare module name, explained against
+JAX's entries.
 
 With --json, print one JSON object. Exit code 1 on failure, 2 for an
 unknown backend or a missing argument.`,
@@ -57,7 +61,10 @@ func runExplain(cmd *cobra.Command, args []string) error {
 	out := cmd.OutOrStdout()
 	if !lay.Own {
 		return jaxOnly(cmd, opts.Dir, func(ctx context.Context, w io.Writer, dir string) error {
-			_, err := jaxExplain(ctx, w, dir, arg)
+			if _, err := jaxExplain(ctx, w, dir, arg); err != nil {
+				return err
+			}
+			_, err := explainPublished(ctx, w, dir, arg)
 			return err
 		})
 	}
@@ -78,6 +85,9 @@ func runExplain(cmd *cobra.Command, args []string) error {
 	var rep struct {
 		*cache.Explanation
 		JAX *shareddir.JAXExplainReport `json:"jax,omitempty"`
+		// JAXPublished are the module's entries other hosts published,
+		// compared with this host (explain_origin.go).
+		JAXPublished []jaxPublished `json:"jax_published,omitempty"`
 	}
 	if !key.IsZero() {
 		c, _, err := openAdmin(cmd, false)
@@ -98,6 +108,9 @@ func runExplain(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		rep.JAX = &j
+		if rep.JAXPublished, err = explainPublished(ctx, &jaxText, opts.Dir, jaxQuery); err != nil {
+			return err
+		}
 	}
 	if jsonOutput(cmd) {
 		if rep.JAX == nil {
