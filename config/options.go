@@ -668,7 +668,7 @@ func (o Options) Settings() []Setting {
 		{EnvWaitSecs, strconv.FormatFloat(o.WaitTimeout.Seconds(), 'g', -1, 64), src(EnvWaitSecs, o.WaitTimeout != def.WaitTimeout), "how long to wait for another process compiling the same program"},
 		{EnvLeaseStale, strconv.FormatFloat(o.EffectiveLeaseStale().Seconds(), 'g', -1, 64), src(EnvLeaseStale, o.LeaseStale != 0), "silence (seconds) after which a compiling process's lease is taken over"},
 		{EnvLeasePIDCheck, strconv.FormatBool(!o.LeaseNoPIDCheck), src(EnvLeasePIDCheck, o.LeaseNoPIDCheck), "a same-host lease holder whose pid is gone is dead at once"},
-		{EnvSharedURL, RedactURL(o.SharedURL), src(EnvSharedURL, o.SharedURL != ""), "shared object-store tier, s3://bucket/prefix"},
+		{EnvSharedURL, RedactURL(o.SharedURL), src(EnvSharedURL, o.SharedURL != ""), "shared object-store tier, s3://bucket/prefix or gs://bucket/prefix"},
 		{EnvSharedMaxObjectSize, strconv.FormatInt(o.EffectiveSharedMaxObjectSize(), 10), src(EnvSharedMaxObjectSize, o.SharedMaxObjectSize > 0), "largest shared-tier object read, in bytes; never more than half the memory available"},
 		{EnvSigningKey, keyVal, keySrc, "HMAC key: sign entries, refuse unsigned or forged ones (or use " + EnvSigningKeyFile + ")"},
 		{EnvAllowSharedDir, strconv.FormatBool(o.AllowSharedDir), src(EnvAllowSharedDir, o.AllowSharedDir), "use a cache directory others can write (only with " + EnvSigningKey + ")"},

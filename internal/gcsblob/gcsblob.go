@@ -385,8 +385,10 @@ func (s *Store) Get(ctx context.Context, name string) ([]byte, error) {
 // carries its bytes (size, generation, time), and a reader of at most that
 // many bytes. An object larger than Config.MaxObjectSize is refused
 // (blob.ErrTooLarge) from its headers, before any of its body is read.
-// Objects are read as stored (no decompressive transcoding), so the size
-// announced is the size read.
+// Our objects are stored without a Content-Encoding; one a foreign tool
+// stored gzip-encoded would be decompressed by the server on the way, and
+// its bytes then no longer match the size announced: ReadSized, and
+// the caller's verification after it, refuse it.
 func (s *Store) Open(ctx context.Context, name string) (io.ReadCloser, blob.Info, error) {
 	if err := blob.ValidName(name); err != nil {
 		return nil, blob.Info{}, fmt.Errorf("open: %w", err)
@@ -395,7 +397,7 @@ func (s *Store) Open(ctx context.Context, name string) (io.ReadCloser, blob.Info
 	if err != nil {
 		return nil, blob.Info{}, s.fail("get", name, err)
 	}
-	r, err := b.Object(s.key(name)).ReadCompressed(true).NewReader(ctx)
+	r, err := b.Object(s.key(name)).NewReader(ctx)
 	if err != nil {
 		return nil, blob.Info{}, s.fail("get", name, err)
 	}
