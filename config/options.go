@@ -543,8 +543,8 @@ func (o Options) Validate() error {
 	if err := checkMetricsFile(o.MetricsFile, o.Dir); err != nil {
 		errs = append(errs, err)
 	}
-	if o.SharedURL != "" && !strings.HasPrefix(o.SharedURL, "s3://") {
-		errs = append(errs, fmt.Errorf("SharedURL %q is not an S3 URL such as s3://bucket/prefix (the only shared store supported)", o.SharedURL))
+	if o.SharedURL != "" && !strings.HasPrefix(o.SharedURL, "s3://") && !strings.HasPrefix(o.SharedURL, "gs://") {
+		errs = append(errs, fmt.Errorf("SharedURL %q is not an s3:// or gs:// URL such as s3://bucket/prefix (the shared stores supported)", RedactURL(o.SharedURL)))
 	}
 	return errors.Join(errs...)
 }
