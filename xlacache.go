@@ -11,8 +11,10 @@ package xlacache
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/blobflight"
+	"github.com/xlacache/xlacache/internal/gcsblob"
 	"github.com/xlacache/xlacache/internal/lease"
 	"github.com/xlacache/xlacache/internal/logonce"
 	"github.com/xlacache/xlacache/internal/s3blob"
@@ -201,20 +204,58 @@ func (t *twoLevel) Acquire(ctx context.Context, name string, ready func() bool) 
 	return func() { rh(); rl() }, nil
 }
 
-// OpenShared opens the shared store an XLACACHE_SHARED_URL names, wrapped
-// in blob.Guard with the URL's timeout and cool-down, or returns nil for an
-// empty URL. The store is not contacted: an unreachable one shows on first
-// use. AWS_* variables complete the URL (see s3blob.ParseURL).
+// OpenShared opens the shared store an XLACACHE_SHARED_URL names
+// (s3://bucket/prefix or gs://bucket/prefix), wrapped in blob.Guard with the
+// URL's timeout and cool-down, or returns nil for an empty URL. The store is
+// not contacted: an unreachable one shows on first use. AWS_* variables
+// complete an s3:// URL (see s3blob.ParseURL), STORAGE_EMULATOR_HOST a
+// gs:// one (see gcsblob.ParseURL).
 func OpenShared(url string, logger *slog.Logger) (blob.Store, error) {
 	return openShared(url, 0, logger)
 }
 
 // CheckSharedURL reports whether url is an XLACACHE_SHARED_URL that
-// OpenShared can open (scheme, bucket, parameters; AWS_* variables
-// complete it), without contacting the store.
+// OpenShared can open (scheme, bucket, parameters), without contacting the
+// store.
 func CheckSharedURL(url string) error {
-	_, err := s3blob.ParseURL(url, os.Getenv)
+	_, err := parseShared(url, 0)
 	return err
+}
+
+// sharedConfig is a parsed XLACACHE_SHARED_URL: exactly one of s3 and gcs.
+type sharedConfig struct {
+	s3  *s3blob.Config
+	gcs *gcsblob.Config
+}
+
+// parseShared parses url by its scheme, with the bound on objects read
+// (0 for the default).
+func parseShared(url string, maxObjectSize int64) (sharedConfig, error) {
+	scheme, _, found := strings.Cut(url, "://")
+	if !found {
+		scheme = ""
+	}
+	switch strings.ToLower(scheme) {
+	case "gs":
+		cfg, err := gcsblob.ParseURL(url, os.Getenv)
+		if err != nil {
+			return sharedConfig{}, err
+		}
+		if maxObjectSize > 0 {
+			cfg.MaxObjectSize = maxObjectSize
+		}
+		return sharedConfig{gcs: &cfg}, nil
+	case "s3":
+		cfg, err := s3blob.ParseURL(url, os.Getenv)
+		if err != nil {
+			return sharedConfig{}, err
+		}
+		if maxObjectSize > 0 {
+			cfg.MaxObjectSize = maxObjectSize
+		}
+		return sharedConfig{s3: &cfg}, nil
+	}
+	return sharedConfig{}, fmt.Errorf("shared URL %q: scheme %q is not supported (want s3://bucket/prefix or gs://bucket/prefix)", config.RedactURL(url), scheme)
 }
 
 // openShared is OpenShared with the bound on objects read
@@ -223,21 +264,34 @@ func openShared(url string, maxObjectSize int64, logger *slog.Logger) (blob.Stor
 	if url == "" {
 		return nil, nil
 	}
-	cfg, err := s3blob.ParseURL(url, os.Getenv)
+	sc, err := parseShared(url, maxObjectSize)
 	if err != nil {
 		return nil, err
 	}
-	if maxObjectSize > 0 {
-		cfg.MaxObjectSize = maxObjectSize
+	var (
+		st                store
+		timeout, cooldown time.Duration
+	)
+	if sc.gcs != nil {
+		st, err = gcsblob.Open(*sc.gcs)
+		timeout, cooldown = sc.gcs.Timeout, sc.gcs.Cooldown
+	} else {
+		st, err = s3blob.Open(*sc.s3)
+		timeout, cooldown = sc.s3.Timeout, sc.s3.Cooldown
 	}
-	st, err := s3blob.Open(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return blob.Guard(st, blob.GuardOptions{
-		Timeout:  cfg.Timeout,
-		Cooldown: cfg.Cooldown,
+		Timeout:  timeout,
+		Cooldown: cooldown,
 		Logger:   logger,
 		Name:     st.String(),
 	}), nil
+}
+
+// store is what openShared needs of a store it opens: a name for logs.
+type store interface {
+	blob.Store
+	String() string
 }

@@ -45,6 +45,7 @@ import (
 	"github.com/xlacache/xlacache/internal/layout"
 	"github.com/xlacache/xlacache/internal/lease"
 	"github.com/xlacache/xlacache/internal/testsupport/s3test"
+	"github.com/xlacache/xlacache/internal/testsupport/sharedtest"
 )
 
 const (
@@ -208,7 +209,7 @@ func (h *objHost) wait(t testing.TB) objResult {
 func (h *objHost) logs() string { return h.stderr.String() }
 
 // hostEnv is the environment of hosts sharing bucket/prefix on endpoint.
-func hostEnv(srv *s3test.Server, endpoint, prefix string, extra map[string]string) map[string]string {
+func hostEnv(srv sharedtest.Server, endpoint, prefix string, extra map[string]string) map[string]string {
 	env := map[string]string{}
 	for _, kv := range srv.Env() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -242,7 +243,11 @@ func countLines(t testing.TB, file string) int {
 // Four hosts, four directories, one bucket, a cold program: one compile;
 // the other three load its entry from the bucket.
 func TestObjLeaseFourHostsOneCompile(t *testing.T) {
-	srv := s3test.Start(t, "xlacache")
+	sharedtest.Run(t, testObjLeaseFourHostsOneCompile)
+}
+
+func testObjLeaseFourHostsOneCompile(t *testing.T, k sharedtest.Kind) {
+	srv := k.Start(t, "xlacache")
 	count := filepath.Join(t.TempDir(), "compiles")
 	env := hostEnv(srv, "", "four", map[string]string{objCountFile: count, objCompileMS: "1500"})
 	var hosts []*objHost
@@ -269,21 +274,23 @@ func TestObjLeaseFourHostsOneCompile(t *testing.T) {
 }
 
 // assertNoLeasesLeft checks that every lease object was released.
-func assertNoLeasesLeft(t *testing.T, srv *s3test.Server, prefix string) {
+func assertNoLeasesLeft(t *testing.T, srv sharedtest.Server, prefix string) {
 	t.Helper()
-	st := openTestStore(t, srv, srv.Endpoint(), prefix)
+	st := openTestStore(t, srv, "", prefix)
 	if left := leaseObjects(t, st); len(left) != 0 {
 		t.Fatalf("lease objects left in the bucket: %v", left)
 	}
 }
 
-func openTestStore(t testing.TB, srv *s3test.Server, endpoint, prefix string) blob.Store {
+// openTestStore opens bucket xlacache/prefix on srv as a host does
+// (OpenShared, from the environment); endpoint, when set, replaces an S3
+// server's (a proxy in front of it).
+func openTestStore(t testing.TB, srv sharedtest.Server, endpoint, prefix string) blob.Store {
 	t.Helper()
-	for _, kv := range srv.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
+	srv.Setenv(t)
+	if endpoint != "" {
+		t.Setenv("AWS_ENDPOINT_URL_S3", endpoint)
 	}
-	t.Setenv("AWS_ENDPOINT_URL_S3", endpoint)
 	st, err := OpenShared(srv.SharedURL("xlacache", prefix), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +303,11 @@ func openTestStore(t testing.TB, srv *s3test.Server, endpoint, prefix string) bl
 // stops, one of the waiting hosts takes it over after the stale interval
 // and compiles, and the others load that host's entry.
 func TestObjLeaseHolderKilled(t *testing.T) {
-	srv := s3test.Start(t, "xlacache")
+	sharedtest.Run(t, testObjLeaseHolderKilled)
+}
+
+func testObjLeaseHolderKilled(t *testing.T, k sharedtest.Kind) {
+	srv := k.Start(t, "xlacache")
 	tmp := t.TempDir()
 	count := filepath.Join(tmp, "compiles")
 	hang := filepath.Join(tmp, "compiling")
@@ -343,13 +354,17 @@ func TestObjLeaseHolderKilled(t *testing.T) {
 	}
 }
 
-// The probe against versitygw, which honours both conditional writes:
-// leases on.
-func TestObjLeaseProbeVersitygw(t *testing.T) {
-	srv := s3test.Start(t, "xlacache")
-	st := openTestStore(t, srv, srv.Endpoint(), "probe")
+// The probe against versitygw and fake-gcs-server, which honour both
+// conditional writes: leases on.
+func TestObjLeaseProbe(t *testing.T) {
+	sharedtest.Run(t, testObjLeaseProbe)
+}
+
+func testObjLeaseProbe(t *testing.T, k sharedtest.Kind) {
+	srv := k.Start(t, "xlacache")
+	st := openTestStore(t, srv, "", "probe")
 	if err := blobflight.Probe(context.Background(), st); err != nil {
-		t.Fatalf("probe of versitygw: %v", err)
+		t.Fatalf("probe of the %s server: %v", k.Name, err)
 	}
 	infos, err := st.List(context.Background(), "")
 	if err != nil || len(infos) != 0 {

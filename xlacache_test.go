@@ -24,7 +24,10 @@ func TestOpenShared(t *testing.T) {
 		wantErr string
 	}{
 		{"no shared tier", "", true, ""},
-		{"bad scheme", "gs://bucket/x", false, `scheme "gs"`},
+		{"bad scheme", "ftp://bucket/x", false, `scheme "ftp"`},
+		{"no scheme", "bucket/x", false, `scheme ""`},
+		{"gs credentials in URL", "gs://ak:sk@bucket/x", false, "credentials do not belong"},
+		{"gs valid, not contacted at open", "gs://bucket/x?timeout=1s", false, ""},
 		{"credentials in URL", "s3://ak:sk@bucket/x", false, "credentials do not belong"},
 		{"valid, not contacted at open", "s3://bucket/x?endpoint=http://127.0.0.1:1", false, ""},
 	}

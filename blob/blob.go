@@ -7,8 +7,8 @@
 // object's size before reading it (Open, Get): anyone who can write the
 // bucket can plant objects of any size.
 //
-// The S3 implementation lives in internal/s3blob, an in-memory one in
-// blob/memblob, and the circuit breaker with per-call timeouts that keeps
+// The S3 implementation lives in internal/s3blob, the GCS one in
+// internal/gcsblob, an in-memory one in blob/memblob, and the circuit breaker with per-call timeouts that keeps
 // an unreachable store from slowing compiles wraps any Store (Guard).
 // Every implementation returns the errors below (wrapped, with context), so
 // callers test them with errors.Is whatever the store.

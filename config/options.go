@@ -569,8 +569,8 @@ func (o Options) Validate() error {
 	if err := checkMetricsFile(o.MetricsFile, o.Dir); err != nil {
 		errs = append(errs, err)
 	}
-	if o.SharedURL != "" && !strings.HasPrefix(o.SharedURL, "s3://") {
-		errs = append(errs, fmt.Errorf("SharedURL %q is not an S3 URL such as s3://bucket/prefix (the only shared store supported)", o.SharedURL))
+	if o.SharedURL != "" && !strings.HasPrefix(o.SharedURL, "s3://") && !strings.HasPrefix(o.SharedURL, "gs://") {
+		errs = append(errs, fmt.Errorf("SharedURL %q is not an s3:// or gs:// URL such as s3://bucket/prefix (the shared stores supported)", RedactURL(o.SharedURL)))
 	}
 	return errors.Join(errs...)
 }
@@ -729,7 +729,7 @@ func (o Options) Settings() []Setting {
 		{EnvWaitSecs, strconv.FormatFloat(o.WaitTimeout.Seconds(), 'g', -1, 64), src(EnvWaitSecs, o.WaitTimeout != def.WaitTimeout), "how long to wait for another process compiling the same program"},
 		{EnvLeaseStale, strconv.FormatFloat(o.EffectiveLeaseStale().Seconds(), 'g', -1, 64), src(EnvLeaseStale, o.LeaseStale != 0), "silence (seconds) after which a compiling process's lease is taken over"},
 		{EnvLeasePIDCheck, strconv.FormatBool(!o.LeaseNoPIDCheck), src(EnvLeasePIDCheck, o.LeaseNoPIDCheck), "a same-host lease holder whose pid is gone is dead at once"},
-		{EnvSharedURL, RedactURL(o.SharedURL), src(EnvSharedURL, o.SharedURL != ""), "shared object-store tier, s3://bucket/prefix"},
+		{EnvSharedURL, RedactURL(o.SharedURL), src(EnvSharedURL, o.SharedURL != ""), "shared object-store tier, s3://bucket/prefix or gs://bucket/prefix"},
 		{EnvSharedMaxObjectSize, strconv.FormatInt(o.EffectiveSharedMaxObjectSize(), 10), src(EnvSharedMaxObjectSize, o.SharedMaxObjectSize > 0), "largest shared-tier object read, in bytes; never more than half the memory available"},
 		{EnvSigningKey, keyVal, keySrc, "HMAC key: sign entries, refuse unsigned or forged ones (or use " + EnvSigningKeyFile + ")"},
 		{EnvSigningPrivateKeyFile, privVal, src(EnvSigningPrivateKeyFile, privVal != ""), "Ed25519 private key file: this process signs what it stores"},

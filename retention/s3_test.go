@@ -15,15 +15,20 @@ import (
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/internal/layout"
-	"github.com/xlacache/xlacache/internal/s3blob"
 	"github.com/xlacache/xlacache/internal/testsupport/s3test"
+	"github.com/xlacache/xlacache/internal/testsupport/sharedtest"
 	"github.com/xlacache/xlacache/retention"
 )
 
-// bucketFixture is a versitygw bucket holding n published entries.
+// bucketFixture is a bucket on a real server (versitygw or
+// fake-gcs-server) holding n published entries.
 type bucketFixture struct {
-	srv    *s3test.Server
-	store  blob.Store
+	srv   sharedtest.Server
+	store blob.Store
+	// aged, on a server whose clock tests cannot set (fake-gcs-server
+	// stamps objects with its own), is store: it shifts the times the
+	// server reports.
+	aged   *agedStore
 	prefix string
 	keys   []cache.Key
 	// payload is entry i's payload.
@@ -42,14 +47,20 @@ func (f *bucketFixture) open(t *testing.T, role config.Role) *cache.Cache {
 	return c
 }
 
-// age sets the LastModified of object name (through the posix backend's
-// file, whose modification time versitygw reports) to age ago.
+// age sets the LastModified of object name to age ago: on versitygw
+// through the posix backend's file, whose modification time it reports;
+// on fake-gcs-server, which keeps objects in memory, through the
+// fixture's agedStore.
 func (f *bucketFixture) age(t *testing.T, name string, age time.Duration) {
 	t.Helper()
-	p := filepath.Join(f.srv.Root, "bkt", filepath.FromSlash(f.prefix), filepath.FromSlash(name))
 	at := time.Now().Add(-age)
-	if err := os.Chtimes(p, at, at); err != nil {
-		t.Fatal(err)
+	if f.aged != nil {
+		f.aged.setAge(name, age)
+	} else {
+		p := filepath.Join(f.srv.(*s3test.Server).Root, "bkt", filepath.FromSlash(f.prefix), filepath.FromSlash(name))
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
 	}
 	in, err := f.store.Stat(context.Background(), name)
 	if err != nil || in.ModTime.After(at.Add(time.Second)) {
@@ -57,21 +68,15 @@ func (f *bucketFixture) age(t *testing.T, name string, age time.Duration) {
 	}
 }
 
-func newBucket(t *testing.T, n int) *bucketFixture {
+func newBucket(t *testing.T, k sharedtest.Kind, n int) *bucketFixture {
 	t.Helper()
-	srv := s3test.Start(t, "bkt")
-	srv.Setenv(t)
+	srv := k.Start(t, "bkt")
 	f := &bucketFixture{srv: srv, prefix: "team/cache"}
-	cfg, err := s3blob.ParseURL(srv.SharedURL("bkt", f.prefix), os.Getenv)
-	if err != nil {
-		t.Fatal(err)
+	f.store = sharedtest.Open(t, srv, "bkt", f.prefix)
+	if k.Name != "s3" {
+		f.aged = &agedStore{Store: f.store, age: map[string]time.Duration{}}
+		f.store = f.aged
 	}
-	st, err := s3blob.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	f.store = st
 	f.payload = func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 4096+i) }
 	w := f.open(t, config.RoleWriter)
 	for i := range n {
@@ -122,15 +127,19 @@ func (f *bucketFixture) readers(t *testing.T, n int, stop <-chan struct{}) (wait
 	return func() (int64, int64) { wg.Wait(); return hits.Load(), misses.Load() }
 }
 
-// TestPruneBucketByAgeWithReaders: against a real S3 server, `prune
+// TestPruneBucketByAgeWithReaders: against a real S3 and GCS server, `prune
 // --shared --older-than` removes the entries not used for the age (by
 // LastModified, or by the usage marker a writer's hit refreshed) while
 // readers keep hitting every entry: no reader ever sees a partial or wrong
 // object (a removed one is a miss), and nothing used within the threshold
 // goes.
 func TestPruneBucketByAgeWithReaders(t *testing.T) {
+	sharedtest.Run(t, testPruneBucketByAgeWithReaders)
+}
+
+func testPruneBucketByAgeWithReaders(t *testing.T, k sharedtest.Kind) {
 	ctx := context.Background()
-	f := newBucket(t, 12)
+	f := newBucket(t, k, 12)
 	const day = 24 * time.Hour
 	// Entries 0-5 were published 40 days ago, 6-11 yesterday.
 	for i := range 6 {
@@ -187,8 +196,12 @@ func TestPruneBucketByAgeWithReaders(t *testing.T) {
 // hitting concurrently; the entries a writer used recently stay although
 // they were published first.
 func TestPruneBucketBySizeWithReaders(t *testing.T) {
+	sharedtest.Run(t, testPruneBucketBySizeWithReaders)
+}
+
+func testPruneBucketBySizeWithReaders(t *testing.T, k sharedtest.Kind) {
 	ctx := context.Background()
-	f := newBucket(t, 10)
+	f := newBucket(t, k, 10)
 	const hour = time.Hour
 	// Entry i was published (10-i) hours ago: 0 is the oldest.
 	for i, k := range f.keys {

@@ -6,8 +6,9 @@
 #   scripts/test.sh -short     the Go suite only, with -short (no GoMLX suites)
 #
 # What it installs: a C compiler (and OpenBLAS, for one benchmark) from
-# Debian's packages when missing; versitygw (the S3 server the shared-tier
-# tests run on loopback) with `go install`; the Python peers (real JAX and
+# Debian's packages when missing; versitygw and fake-gcs-server (the S3 and
+# GCS-API servers the shared-tier tests run on loopback) with `go install`;
+# the Python peers (real JAX and
 # XLA's CPU PJRT plugins, pinned and hash-checked, in venvs under the user
 # cache directory) with scripts/peers.sh. Each is reused on the next run.
 #
@@ -42,6 +43,12 @@ fi
 # The shared-tier tests run against a real S3 server on loopback.
 if ! command -v versitygw >/dev/null 2>&1 || ! versitygw --version 2>/dev/null | grep -q 'v1\.8\.0'; then
   go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+fi
+# ... and against a GCS-API server (gs://, internal/testsupport/gcstest),
+# pinned: the version its module records must be the one the tests expect.
+if ! command -v fake-gcs-server >/dev/null 2>&1 ||
+  ! go version -m "$(command -v fake-gcs-server)" 2>/dev/null | grep -Eq '^\s+mod\s+github\.com/fsouza/fake-gcs-server\s+v1\.56\.1\s'; then
+  go install github.com/fsouza/fake-gcs-server@v1.56.1
 fi
 
 # Real JAX and real XLA PJRT plugins for the tests that drive them.

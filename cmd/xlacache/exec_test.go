@@ -23,6 +23,7 @@ import (
 	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/internal/sign"
 	"github.com/xlacache/xlacache/internal/testsupport/s3test"
+	"github.com/xlacache/xlacache/internal/testsupport/sharedtest"
 	"github.com/xlacache/xlacache/xla"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 )
@@ -260,11 +261,11 @@ func waitFor(d time.Duration, cond func() bool) bool {
 }
 
 // execEnv is a clean environment for an exec process on a host with dir.
-func execEnv(srv *s3test.Server, dir string, extra ...string) []string {
+func execEnv(srv sharedtest.Server, dir string, extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "XLACACHE_") || strings.HasPrefix(k, "JAX_") || strings.HasPrefix(k, "AWS_") || k == "XLA_FLAGS" {
+		if strings.HasPrefix(k, "XLACACHE_") || strings.HasPrefix(k, "JAX_") || strings.HasPrefix(k, "AWS_") || k == "XLA_FLAGS" || k == "STORAGE_EMULATOR_HOST" {
 			continue
 		}
 		skip := false
@@ -308,9 +309,15 @@ func runXC(t *testing.T, env []string) (int, string) {
 // entries, autotune files and the kernel cache while it runs, and exec
 // publishes them while it runs; host B's process 1 finds all of them in
 // its own directory, verified and byte-identical, before its command
-// starts; a forged object on the bucket never reaches B.
+// starts; a forged object on the bucket never reaches B. It runs on an S3
+// and a GCS server: the packs and their indexes are the same objects on
+// both.
 func TestExecTwoHosts(t *testing.T) {
-	srv := s3test.Start(t, "bkt")
+	sharedtest.Run(t, testExecTwoHosts)
+}
+
+func testExecTwoHosts(t *testing.T, k sharedtest.Kind) {
+	srv := k.Start(t, "bkt")
 	hostA, hostB := t.TempDir(), t.TempDir()
 	key := "XLACACHE_SIGNING_KEY=the job's key"
 	// A JAX fixture directory on host A travels too.

@@ -119,7 +119,7 @@ func TestSyncPushPull(t *testing.T) {
 	}
 	// Usage errors exit 2.
 	t.Setenv("XLACACHE_SHARED_URL", "")
-	for _, args := range [][]string{{"sync", "sideways"}, {"sync", "pull", "--dir", c}, {"sync", "pull", "--dir", c, "--url", "gs://x"}} {
+	for _, args := range [][]string{{"sync", "sideways"}, {"sync", "pull", "--dir", c}, {"sync", "pull", "--dir", c, "--url", "gs://x"}, {"sync", "pull", "--dir", c, "--url", "ftp://bucket/p"}} {
 		_, _, err := execCLI(t, args...)
 		var ue cli.UsageError
 		if !errors.As(err, &ue) {

@@ -45,7 +45,7 @@ Exit code 1 if anything could not be copied.`,
 			opts.SharedURL = u
 		}
 		if opts.SharedURL == "" {
-			return cli.Usagef("sync: no shared tier: set XLACACHE_SHARED_URL or --url s3://bucket/prefix")
+			return cli.Usagef("sync: no shared tier: set XLACACHE_SHARED_URL or --url s3://bucket/prefix (or gs://bucket/prefix)")
 		}
 		if err := xlacache.CheckSharedURL(opts.SharedURL); err != nil {
 			return cli.Usage(err)

@@ -334,10 +334,16 @@ func (w *waiter) run() (func(), error) {
 					// caller try it (a refused one is refused again).
 					return nil, nil
 				}
-				// Released without the entry appearing (checked just
-				// above): its holder compiled nothing worth publishing,
-				// so claiming in turn would only serialize the same
-				// unpublished compile.
+				// The holder may have published and released between
+				// the look above and this one (a round trip to a real
+				// server is a wide window): look again before
+				// concluding it published nothing.
+				if ok, err := w.entryReady(); err == nil && ok {
+					return nil, nil
+				}
+				// Released without the entry appearing: its holder
+				// compiled nothing worth publishing, so claiming in turn
+				// would only serialize the same unpublished compile.
 				return noop, nil
 			}
 			if f.claims() {

@@ -2,6 +2,8 @@ package blobflight_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/xlacache/xlacache/internal/blobflight"
 	"github.com/xlacache/xlacache/internal/flighttest"
 	"github.com/xlacache/xlacache/internal/layout"
+	"github.com/xlacache/xlacache/internal/testsupport/sharedtest"
 )
 
 // The lease objects pass the single-flight conformance suite: every flight
@@ -23,6 +26,25 @@ func TestConformance(t *testing.T) {
 			},
 			Abandon: func(t *testing.T, name string) { abandon(t, st, name) },
 		}
+	})
+}
+
+// The suite again on real servers, s3:// and gs://: the conditional
+// writes leases rest on are the server's, not the in-memory store's. Each
+// medium gets its own prefix on one server per kind.
+func TestConformanceServers(t *testing.T) {
+	sharedtest.Run(t, func(t *testing.T, k sharedtest.Kind) {
+		srv := k.Start(t, "bkt")
+		var n atomic.Int64
+		flighttest.Run(t, func(t *testing.T) flighttest.Medium {
+			st := sharedtest.Open(t, srv, "bkt", fmt.Sprintf("flight-%d", n.Add(1)))
+			return flighttest.Medium{
+				New: func(t *testing.T, o flighttest.Options) flighttest.Flight {
+					return newFlight(t, st, o)
+				},
+				Abandon: func(t *testing.T, name string) { abandon(t, st, name) },
+			}
+		})
 	})
 }
 

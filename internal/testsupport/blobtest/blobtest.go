@@ -1,6 +1,6 @@
 // Package blobtest is the conformance suite every blob.Store must pass: the
-// in-memory store and the S3 store (against a real server) run the same
-// checks, so a caller tested with one can rely on the other.
+// in-memory store, the S3 store and the GCS store (against real servers)
+// run the same checks, so a caller tested with one can rely on the others.
 package blobtest
 
 import (
