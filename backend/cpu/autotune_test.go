@@ -116,8 +116,9 @@ func wrapCompiler(t *testing.T, prelude string) {
 }
 
 // finalKernelFile matches the source files of final kernel objects
-// (cc.Compile names them s<index>_<kernel>.c; kernels are k_<hash>).
-var finalKernelFile = regexp.MustCompile(`^s[0-9]+_k_[0-9a-f]{24}\.c$`)
+// (cc.Compile names them s<index>_<unit>.c; batches of final kernels are
+// b_<hash>, batch.go).
+var finalKernelFile = regexp.MustCompile(`^s[0-9]+_b_[0-9a-f]{24}\.c$`)
 
 // invocations reads the log and splits it into compiles of final kernels,
 // every other compile (the autotuner's), and links of objects.
