@@ -88,11 +88,15 @@ const sharingProgram = `func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x80x
 `
 
 // countingCompiler points XLACACHE_CC at a wrapper script that logs every
-// invocation's arguments, one line each, and runs the real compiler.
+// invocation's arguments, one line each, and runs the real compiler. Each
+// line ends with "# defines" and the final kernels the invocation's batch
+// units define (their file names name the batch, not the kernels).
 func countingCompiler(t *testing.T) (logPath string) {
 	t.Helper()
 	logPath = filepath.Join(t.TempDir(), "invocations.log")
-	wrapCompiler(t, fmt.Sprintf("printf '%%s\\n' \"$*\" >> '%s'\n", logPath))
+	wrapCompiler(t, `defs=""
+for a in "$@"; do case "$a" in *_b_*.c) defs="$defs $(sed -n 's/^void \(k_[0-9a-f]*\)(void\*\* bufs).*/\1/p' "$a" | tr '\n' ' ')";; esac; done
+`+fmt.Sprintf("printf '%%s # defines %%s\\n' \"$*\" \"$defs\" >> '%s'\n", logPath))
 	return logPath
 }
 

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/config"
@@ -241,4 +242,54 @@ func TestColdCompileInvocations(t *testing.T) {
 	if compiled != 1 || hits != 1 || final != 1 || units != 1 {
 		t.Errorf("program sharing one of two kernels: %d compiled in %d runs of %d units, %d hits; want 1 in 1 of 1, 1 hit", compiled, final, units, hits)
 	}
+}
+
+// BenchmarkColdCompileBatching compiles each example cold and untuned
+// two ways, interleaved round by round so that the machine's load hits
+// both alike: a translation unit per kernel (how kernels were compiled
+// before batching) and in batches. It reports the median of each and
+// their ratio. Run with -benchtime=1x.
+func BenchmarkColdCompileBatching(b *testing.B) {
+	const rounds = 5
+	for _, ex := range []string{"mlp", "transformer", "cnn", "embedding", "resnetblock"} {
+		b.Run(ex, func(b *testing.B) {
+			text, err := os.ReadFile(filepath.Join("../../examples", ex, ex+".mlir"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			cold := func(limit int) time.Duration {
+				c := testCache(b, b.TempDir())
+				be := New()
+				be.NoTune, be.batchLimit = true, limit
+				start := time.Now()
+				_, exe := compileIn(b, c, be, ex, string(text))
+				d := time.Since(start)
+				exe.Close()
+				return d
+			}
+			for i := 0; i < b.N; i++ {
+				var per, batched []time.Duration
+				for r := range rounds {
+					if r%2 == 0 {
+						per = append(per, cold(1))
+						batched = append(batched, cold(0))
+					} else {
+						batched = append(batched, cold(0))
+						per = append(per, cold(1))
+					}
+				}
+				mp, mb := median(per), median(batched)
+				b.Logf("unit per kernel %v, batched %v (medians of %d interleaved rounds)", mp.Round(time.Millisecond), mb.Round(time.Millisecond), rounds)
+				b.ReportMetric(mp.Seconds(), "per_kernel_s")
+				b.ReportMetric(mb.Seconds(), "batched_s")
+				b.ReportMetric(float64(mp)/float64(mb), "speedup_x")
+			}
+		})
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
