@@ -248,7 +248,8 @@ func TestColdCompileInvocations(t *testing.T) {
 // two ways, interleaved round by round so that the machine's load hits
 // both alike: a translation unit per kernel (how kernels were compiled
 // before batching) and in batches. It reports the median of each and
-// their ratio. Run with -benchtime=1x.
+// their ratio, and the two ways' run times, interleaved (the same code in
+// batches must not run slower). Run with -benchtime=1x.
 func BenchmarkColdCompileBatching(b *testing.B) {
 	const rounds = 5
 	for _, ex := range []string{"mlp", "transformer", "cnn", "embedding", "resnetblock"} {
@@ -257,6 +258,9 @@ func BenchmarkColdCompileBatching(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			m := loadModule(b, filepath.Join("../../examples", ex, ex+".mlir"))
+			args := randomArgs(m, 1)
+			exes := map[int]*Executable{}
 			cold := func(limit int) time.Duration {
 				c := testCache(b, b.TempDir())
 				be := New()
@@ -264,8 +268,35 @@ func BenchmarkColdCompileBatching(b *testing.B) {
 				start := time.Now()
 				_, exe := compileIn(b, c, be, ex, string(text))
 				d := time.Since(start)
-				exe.Close()
+				if old := exes[limit]; old != nil {
+					old.Close()
+				}
+				exes[limit] = exe
 				return d
+			}
+			defer func() {
+				for _, e := range exes {
+					e.Close()
+				}
+			}()
+			// run times the two ways' last executables, interleaved: the
+			// same kernels in batches must run as fast as compiled alone.
+			run := func() (per, batched time.Duration) {
+				var ps, bs []time.Duration
+				for range 15 {
+					for _, limit := range []int{1, 0} {
+						start := time.Now()
+						if _, err := exes[limit].Run(context.Background(), args); err != nil {
+							b.Fatal(err)
+						}
+						if limit == 1 {
+							ps = append(ps, time.Since(start))
+						} else {
+							bs = append(bs, time.Since(start))
+						}
+					}
+				}
+				return median(ps), median(bs)
 			}
 			for i := 0; i < b.N; i++ {
 				var per, batched []time.Duration
@@ -283,6 +314,9 @@ func BenchmarkColdCompileBatching(b *testing.B) {
 				b.ReportMetric(mp.Seconds(), "per_kernel_s")
 				b.ReportMetric(mb.Seconds(), "batched_s")
 				b.ReportMetric(float64(mp)/float64(mb), "speedup_x")
+				rp, rb := run()
+				b.Logf("run: unit per kernel %v, batched %v (medians of 15 interleaved runs)", rp.Round(time.Microsecond), rb.Round(time.Microsecond))
+				b.ReportMetric(float64(rp)/float64(rb), "run_per_kernel_over_batched_x")
 			}
 		})
 	}
