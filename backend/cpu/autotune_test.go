@@ -88,11 +88,15 @@ const sharingProgram = `func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x80x
 `
 
 // countingCompiler points XLACACHE_CC at a wrapper script that logs every
-// invocation's arguments, one line each, and runs the real compiler.
+// invocation's arguments, one line each, and runs the real compiler. Each
+// line ends with "# defines" and the final kernels the invocation's batch
+// units define (their file names name the batch, not the kernels).
 func countingCompiler(t *testing.T) (logPath string) {
 	t.Helper()
 	logPath = filepath.Join(t.TempDir(), "invocations.log")
-	wrapCompiler(t, fmt.Sprintf("printf '%%s\\n' \"$*\" >> '%s'\n", logPath))
+	wrapCompiler(t, `defs=""
+for a in "$@"; do case "$a" in *_b_*.c) defs="$defs $(sed -n 's/^void \(k_[0-9a-f]*\)(void\*\* bufs).*/\1/p' "$a" | tr '\n' ' ')";; esac; done
+`+fmt.Sprintf("printf '%%s # defines %%s\\n' \"$*\" \"$defs\" >> '%s'\n", logPath))
 	return logPath
 }
 
@@ -116,8 +120,9 @@ func wrapCompiler(t *testing.T, prelude string) {
 }
 
 // finalKernelFile matches the source files of final kernel objects
-// (cc.Compile names them s<index>_<kernel>.c; kernels are k_<hash>).
-var finalKernelFile = regexp.MustCompile(`^s[0-9]+_k_[0-9a-f]{24}\.c$`)
+// (cc.Compile names them s<index>_<unit>.c; batches of final kernels are
+// b_<hash>, batch.go).
+var finalKernelFile = regexp.MustCompile(`^s[0-9]+_b_[0-9a-f]{24}\.c$`)
 
 // invocations reads the log and splits it into compiles of final kernels,
 // every other compile (the autotuner's), and links of objects.

@@ -1,11 +1,14 @@
 package cpu
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +39,11 @@ type Backend struct {
 	// many: the worker pool never shrinks). The autotuner times kernels on this many
 	// threads, so it is part of the autotune and executable keys.
 	Threads int
+
+	// batchLimit bounds the kernels per translation unit of a cold
+	// compile; 0 means maxBatchKernels. Benchmarks set 1 to compare with
+	// a unit per kernel.
+	batchLimit int
 
 	// threadsErr is a bad XLACACHE_CPU_THREADS seen by New, reported by
 	// every compile and load rather than silently replaced.
@@ -308,7 +316,8 @@ func (pl *pipeline) objectCached(k *kernel, cfg Config) bool {
 // tier's claims make this process wait for that process's object instead
 // (see cache.Tier.GetOrClaim). The claims are held until the objects
 // compiled here are stored. Each distinct kernel counts one hit or one
-// miss.
+// miss. Missing kernels are compiled a batch of them per translation unit
+// (batch.go), and the result holds each batch object once.
 func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos []KernelInfo) ([]cc.Object, error) {
 	tier := pl.env.Tier(subKernels)
 	var distinct []cc.Source
@@ -323,44 +332,94 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 	}
 	found, release := tier.GetOrClaim(ctx, keys)
 	defer release()
-	byName := map[string]cc.Object{}
-	var missing []cc.Source
+	// defined holds every kernel symbol of the objects chosen so far: an
+	// entry whose batch would define one again is not used (the linker
+	// would reject the duplicate), and its kernel is compiled instead.
+	defined := map[string]bool{}
+	var out []cc.Object
 	for n, s := range distinct {
-		if data, ok := found[n]; ok && len(data) > 0 {
-			byName[s.Name] = cc.Object{Name: s.Name, Data: data}
+		data, ok := found[n]
+		if !ok || defined[s.Name] {
 			continue
 		}
-		missing = append(missing, s)
+		members, obj, err := decodeBatch(data)
+		if err == nil && !slices.Contains(members, s.Name) {
+			err = errors.New("the batch does not hold the kernel")
+		}
+		if err != nil {
+			pl.warnOnce("kernel-entry", "ignoring unusable kernel-tier entry; compiling the kernel", "tier", subKernels, "kernel", s.Name, "err", err)
+			continue
+		}
+		if slices.ContainsFunc(members, func(m string) bool { return defined[m] }) {
+			pl.log.Debug("kernel-tier entry overlaps another batch; compiling the kernel", "kernel", s.Name)
+			continue
+		}
+		for _, m := range members {
+			defined[m] = true
+		}
+		out = append(out, cc.Object{Name: s.Name, Data: obj})
+	}
+	var missing []cc.Source
+	for _, s := range distinct {
+		if !defined[s.Name] {
+			missing = append(missing, s)
+		}
 	}
 	for i, s := range srcs {
-		infos[i].ObjectHit = byName[s.Name].Data != nil
+		infos[i].ObjectHit = defined[s.Name]
 	}
-	if len(missing) > 0 {
-		pl.progress("compile", 0, len(missing))
-		start := time.Now()
-		objs, err := pl.cc.Compile(ctx, missing, pl.b.jobs())
-		if err != nil {
-			return nil, err
-		}
-		per := time.Since(start) / time.Duration(len(missing))
-		for _, o := range objs {
-			byName[o.Name] = o
-			key := pl.objectKey(cc.Source{Name: o.Name, Code: sourceOf(missing, o.Name)})
-			if err := tier.Put(ctx, key, o.Data, per); err != nil {
-				pl.log.Debug("storing a compiled kernel failed", "kernel", o.Name, "err", err) // the cache logs it once
+	if len(missing) == 0 {
+		return out, nil
+	}
+	pl.progress("compile", 0, len(missing))
+	jobs := min(pl.b.jobs(), config.DefaultCPUThreads())
+	batches, err := planBatches(missing, jobs, cmp.Or(pl.b.batchLimit, maxBatchKernels))
+	if err != nil {
+		return nil, err
+	}
+	units := make([]cc.Source, len(batches))
+	for i, b := range batches {
+		units[i] = b.src
+	}
+	start := time.Now()
+	objs, err := pl.cc.Compile(ctx, units, jobs)
+	if err != nil {
+		return nil, batchError(err, batches)
+	}
+	per := time.Since(start) / time.Duration(len(missing))
+	for i, b := range batches {
+		payload := encodeBatch(b.members, objs[i].Data)
+		for _, m := range b.members {
+			key := pl.objectKey(cc.Source{Name: m, Code: sourceOf(missing, m)})
+			if err := tier.Put(ctx, key, payload, per); err != nil {
+				pl.log.Debug("storing a compiled kernel failed", "kernel", m, "err", err) // the cache logs it once
 			}
 		}
-		pl.progress("compile", len(missing), len(missing))
+		out = append(out, cc.Object{Name: b.src.Name, Data: objs[i].Data})
 	}
-	var out []cc.Object
-	added := map[string]bool{}
-	for _, s := range srcs {
-		if !added[s.Name] {
-			added[s.Name] = true
-			out = append(out, byName[s.Name])
+	pl.progress("compile", len(missing), len(missing))
+	return out, nil
+}
+
+// batchError names the kernels of the batches a compile error names, so
+// that the message says which kernels the compiler rejected.
+func batchError(err error, batches []batch) error {
+	var ce *cc.CompileError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	var names []string
+	for _, u := range ce.Kernels {
+		for _, b := range batches {
+			if b.src.Name == u {
+				names = append(names, b.members...)
+			}
 		}
 	}
-	return out, nil
+	if len(names) == 0 {
+		return err
+	}
+	return &cc.CompileError{Kernels: names, Err: ce.Err}
 }
 
 func sourceOf(srcs []cc.Source, name string) []byte {

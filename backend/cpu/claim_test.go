@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -117,13 +118,16 @@ func compileRuns(t *testing.T, logPath, final string) (candidates map[string]int
 	}
 	candidates = map[string]int{}
 	for _, line := range strings.Split(string(data), "\n") {
-		for _, arg := range strings.Fields(line) {
+		args, defines, _ := strings.Cut(line, " # defines ")
+		unit := false
+		for _, arg := range strings.Fields(args) {
 			if m := candidateFile.FindStringSubmatch(arg); m != nil {
 				candidates[m[2]]++
 			}
-			if finalKernelFile.MatchString(arg) && strings.HasSuffix(arg, "_"+final+".c") {
-				finals++
-			}
+			unit = unit || finalKernelFile.MatchString(arg)
+		}
+		if unit && slices.Contains(strings.Fields(defines), final) {
+			finals++
 		}
 	}
 	return candidates, finals

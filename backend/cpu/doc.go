@@ -10,7 +10,10 @@
 // autotuner's per-kernel candidate libraries, so re-tuning with only the
 // kernel tier left runs no compiler. Kernels and candidate libraries are
 // named by a hash of their source, so objects from different programs can
-// never clash, and programs that share a kernel share its entries.
+// never clash, and programs that share a kernel share its entries. The
+// kernels a compile misses are compiled a few translation units
+// ("batches", batch.go) at a time, and each kernel's entry holds the
+// object of its batch.
 //
 // # Where to change what
 //
@@ -39,6 +42,8 @@
 //     their execution;
 //   - prelude.go, chlo.go, complexc.go, fft.go: the C helpers kernels
 //     include (their text is in the codegen fingerprint, key.go);
+//   - batch.go: batching missing kernels into translation units and the
+//     kernel tier's payload (the batch's kernel names, then its object);
 //   - autotune.go: timing candidates and the autotune tier;
 //   - plan.go: the executable's plan and its encoding; exec.go,
 //     thread.go: loading and running it, the worker pool;

@@ -193,7 +193,19 @@ func dotCandidates(op *stablehlo.Op, threads int, work int64) []Config {
 	if huge > 0 {
 		micros = append(micros, micro{huge, 256, 0, 0})
 	}
+	// genMicro clamps kc to the contracting size K, so where K is
+	// smaller, candidates that differ only in kc beyond K would compile
+	// to the same code: each costs compile time and none can win, so
+	// only the first is kept.
+	_, _, kDim, _ := dotDims(op)
+	seen := map[micro]bool{}
 	for _, u := range micros {
+		eff := u
+		eff.kc = int(min(int64(u.kc), max(kDim, 1)))
+		if seen[eff] {
+			continue
+		}
+		seen[eff] = true
 		p := map[string]int{"mr": u.mr, "nv": 2, "vw": vw, "kc": u.kc, "order": u.order}
 		if u.pa != 0 {
 			p["pa"] = 1

@@ -25,9 +25,9 @@ import (
 //     kernels are built with -march=native);
 //   - topology.
 //
-// The subcache keys are tuneKey (autotune tier), objectKey (final kernel
-// objects) and candidateKey (autotune candidate libraries), both in the
-// kernel tier; they name kernels by their C source and the compiler
+// The subcache keys are tuneKey (autotune tier), objectKey (final
+// kernels, each entry its batch's object) and candidateKey (autotune
+// candidate libraries), both in the kernel tier; they name kernels by their C source and the compiler
 // identity, so they need no version of their own.
 //
 // Which knob to bump when:
@@ -101,9 +101,16 @@ func (b *Backend) optionsKey(p cache.Program) string {
 	return fmt.Sprintf("notune=%v\nthreads=%d\noptions=%s", b.NoTune, b.threads(), p.Options)
 }
 
-// objectKey is the kernel-tier key of a final kernel object.
+// objectKey is the kernel-tier key of a final kernel: its source and the
+// compiler. The entry holds the object of the batch the kernel was
+// compiled in (batch.go, encodeBatch); the artifact part keeps it apart
+// from the single-kernel objects earlier versions stored.
 func (pl *pipeline) objectKey(s cc.Source) cache.Key {
-	return cache.NewKey(s.Name, []cache.KeyPart{{Name: "source", Data: s.Code}, {Name: "compiler", Data: []byte(pl.cc.Identity())}})
+	return cache.NewKey(s.Name, []cache.KeyPart{
+		{Name: "source", Data: s.Code},
+		{Name: "compiler", Data: []byte(pl.cc.Identity())},
+		{Name: "artifact", Data: []byte("kernel batch object")},
+	})
 }
 
 // programKey is the "program" key component: the canonical text, which

@@ -367,21 +367,16 @@ func (e *CompileError) Error() string {
 // Unwrap returns the underlying process error.
 func (e *CompileError) Unwrap() error { return e.Err }
 
-// Compile compiles each source to an object file, several per compiler
-// invocation (which saves process start-up) and up to jobs invocations at
-// once. The result is in the order of srcs.
+// Compile compiles each source to an object file: the sources are split
+// into up to jobs contiguous groups, one compiler invocation each, run at
+// once. The result is in the order of srcs. Every source still costs the
+// compiler its own cc1 and assembler processes; callers that compile many
+// small functions put them into few sources.
 func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Object, error) {
 	if len(srcs) == 0 {
 		return nil, nil
 	}
-	if jobs < 1 {
-		jobs = 1
-	}
-	// Each invocation costs a driver process; a handful of small kernels
-	// compile faster in one than spread over several.
-	if max := (len(srcs) + 3) / 4; jobs > max {
-		jobs = max
-	}
+	jobs = min(max(jobs, 1), len(srcs))
 	dir, err := os.MkdirTemp("", "xlacache-cc-")
 	if err != nil {
 		return nil, fmt.Errorf("cc: creating work directory: %w", err)

@@ -1,0 +1,219 @@
+package cpu
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+)
+
+// A cold compile builds its missing kernels as a few translation units
+// ("batches") rather than one per kernel: every unit costs a compiler
+// driver, cc1 and assembler process and the prelude, about 30 ms on the
+// development VM, against about 15 ms for an average kernel's own code
+// (the transformer example's 21 kernels: 1.0 s as 21 units in one cc
+// invocation, 0.35 s as one unit). A precompiled prelude header saved
+// nothing (loading its 2.7 MB .gch costs what parsing the text does), so
+// the prelude is parsed once per batch instead.
+//
+// The kernel tier keeps one entry per kernel (objectKey), so that any
+// program sharing a kernel finds it: the entry holds the whole object of
+// the batch the kernel was compiled in, with the names of the batch's
+// kernels (encodeBatch). A program that finds kernels of several batches
+// links each batch object once; the other kernels in it are unused code,
+// never a clash, since kernel symbols are named by a hash of their
+// source. Two batch objects that both define a symbol are never linked
+// together: the later kernel is compiled again instead (compileObjects).
+
+// maxBatchKernels bounds the kernels in one batch. Every kernel's entry
+// holds its whole batch object, so the bound caps the tier's extra space
+// (at most this many kernels' machine code per entry, a few KB each) while
+// keeping the per-unit overhead small (1/16 of it per kernel).
+const maxBatchKernels = 16
+
+// batchMagic starts every kernel-tier payload of a final kernel object.
+const batchMagic = "xlacache-cpu-kernel-batch 1\n"
+
+// kernel classes: which optional preludes a kernel's source carries after
+// the common prelude. Kernels of different classes never share a batch,
+// so each kernel is compiled after exactly the C text its own source has.
+const (
+	classPlain = iota
+	classComplex
+	classFFT
+)
+
+// batchMember is a final kernel split into the parts a batch needs.
+type batchMember struct {
+	src   cc.Source
+	class int
+	code  string // the kernel's own functions, after every prelude
+}
+
+// splitKernel splits a final kernel source (finalSource: prelude, then
+// complexPrelude when the kernel computes on complex values or is an fft,
+// then fftPrelude for an fft, then the kernel's functions).
+func splitKernel(s cc.Source) (batchMember, error) {
+	code := string(s.Code)
+	if !strings.HasPrefix(code, prelude) {
+		return batchMember{}, fmt.Errorf("cpu: internal error: kernel %s does not start with the prelude", s.Name)
+	}
+	rest := code[len(prelude):]
+	m := batchMember{src: s, class: classPlain}
+	if r, ok := strings.CutPrefix(rest, complexPrelude); ok {
+		m.class, rest = classComplex, r
+		if r, ok := strings.CutPrefix(rest, fftPrelude); ok {
+			m.class, rest = classFFT, r
+		}
+	}
+	m.code = rest
+	return m, nil
+}
+
+// classPrelude is the C text every kernel of class cls starts with.
+func classPrelude(cls int) string {
+	switch cls {
+	case classComplex:
+		return prelude + complexPrelude
+	case classFFT:
+		return prelude + complexPrelude + fftPrelude
+	}
+	return prelude
+}
+
+// batch is one translation unit of kernels.
+type batch struct {
+	src     cc.Source // named b_<hash of its members' names>
+	members []string  // kernel names, in the unit's order
+}
+
+// planBatches groups kernels into translation units: by class, then each
+// class cut into contiguous runs of about equal source size, enough runs
+// for jobs compilers to work at once and none over limit kernels (at most
+// maxBatchKernels; limit 1 is a unit per kernel, the way kernels were
+// compiled before batching, which benchmarks compare with).
+func planBatches(srcs []cc.Source, jobs, limit int) ([]batch, error) {
+	limit = min(max(limit, 1), maxBatchKernels)
+	byClass := map[int][]batchMember{}
+	var classes []int
+	for _, s := range srcs {
+		m, err := splitKernel(s)
+		if err != nil {
+			return nil, err
+		}
+		if byClass[m.class] == nil {
+			classes = append(classes, m.class)
+		}
+		byClass[m.class] = append(byClass[m.class], m)
+	}
+	sort.Ints(classes)
+	jobs = max(jobs, 1)
+	var out []batch
+	for _, cls := range classes {
+		ms := byClass[cls]
+		n := max(min(jobs, len(ms)), (len(ms)+limit-1)/limit)
+		total := 0
+		for _, m := range ms {
+			total += len(m.code)
+		}
+		// Cut where the running size passes the next n-th of the class's
+		// total, or where a run is full.
+		runs, start, size := 0, 0, 0
+		for i, m := range ms {
+			size += len(m.code)
+			last := i == len(ms)-1
+			full := i+1-start >= limit
+			share := runs+1 < n && size*n >= total*(runs+1)
+			if last || full || share {
+				out = append(out, newBatch(cls, ms[start:i+1]))
+				runs++
+				start = i + 1
+			}
+		}
+	}
+	return out, nil
+}
+
+// newBatch is the translation unit of ms, all of class cls: the class's
+// preludes once, then each kernel's functions. It is named by a hash of
+// its members' names, which are hashes of their whole sources.
+func newBatch(cls int, ms []batchMember) batch {
+	var code strings.Builder
+	code.WriteString(classPrelude(cls))
+	b := batch{members: make([]string, len(ms))}
+	for i, m := range ms {
+		b.members[i] = m.src.Name
+		code.WriteString(m.code)
+	}
+	b.src = cc.Source{Name: "b_" + cc.Hash([]byte(strings.Join(b.members, "\n")))[:24], Code: []byte(code.String())}
+	return b
+}
+
+// encodeBatch is the kernel-tier payload of a batch object: batchMagic,
+// the number of kernels, one kernel name per line, then the object.
+func encodeBatch(members []string, obj []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString(batchMagic)
+	fmt.Fprintf(&b, "%d\n", len(members))
+	for _, m := range members {
+		b.WriteString(m)
+		b.WriteByte('\n')
+	}
+	b.Write(obj)
+	return b.Bytes()
+}
+
+// decodeBatch parses a payload made by encodeBatch. The payload comes
+// from the cache and is untrusted beyond its checksum: the names must be
+// kernel names (k_ and 24 hex digits, which is also what keeps them
+// plain C identifiers), at most maxBatchKernels, without repeats, and an
+// object must follow.
+func decodeBatch(data []byte) (members []string, obj []byte, err error) {
+	rest, ok := bytes.CutPrefix(data, []byte(batchMagic))
+	if !ok {
+		return nil, nil, errors.New("not a kernel batch (bad magic)")
+	}
+	line, rest, ok := bytes.Cut(rest, []byte("\n"))
+	if !ok || len(line) == 0 || len(line) > 3 {
+		return nil, nil, errors.New("kernel batch: bad kernel count")
+	}
+	n, err := strconv.Atoi(string(line))
+	if err != nil || n < 1 || n > maxBatchKernels || strconv.Itoa(n) != string(line) {
+		return nil, nil, fmt.Errorf("kernel batch: bad kernel count %q", line)
+	}
+	seen := map[string]bool{}
+	for range n {
+		line, rest, ok = bytes.Cut(rest, []byte("\n"))
+		if !ok || !kernelName(string(line)) {
+			return nil, nil, errors.New("kernel batch: bad kernel name")
+		}
+		name := string(line)
+		if seen[name] {
+			return nil, nil, fmt.Errorf("kernel batch: kernel %s listed twice", name)
+		}
+		seen[name] = true
+		members = append(members, name)
+	}
+	if len(rest) == 0 {
+		return nil, nil, errors.New("kernel batch: no object")
+	}
+	return members, rest, nil
+}
+
+// kernelName reports whether s is a final kernel's name as finalSource
+// makes it: "k_" and 24 lowercase hex digits.
+func kernelName(s string) bool {
+	if len(s) != 26 || !strings.HasPrefix(s, "k_") {
+		return false
+	}
+	for _, r := range s[2:] {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
+}

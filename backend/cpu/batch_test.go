@@ -1,0 +1,329 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/config"
+)
+
+// kernelSource is a final kernel source of class cls whose functions are
+// body (not valid C: planBatches and encodeBatch never compile).
+func kernelSource(name string, cls int, body string) cc.Source {
+	return cc.Source{Name: name, Code: []byte(classPrelude(cls) + body)}
+}
+
+func TestPlanBatches(t *testing.T) {
+	name := func(i int) string { return fmt.Sprintf("k_%024x", i) }
+	next := 0
+	plain := func(n, size int) []cc.Source {
+		var out []cc.Source
+		for range n {
+			next++
+			out = append(out, kernelSource(name(next), classPlain, strings.Repeat("x", size)))
+		}
+		return out
+	}
+	tests := []struct {
+		name        string
+		srcs        []cc.Source
+		jobs, limit int
+		want        []int // kernels per batch
+	}{
+		{"one job, one unit", plain(5, 10), 1, maxBatchKernels, []int{5}},
+		{"two jobs, two units", plain(6, 10), 2, maxBatchKernels, []int{3, 3}},
+		{"more jobs than kernels", plain(2, 10), 8, maxBatchKernels, []int{1, 1}},
+		{"limit splits evenly", plain(40, 10), 1, maxBatchKernels, []int{14, 13, 13}},
+		{"unit per kernel", plain(3, 10), 2, 1, []int{1, 1, 1}},
+		{"limit above the maximum", plain(20, 10), 1, 100, []int{10, 10}},
+		{"sizes balance", append(plain(1, 30), plain(3, 10)...), 2, maxBatchKernels, []int{1, 3}},
+		{"classes apart", append(plain(2, 10),
+			kernelSource(name(90), classComplex, "c"), kernelSource(name(91), classFFT, "f"), kernelSource(name(92), classComplex, "c2")),
+			1, maxBatchKernels, []int{2, 2, 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bs, err := planBatches(tc.srcs, tc.jobs, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			var all []string
+			for _, b := range bs {
+				got = append(got, len(b.members))
+				all = append(all, b.members...)
+				// The unit is the class's preludes once, then each
+				// member's own functions.
+				m0, _ := splitKernel(sourceNamed(tc.srcs, b.members[0]))
+				want := classPrelude(m0.class)
+				for _, m := range b.members {
+					mm, _ := splitKernel(sourceNamed(tc.srcs, m))
+					if mm.class != m0.class {
+						t.Errorf("batch %s mixes classes", b.src.Name)
+					}
+					want += mm.code
+				}
+				if string(b.src.Code) != want {
+					t.Errorf("batch %s source is not its class prelude and its members' functions", b.src.Name)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("batch sizes %v, want %v", got, tc.want)
+			}
+			if len(all) != len(tc.srcs) {
+				t.Errorf("%d kernels in batches, want %d", len(all), len(tc.srcs))
+			}
+			sort.Strings(all)
+			if len(slices.Compact(all)) != len(tc.srcs) {
+				t.Errorf("a kernel is in two batches")
+			}
+		})
+	}
+	if _, err := planBatches([]cc.Source{{Name: name(1), Code: []byte("int x;")}}, 1, 1); err == nil {
+		t.Error("a source without the prelude was accepted")
+	}
+}
+
+func sourceNamed(srcs []cc.Source, name string) cc.Source {
+	for _, s := range srcs {
+		if s.Name == name {
+			return s
+		}
+	}
+	return cc.Source{}
+}
+
+func TestBatchPayload(t *testing.T) {
+	members := []string{"k_0123456789abcdef01234567", "k_89abcdef0123456789abcdef"}
+	obj := []byte("\x7fELF object bytes\n")
+	data := encodeBatch(members, obj)
+	gotM, gotO, err := decodeBatch(data)
+	if err != nil || !slices.Equal(gotM, members) || string(gotO) != string(obj) {
+		t.Fatalf("round trip: %v %q %v", gotM, gotO, err)
+	}
+	bad := []struct{ name, data string }{
+		{"empty", ""},
+		{"other magic", "xlacache-cpu-kernel-batch 2\n1\nk_0123456789abcdef01234567\nobj"},
+		{"no count", batchMagic},
+		{"zero kernels", batchMagic + "0\nobj"},
+		{"too many", batchMagic + "17\n" + strings.Repeat("k_0123456789abcdef01234567\n", 17) + "obj"},
+		{"leading zero", batchMagic + "01\nk_0123456789abcdef01234567\nobj"},
+		{"sign", batchMagic + "+1\nk_0123456789abcdef01234567\nobj"},
+		{"short name", batchMagic + "1\nk_0123\nobj"},
+		{"upper-case hex", batchMagic + "1\nk_0123456789ABCDEF01234567\nobj"},
+		{"path in name", batchMagic + "1\nk_0123456789abcdef0123/../\nobj"},
+		{"repeated", batchMagic + "2\nk_0123456789abcdef01234567\nk_0123456789abcdef01234567\nobj"},
+		{"truncated names", batchMagic + "2\nk_0123456789abcdef01234567\n"},
+		{"no object", batchMagic + "1\nk_0123456789abcdef01234567\n"},
+	}
+	for _, tc := range bad {
+		if m, _, err := decodeBatch([]byte(tc.data)); err == nil {
+			t.Errorf("%s: accepted, members %v", tc.name, m)
+		}
+	}
+}
+
+// FuzzDecodeBatch checks that decodeBatch never panics and that whatever
+// it accepts is what encodeBatch would make of it.
+func FuzzDecodeBatch(f *testing.F) {
+	f.Add(encodeBatch([]string{"k_0123456789abcdef01234567"}, []byte("obj")))
+	f.Add([]byte(batchMagic + "2\nk_0123456789abcdef01234567\nk_0123456789abcdef01234568\n\x7fELF"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		members, obj, err := decodeBatch(data)
+		if err != nil {
+			return
+		}
+		if len(members) == 0 || len(members) > maxBatchKernels || len(obj) == 0 {
+			t.Fatalf("accepted %d members and %d object bytes", len(members), len(obj))
+		}
+		for _, m := range members {
+			if !kernelName(m) {
+				t.Fatalf("accepted kernel name %q", m)
+			}
+		}
+		if string(encodeBatch(members, obj)) != string(data) {
+			t.Fatalf("accepted a payload encodeBatch would not make")
+		}
+	})
+}
+
+// TestColdCompileInvocations counts the compiler runs of cold compiles, so
+// that batching kernels into few translation units cannot silently
+// regress to one per kernel: the transformer example's cold untuned
+// compile runs one compiler invocation for all its kernels (on one job)
+// and one link; a second program sharing kernels compiles only the
+// kernels it does not share, and with the kernel tier warm nothing is
+// compiled at all.
+func TestColdCompileInvocations(t *testing.T) {
+	logPath := countingCompiler(t)
+	if _, err := cc.Find(context.Background()); err != nil { // probe first: not counted
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	text, err := os.ReadFile(filepath.Join("../../examples", "transformer", "transformer.mlir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compile := func(name, text string) (final, units, links int, kernels []KernelInfo) {
+		t.Helper()
+		os.Remove(logPath)
+		opts := config.Defaults()
+		opts.Dir = dir
+		c := openCache(t, opts, nil)
+		defer c.Close()
+		b := New()
+		b.NoTune = true
+		b.Jobs = 1
+		rep, exe := compileIn(t, c, b, name, text)
+		defer exe.Close()
+		if rep.Hit {
+			t.Fatalf("%s: executable hit, want a compile", name)
+		}
+		finals, other, ls := invocations(t, logPath)
+		if len(other) != 0 {
+			t.Errorf("%s: unexpected compiler runs:\n%s", name, strings.Join(other, "\n"))
+		}
+		for _, line := range finals {
+			units += strings.Count(line, ".c")
+		}
+		return len(finals), units, len(ls), exe.Kernels()
+	}
+	final, units, links, kernels := compile("transformer", string(text))
+	distinct := map[string]bool{}
+	for _, k := range kernels {
+		distinct[k.Name] = true
+		if k.ObjectHit {
+			t.Errorf("cold compile: kernel %s was an object hit", k.Name)
+		}
+	}
+	if len(distinct) <= maxBatchKernels {
+		t.Fatalf("transformer has %d distinct kernels; the test wants more than one batch's worth", len(distinct))
+	}
+	wantUnits := (len(distinct) + maxBatchKernels - 1) / maxBatchKernels
+	if final != 1 || units != wantUnits || links != 1 {
+		t.Errorf("cold compile of %d kernels: %d compiler runs of %d units and %d links, want 1 run of %d units and 1 link",
+			len(distinct), final, units, links, wantUnits)
+	}
+
+	// With the executable gone, every kernel comes from the kernel tier.
+	if err := os.RemoveAll(filepath.Join(dir, "executables")); err != nil {
+		t.Fatal(err)
+	}
+	final, _, links, kernels = compile("transformer", string(text))
+	for _, k := range kernels {
+		if !k.ObjectHit {
+			t.Errorf("kernel tier warm: kernel %s was compiled", k.Name)
+		}
+	}
+	if final != 0 || links != 1 {
+		t.Errorf("kernel tier warm: %d compiler runs and %d links, want none and 1", final, links)
+	}
+
+	// A program sharing a kernel with another compiles only its own
+	// kernel, in one unit, and links the other program's batch object.
+	compile("tuned", tunedProgram)
+	final, units, _, kernels = compile("sharing", sharingProgram)
+	var compiled, hits int
+	for _, k := range kernels {
+		if k.ObjectHit {
+			hits++
+		} else {
+			compiled++
+		}
+	}
+	if compiled != 1 || hits != 1 || final != 1 || units != 1 {
+		t.Errorf("program sharing one of two kernels: %d compiled in %d runs of %d units, %d hits; want 1 in 1 of 1, 1 hit", compiled, final, units, hits)
+	}
+}
+
+// BenchmarkColdCompileBatching compiles each example cold and untuned
+// two ways, interleaved round by round so that the machine's load hits
+// both alike: a translation unit per kernel (how kernels were compiled
+// before batching) and in batches. It reports the median of each and
+// their ratio, and the two ways' run times, interleaved (the same code in
+// batches must not run slower). Run with -benchtime=1x.
+func BenchmarkColdCompileBatching(b *testing.B) {
+	const rounds = 5
+	for _, ex := range []string{"mlp", "transformer", "cnn", "embedding", "resnetblock"} {
+		b.Run(ex, func(b *testing.B) {
+			text, err := os.ReadFile(filepath.Join("../../examples", ex, ex+".mlir"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := loadModule(b, filepath.Join("../../examples", ex, ex+".mlir"))
+			args := randomArgs(m, 1)
+			exes := map[int]*Executable{}
+			cold := func(limit int) time.Duration {
+				c := testCache(b, b.TempDir())
+				be := New()
+				be.NoTune, be.batchLimit = true, limit
+				start := time.Now()
+				_, exe := compileIn(b, c, be, ex, string(text))
+				d := time.Since(start)
+				if old := exes[limit]; old != nil {
+					old.Close()
+				}
+				exes[limit] = exe
+				return d
+			}
+			defer func() {
+				for _, e := range exes {
+					e.Close()
+				}
+			}()
+			// run times the two ways' last executables, interleaved: the
+			// same kernels in batches must run as fast as compiled alone.
+			run := func() (per, batched time.Duration) {
+				var ps, bs []time.Duration
+				for range 15 {
+					for _, limit := range []int{1, 0} {
+						start := time.Now()
+						if _, err := exes[limit].Run(context.Background(), args); err != nil {
+							b.Fatal(err)
+						}
+						if limit == 1 {
+							ps = append(ps, time.Since(start))
+						} else {
+							bs = append(bs, time.Since(start))
+						}
+					}
+				}
+				return median(ps), median(bs)
+			}
+			for i := 0; i < b.N; i++ {
+				var per, batched []time.Duration
+				for r := range rounds {
+					if r%2 == 0 {
+						per = append(per, cold(1))
+						batched = append(batched, cold(0))
+					} else {
+						batched = append(batched, cold(0))
+						per = append(per, cold(1))
+					}
+				}
+				mp, mb := median(per), median(batched)
+				b.Logf("unit per kernel %v, batched %v (medians of %d interleaved rounds)", mp.Round(time.Millisecond), mb.Round(time.Millisecond), rounds)
+				b.ReportMetric(mp.Seconds(), "per_kernel_s")
+				b.ReportMetric(mb.Seconds(), "batched_s")
+				b.ReportMetric(float64(mp)/float64(mb), "speedup_x")
+				rp, rb := run()
+				b.Logf("run: unit per kernel %v, batched %v (medians of 15 interleaved runs)", rp.Round(time.Microsecond), rb.Round(time.Microsecond))
+				b.ReportMetric(float64(rp)/float64(rb), "run_per_kernel_over_batched_x")
+			}
+		})
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
