@@ -10,6 +10,7 @@ import (
 
 	"github.com/xlacache/xlacache/blob/memblob"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/sign"
 )
 
 // publishingFlight stands for another process holding the single-flight
@@ -98,11 +99,11 @@ func TestRequireHitFail(t *testing.T) {
 		}},
 		{name: "signed with another key", storeOK: true, reason: "signed with another key", setup: func(t *testing.T, dir string, o *config.Options, b *fakeBackend, p *Program) []Option {
 			w := testOptions(dir)
-			w.SigningKey = []byte("the CI's key")
+			w.SigningKey = sign.NewHMAC([]byte("the CI's key"))
 			c := mustOpen(t, w, nil)
 			compileOK(t, c, b, *p)
 			c.Close()
-			o.SigningKey = []byte("another key")
+			o.SigningKey = sign.NewHMAC([]byte("another key"))
 			return nil
 		}},
 		{name: "entry does not load", reason: "could not be loaded", setup: func(t *testing.T, dir string, _ *config.Options, b *fakeBackend, p *Program) []Option {
