@@ -303,7 +303,7 @@ func isDone(ch <-chan struct{}) bool {
 // otherwise with Application Default Credentials, whose absence is an
 // error rather than anonymous access.
 func (s *Store) newClient() (*storage.Client, error) {
-	base := boundedBodies{rt: s.tr, maxObject: s.cfg.MaxObjectSize}
+	base := blob.BoundBodies(s.tr, s.cfg.MaxObjectSize, objectBody)
 	opts := []option.ClientOption{storage.WithJSONReads()}
 	if s.cfg.Emulator != "" {
 		ep, err := emulatorEndpoint(s.cfg.Emulator)

@@ -357,8 +357,8 @@ func TestListEndlessBodyBounded(t *testing.T) {
 		t.Fatalf("List of an endless body ran into the context's deadline (%v) instead of the body bound", time.Since(start))
 	}
 	// The client retries (3 attempts): three bounded reads at most.
-	if n > 8*maxControlBody {
-		t.Errorf("List of an endless body allocated %d bytes, want a few times the %d-byte bound at most", n, maxControlBody)
+	if n > 8*blob.MaxControlBody {
+		t.Errorf("List of an endless body allocated %d bytes, want a few times the %d-byte bound at most", n, blob.MaxControlBody)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlacache/xlacache/blob"
 	"github.com/xlacache/xlacache/internal/testsupport/memtest"
 )
 
@@ -48,7 +49,7 @@ func TestListEndlessBodyBounded(t *testing.T) {
 		t.Fatalf("List of an endless body ran into the context's deadline (%v) instead of the body bound", time.Since(start))
 	}
 	// The client library retries (MaxRetries 2): three bounded reads.
-	if n > 8*maxControlBody {
-		t.Errorf("List of an endless body allocated %d bytes, want a few times the %d-byte bound at most", n, maxControlBody)
+	if n > 8*blob.MaxControlBody {
+		t.Errorf("List of an endless body allocated %d bytes, want a few times the %d-byte bound at most", n, blob.MaxControlBody)
 	}
 }

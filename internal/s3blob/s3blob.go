@@ -262,7 +262,7 @@ func Open(cfg Config) (*Store, error) {
 	mo := &minio.Options{
 		Creds:     creds,
 		Secure:    cfg.Secure,
-		Transport: boundedBodies{rt: tr, maxObject: cfg.MaxObjectSize},
+		Transport: blob.BoundBodies(tr, cfg.MaxObjectSize, objectBody),
 		Region:    cfg.Region,
 		// A few quick retries ride out a dropped connection; more would
 		// only stretch the time an unreachable store costs.

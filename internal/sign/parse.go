@@ -27,25 +27,7 @@ func ParsePrivateKey(text []byte) (ed25519.PrivateKey, error) {
 	}
 	s := strings.TrimSpace(string(text))
 	if strings.HasPrefix(s, "-----BEGIN") {
-		block, rest := pem.Decode([]byte(s))
-		if block == nil {
-			return nil, errors.New("malformed PEM")
-		}
-		if strings.TrimSpace(string(rest)) != "" {
-			return nil, errors.New("more than one PEM block")
-		}
-		if block.Type != "PRIVATE KEY" {
-			return nil, fmt.Errorf("PEM block %q, want \"PRIVATE KEY\" (PKCS #8)", block.Type)
-		}
-		k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("PKCS #8: %w", err)
-		}
-		priv, ok := k.(ed25519.PrivateKey)
-		if !ok {
-			return nil, fmt.Errorf("a %T, not an Ed25519 key", k)
-		}
-		return priv, nil
+		return parsePEM[ed25519.PrivateKey](s, "PRIVATE KEY", "PKCS #8", x509.ParsePKCS8PrivateKey)
 	}
 	b, err := decodeBytes(s)
 	if err != nil {
@@ -74,25 +56,7 @@ func ParsePublicKey(text string) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("public key text of %d bytes is implausible", len(s))
 	}
 	if strings.HasPrefix(s, "-----BEGIN") {
-		block, rest := pem.Decode([]byte(s))
-		if block == nil {
-			return nil, errors.New("malformed PEM")
-		}
-		if strings.TrimSpace(string(rest)) != "" {
-			return nil, errors.New("more than one PEM block")
-		}
-		if block.Type != "PUBLIC KEY" {
-			return nil, fmt.Errorf("PEM block %q, want \"PUBLIC KEY\"", block.Type)
-		}
-		k, err := x509.ParsePKIXPublicKey(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("PKIX: %w", err)
-		}
-		pub, ok := k.(ed25519.PublicKey)
-		if !ok {
-			return nil, fmt.Errorf("a %T, not an Ed25519 key", k)
-		}
-		return pub, nil
+		return parsePEM[ed25519.PublicKey](s, "PUBLIC KEY", "PKIX", x509.ParsePKIXPublicKey)
 	}
 	b, err := decodeBytes(s)
 	if err != nil {
@@ -217,4 +181,30 @@ func WritePrivateKeyFile(path string, priv ed25519.PrivateKey) error {
 		return fmt.Errorf("writing the private key %s: %w", path, err)
 	}
 	return nil
+}
+
+// parsePEM decodes s as exactly one PEM block of type blockType and its
+// DER bytes with parse (format names the encoding in errors), and wants
+// a key of type K (an Ed25519 private or public key).
+func parsePEM[K any](s, blockType, format string, parse func([]byte) (any, error)) (K, error) {
+	var zero K
+	block, rest := pem.Decode([]byte(s))
+	if block == nil {
+		return zero, errors.New("malformed PEM")
+	}
+	if strings.TrimSpace(string(rest)) != "" {
+		return zero, errors.New("more than one PEM block")
+	}
+	if block.Type != blockType {
+		return zero, fmt.Errorf("PEM block %q, want %q (%s)", block.Type, blockType, format)
+	}
+	k, err := parse(block.Bytes)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", format, err)
+	}
+	key, ok := k.(K)
+	if !ok {
+		return zero, fmt.Errorf("a %T, not an Ed25519 key", k)
+	}
+	return key, nil
 }
