@@ -41,8 +41,8 @@ const RequireHitExitCode = 1
 // leader saw it.
 type JAXActivity struct {
 	jaxcache.RunActivity
-	// Runtime names the runtime the entries are for (a seam for the
-	// runtime-scoped fill; empty until that sets it).
+	// Runtime names the runtime the entries are for, as exec learned it
+	// for the scoped fill (origin.go); empty when none of it is known.
 	Runtime string `json:"runtime,omitempty"`
 	// Rejected are the modules whose entries JAX read and XLA's loader
 	// refused, so that JAX compiled them again (jaxstderr.go; watched
@@ -119,6 +119,9 @@ func (r *run) endJAX(ctx context.Context) {
 		return
 	}
 	act := &JAXActivity{RunActivity: a}
+	if !r.rep.Runtime.IsZero() {
+		act.Runtime = r.rep.Runtime.String()
+	}
 	if r.rejects != nil {
 		r.rejects.flush()
 		act.Rejected = r.rejects.Rejected()
