@@ -97,6 +97,21 @@ func (t *Tier) exists(key Key) bool {
 // later Get still verifies the entry and may miss.
 func (t *Tier) Has(key Key) bool { return t.exists(key) }
 
+// Reject treats key's local entry as damaged although it verified: the
+// backend found its payload unusable (cause says how). A writer
+// quarantines it, so that the backend's next Put stores a good one; a
+// reader logs it once. The shared tier's copy, if any, is left alone.
+func (t *Tier) Reject(key Key, cause error) {
+	if t == nil || t.c == nil {
+		return
+	}
+	st := t.stat(key)
+	if st == nil {
+		return
+	}
+	t.c.damaged(t, t.path(key), st, cause)
+}
+
 // stat returns the local entry file's info, or nil.
 func (t *Tier) stat(key Key) os.FileInfo { return t.statView(t.localView(false), key) }
 

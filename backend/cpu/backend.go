@@ -255,7 +255,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	pl.phase("codegen", start)
 
 	start = time.Now()
-	objs, err := pl.compileObjects(ctx, srcs, infos)
+	objs, err := pl.compileObjects(ctx, srcs, infos, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +265,17 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 
 	start = time.Now()
 	so, err := pl.cc.Link(ctx, objs)
+	if err != nil && slices.ContainsFunc(infos, func(i KernelInfo) bool { return i.ObjectHit }) {
+		// An object from the kernel tier verified but does not link (an
+		// entry a faulty build stored, say): a cache failure, which
+		// degrades to compiling every kernel afresh; the entries used are
+		// quarantined and the fresh objects replace them.
+		pl.log.Warn("linking objects from the kernel tier failed; compiling every kernel afresh", "program", file, "err", err)
+		if objs, err = pl.compileObjects(ctx, srcs, infos, fmt.Errorf("object does not link: %w", err)); err != nil {
+			return nil, err
+		}
+		so, err = pl.cc.Link(ctx, objs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
@@ -317,8 +328,10 @@ func (pl *pipeline) objectCached(k *kernel, cfg Config) bool {
 // (see cache.Tier.GetOrClaim). The claims are held until the objects
 // compiled here are stored. Each distinct kernel counts one hit or one
 // miss. Missing kernels are compiled a batch of them per translation unit
-// (batch.go), and the result holds each batch object once.
-func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos []KernelInfo) ([]cc.Object, error) {
+// (batch.go), and the result holds each batch object once. A non-nil
+// reject says why the entries found are unusable: each is quarantined
+// (cache.Tier.Reject) and every kernel compiled afresh.
+func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos []KernelInfo, reject error) ([]cc.Object, error) {
 	tier := pl.env.Tier(subKernels)
 	var distinct []cc.Source
 	var keys []cache.Key
@@ -339,6 +352,10 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 	var out []cc.Object
 	for n, s := range distinct {
 		data, ok := found[n]
+		if ok && reject != nil {
+			tier.Reject(keys[n], reject)
+			continue
+		}
 		if !ok || defined[s.Name] {
 			continue
 		}

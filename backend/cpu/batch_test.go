@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 )
 
@@ -326,4 +327,88 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// TestKernelTierLinkFailureRecompiles: objects from the kernel tier that
+// verify but do not link are a cache failure, not a failed compile. The
+// compiler wrapper fails the first link after the flag file appears; a
+// compile whose kernels all come from the kernel tier then quarantines
+// those entries, compiles every kernel afresh, links and runs, and the
+// next compile takes the fresh entries. A link failure with no entry from
+// the tier is the compile's own error.
+func TestKernelTierLinkFailureRecompiles(t *testing.T) {
+	flag := filepath.Join(t.TempDir(), "fail-next-link")
+	wrapCompiler(t, fmt.Sprintf(`case " $* " in *" -shared "*) if [ -e '%s' ]; then rm -f '%s'; echo 'planted link failure' >&2; exit 1; fi;; esac
+`, flag, flag))
+	dir := t.TempDir()
+	compile := func(name string) (*Executable, error) {
+		t.Helper()
+		opts := config.Defaults()
+		opts.Dir = dir
+		c := openCache(t, opts, nil)
+		defer c.Close()
+		b := New()
+		b.NoTune = true
+		exe, _, err := cache.Compile(context.Background(), c, b, cache.Program{Name: name, Text: []byte(sharingProgram)})
+		if err != nil {
+			return nil, err
+		}
+		return exe.(*Executable), nil
+	}
+	plant := func() {
+		t.Helper()
+		if err := os.WriteFile(flag, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Cold: nothing from the tier, so the link failure is the error.
+	plant()
+	if _, err := compile("cold"); err == nil || !strings.Contains(err.Error(), "planted link failure") {
+		t.Fatalf("cold compile with a failing link: err %v, want the link's error", err)
+	}
+	exe, err := compile("cold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe.Close()
+
+	// Kernel tier warm, executable gone: the link of the tier's objects
+	// fails, and the compile recovers.
+	if err := os.RemoveAll(filepath.Join(dir, "executables")); err != nil {
+		t.Fatal(err)
+	}
+	plant()
+	exe, err = compile("warm")
+	if err != nil {
+		t.Fatalf("a kernel-tier object that does not link failed the compile: %v", err)
+	}
+	for _, k := range exe.Kernels() {
+		if k.ObjectHit {
+			t.Errorf("after the link failure kernel %s still came from the tier", k.Name)
+		}
+	}
+	exe.Close()
+	if _, err := os.Stat(flag); !os.IsNotExist(err) {
+		t.Fatalf("the planted link failure did not happen (flag file: %v)", err)
+	}
+	q, _ := filepath.Glob(filepath.Join(dir, "quarantine", "*"))
+	if len(q) == 0 {
+		t.Errorf("no kernel-tier entry quarantined after its object failed to link")
+	}
+
+	// The fresh entries serve the next compile.
+	if err := os.RemoveAll(filepath.Join(dir, "executables")); err != nil {
+		t.Fatal(err)
+	}
+	exe, err = compile("again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Close()
+	for _, k := range exe.Kernels() {
+		if !k.ObjectHit {
+			t.Errorf("kernel %s was compiled again; want the entry stored after the recovery", k.Name)
+		}
+	}
 }
