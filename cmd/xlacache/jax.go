@@ -46,7 +46,10 @@ func jaxStats(ctx context.Context, w io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	return writeJAXStats(w, d)
+	if err := writeJAXStats(w, d); err != nil {
+		return err
+	}
+	return writeJAXRuntimeLoads(w, d, jaxLoadsByRuntime(ctx, dir, d))
 }
 
 func jaxLs(ctx context.Context, w io.Writer, dir string) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,5 +140,21 @@ func TestExecRealJAXScopedAndExplained(t *testing.T) {
 	t.Logf("explain on host C:\n%s", ex)
 	if !strings.Contains(ex, "differs: "+wantFlag) {
 		t.Errorf("explain on host C does not say %q", wantFlag)
+	}
+
+	// stats counts each host's JAX entries, and those never loaded, by
+	// the runtime they are for.
+	for _, h := range []struct {
+		dir, runtime string
+	}{{hostB, "jaxlib 0.4.36, JAX_PLATFORMS cpu"}, {hostC, "jaxlib 0.12.0.1, JAX_PLATFORMS cpu"}} {
+		t.Setenv("XLACACHE_DIR", h.dir)
+		out, stderr, err := execCLI(t, "stats")
+		if err != nil {
+			t.Fatalf("stats: %v\n%s%s", err, out, stderr)
+		}
+		want := fmt.Sprintf("runtime %s: %d entries, ", h.runtime, len(jaxKeys(t, h.dir)))
+		if !strings.Contains(out, want) {
+			t.Errorf("stats on %s lacks %q:\n%s", h.dir, want, out)
+		}
 	}
 }

@@ -98,6 +98,9 @@ func runStats(cmd *cobra.Command, _ []string) error {
 	if err := writeJAXStats(out, jd); err != nil {
 		return err
 	}
+	if err := writeJAXRuntimeLoads(out, jd, jaxLoadsByRuntime(cmd.Context(), opts.Dir, jd)); err != nil {
+		return err
+	}
 	_, err = fmt.Fprintf(out, "\ndirectory total %s: xlacache %s and JAX entries %s (XLA subcaches counted once, as xlacache's)\n",
 		fmtBytes(r.Total), fmtBytes(r.Bytes), fmtBytes(r.Total-r.Bytes))
 	return err
