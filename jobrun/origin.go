@@ -320,20 +320,17 @@ func (m JAXMismatch) String() string {
 	return fmt.Sprintf("JAX compiled %s here; %s published %s: %s", m.Key, host, m.TheirKey, strings.Join(d, "; "))
 }
 
-// FindJAXMismatches compares the JAX entries of dir written at or after
-// since (compiled by this run) with the published entries of the same
-// modules that the host's kept pack indexes name, and says which recorded
-// setting differs (ours is this host's origin): one mismatch per module,
-// against its closest published entry (the fewest differing settings).
-func FindJAXMismatches(ctx context.Context, root *os.Root, dir string, since time.Time, ours hostfill.Origin) ([]JAXMismatch, error) {
-	d, err := jaxcache.Scan(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
+// FindJAXMismatches compares the JAX entries this run wrote (written: their
+// keys, as jaxcache.RunActivity.Written lists them; each is a compile)
+// with the published entries of the same modules that the host's kept pack
+// indexes name, and says which recorded setting differs (ours is this
+// host's origin): one mismatch per module, against its closest published
+// entry (the fewest differing settings).
+func FindJAXMismatches(ctx context.Context, root *os.Root, written []string, ours hostfill.Origin) ([]JAXMismatch, error) {
 	fresh := map[string][]string{} // module -> keys compiled by this run
-	for _, e := range d.Entries {
-		if !e.ModTime.Before(since) {
-			fresh[e.Module] = append(fresh[e.Module], e.Key)
+	for _, k := range written {
+		if m, _, ok := jaxcache.SplitKey(k); ok {
+			fresh[m] = append(fresh[m], k)
 		}
 	}
 	if len(fresh) == 0 {

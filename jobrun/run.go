@@ -197,9 +197,6 @@ type run struct {
 	// (jaxstderr.go), nil when it is not read.
 	rejects *rejectScanner
 	rep     Report
-	// launchedAt is when the command started: JAX entries written since
-	// are its compilations.
-	launchedAt time.Time
 }
 
 // warn counts a cache failure of kind and logs it once per kind.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/xlacache/xlacache/hostfill"
 	"github.com/xlacache/xlacache/xla"
@@ -49,7 +48,6 @@ func (r *run) reportSkipped(st hostfill.FillStats) {
 // settings JAX hashes into its keys: in the packs this process publishes
 // and, for `xlacache explain`, as this host's origin.
 func (r *run) recordSettings(cmdEnv []string) {
-	r.launchedAt = time.Now()
 	if r.root == nil || r.plain || (r.j.Target != xla.TargetJAX && r.j.Target != xla.TargetAll) {
 		return
 	}
@@ -68,13 +66,14 @@ func (r *run) recordSettings(cmdEnv []string) {
 }
 
 // explainJAX, on the host's leader once the command has exited, names
-// for each module JAX compiled here that another host had published
-// which recorded setting differs.
+// for each module JAX compiled here (the entries endJAX found written
+// during the run) that another host had published which recorded setting
+// differs.
 func (r *run) explainJAX(ctx context.Context) {
-	if r.root == nil || !r.rep.Leader || r.launchedAt.IsZero() || r.o.Origin.Settings == nil {
+	if r.root == nil || r.rep.JAX == nil || len(r.rep.JAX.Written) == 0 || r.o.Origin.Settings == nil {
 		return
 	}
-	ms, err := FindJAXMismatches(ctx, r.root, r.opts.Dir, r.launchedAt, r.o.Origin)
+	ms, err := FindJAXMismatches(ctx, r.root, r.rep.JAX.Written, r.o.Origin)
 	if err != nil {
 		r.log.Debug("xlacache exec: comparing JAX's entries with the published ones failed", "err", err)
 		return
