@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/xlacache/xlacache/hostfill"
+	"github.com/xlacache/xlacache/jobrun"
 	"github.com/xlacache/xlacache/xla/jaxcache"
 )
 
@@ -32,14 +33,11 @@ func jaxLoadsByRuntime(ctx context.Context, dir string, d *jaxcache.Dir) []runti
 	defer root.Close()
 	packs, _ := hostfill.ReadOrigins(ctx, root) // unreadable copies are left out
 	local, hasLocal, _ := hostfill.LocalOrigin(root)
-	from := map[string]string{}
-	for _, p := range packs {
-		if p.Origin.Runtime.IsZero() {
-			continue
-		}
-		for _, n := range p.Names {
-			if _, ok := from[n]; !ok {
-				from[n] = p.Origin.Runtime.String()
+	from := map[string]string{} // JAX key -> runtime of the pack naming it
+	for _, es := range jobrun.PublishedJAXEntries(packs) {
+		for _, e := range es {
+			if !e.Origin.Runtime.IsZero() {
+				from[e.Key] = e.Origin.Runtime.String()
 			}
 		}
 	}
@@ -48,7 +46,7 @@ func jaxLoadsByRuntime(ctx context.Context, dir string, d *jaxcache.Dir) []runti
 	}
 	by := map[string]*runtimeLoads{}
 	for _, e := range d.Entries {
-		rt, ok := from[e.Key+jaxcache.CacheSuffix]
+		rt, ok := from[e.Key]
 		switch {
 		case ok:
 		case hasLocal && !local.Runtime.IsZero():
