@@ -36,6 +36,8 @@ type jaxReport struct {
 		DType  string `json:"dtype"`
 		Shape  []int  `json:"shape"`
 		SHA256 string `json:"sha256"`
+		// FirstMS is the first call's time: trace, compile or load, run.
+		FirstMS float64 `json:"first_call_ms"`
 	} `json:"results"`
 	Stderr string `json:"-"`
 }
@@ -158,6 +160,10 @@ func TestJAXColdThenHit(t *testing.T) {
 				}
 			}
 			for i, want := range plain.Results {
+				if i < len(cold.Results) && i < len(warm.Results) {
+					t.Logf("%s: first call %.0f ms plain, %.0f ms cold, %.0f ms hit", want.Name,
+						want.FirstMS, cold.Results[i].FirstMS, warm.Results[i].FirstMS)
+				}
 				for what, r := range map[string]jaxReport{"cold": cold, "hit": warm} {
 					if len(r.Results) != n || r.Results[i].Name != want.Name || r.Results[i].SHA256 != want.SHA256 {
 						t.Errorf("%s: %s output %+v, want the plain plugin's %+v", want.Name, what, r.Results, want)

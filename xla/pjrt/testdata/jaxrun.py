@@ -3,14 +3,15 @@
 It jits a few functions on fixed NumPy inputs on the platform that
 JAX_PLATFORMS names (a plugin loaded through PJRT_NAMES_AND_LIBRARY_PATHS)
 and prints one JSON object: JAX's version, the devices' platform, and per
-function the SHA-256 of its output's raw bytes, so two processes can be
-compared bit for bit. Inputs are NumPy arrays, not jnp ones, so the only
+function the SHA-256 of its output's raw bytes (so two processes can be
+compared bit for bit) and the time of its first call. Inputs are NumPy arrays, not jnp ones, so the only
 compiles are the jitted functions' own.
 """
 
 import hashlib
 import json
 import sys
+import time
 
 import numpy as np
 
@@ -53,12 +54,17 @@ def main():
     ]
     results = []
     for name, fn, args in programs:
+        start = time.perf_counter()
         out = np.asarray(jax.block_until_ready(jax.jit(fn)(*args)))
+        # The first call's time: tracing, the PJRT compile (or the
+        # cache's load) and one run.
+        first_ms = (time.perf_counter() - start) * 1000
         results.append({
             "name": name,
             "dtype": str(out.dtype),
             "shape": list(out.shape),
             "sha256": hashlib.sha256(out.tobytes()).hexdigest(),
+            "first_call_ms": round(first_ms, 1),
         })
     json.dump({
         "jax": jax.__version__,
