@@ -164,3 +164,24 @@ func TestCompare(t *testing.T) {
 		})
 	}
 }
+
+func TestPolicyForWarmup(t *testing.T) {
+	base := policy{MinRuns: 5, MaxRuns: 50, MinTotal: 1, SlowS: 1, SlowRuns: 3}
+	for _, tc := range []struct {
+		name string
+		p    policy
+		warm float64
+		want policy
+	}{
+		{"fast program keeps the policy", base, 0.2, base},
+		{"slow program gets exactly SlowRuns", base, 2.5, policy{MinRuns: 3, MaxRuns: 3, SlowS: 1, SlowRuns: 3}},
+		{"at the threshold counts as slow", base, 1, policy{MinRuns: 3, MaxRuns: 3, SlowS: 1, SlowRuns: 3}},
+		{"SlowRuns 0 disables the exception", policy{MinRuns: 5, MaxRuns: 50, MinTotal: 1, SlowS: 1}, 9, policy{MinRuns: 5, MaxRuns: 50, MinTotal: 1, SlowS: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.p.forWarmup(tc.warm); got != tc.want {
+				t.Errorf("forWarmup(%v) = %+v, want %+v", tc.warm, got, tc.want)
+			}
+		})
+	}
+}
