@@ -25,7 +25,7 @@ import (
 
 var (
 	update   = flag.Bool("update", false, "rewrite the table in docs/cpu.md and the summary in README.md")
-	programs = flag.String("compilerbench.programs", "mlp,transformer,cnn,embedding,resnetblock,transformer4l", "examples/<name>/<name>.mlir to run, comma-separated")
+	programs = flag.String("compilerbench.programs", "mlp,transformer,cnn,embedding,resnetblock,transformer4l,gomlx-mlp,gomlx-transformer", "programs, comma-separated: <name> runs examples/<name>/<name>.mlir, gomlx-<model> trains examples/gomlx/trainmodel's model through GoMLX")
 	threads  = flag.String("compilerbench.threads", "1,2", "thread counts, comma-separated")
 	engines  = flag.String("compilerbench.engines", "cpu-untuned,cpu,xla,iree", "engines, comma-separated")
 	refLimit = flag.Duration("compilerbench.reflimit", time.Minute, "how long the interpreter may take for a reference before XLA:CPU's output is the reference instead")
@@ -113,7 +113,11 @@ func BenchmarkCompilers(b *testing.B) {
 			if strings.HasPrefix(prog, gomlxPrefix) {
 				run = func() ([]cell, string) { return runGoMLXProgram(b, prog, specs, ts, pol) }
 			}
+			t0 := time.Now()
 			cs, ref := run()
+			// Per program, so that the table's time budget can be checked
+			// program by program (-compilerbench.programs).
+			b.Logf("%s: every cell in %v", prog, time.Since(t0).Round(time.Second))
 			cells = append(cells, cs...)
 			refs[prog] = ref
 		}
