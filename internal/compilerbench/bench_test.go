@@ -265,7 +265,7 @@ func checkCells(b *testing.B, cells []cell, gots [][]*npy.Array, ref []*npy.Arra
 			continue
 		}
 		var err error
-		c.Worst, err = compareAll(gots[i], ref)
+		c.Worst, err = compareAll(gots[i], ref, tolerancesFor(c.Program))
 		if err != nil {
 			c.Wrong = "wrong output: " + err.Error()
 		}
@@ -274,7 +274,7 @@ func checkCells(b *testing.B, cells []cell, gots [][]*npy.Array, ref []*npy.Arra
 }
 
 // compareAll compares every output; worst is the largest error fraction.
-func compareAll(got, ref []*npy.Array) (float64, error) {
+func compareAll(got, ref []*npy.Array, tols map[string]tolerance) (float64, error) {
 	if ref == nil {
 		return 0, errors.New("no reference")
 	}
@@ -283,7 +283,7 @@ func compareAll(got, ref []*npy.Array) (float64, error) {
 	}
 	worst := 0.0
 	for i := range got {
-		w, err := compare(got[i], ref[i])
+		w, err := compare(got[i], ref[i], tols)
 		worst = max(worst, w)
 		if err != nil {
 			return worst, fmt.Errorf("output %d: %w", i, err)

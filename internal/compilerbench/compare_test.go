@@ -3,6 +3,7 @@ package compilerbench
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -25,6 +26,30 @@ var tolerances = map[string]tolerance{
 	npy.Float32: {Abs: 1e-4, Rel: 2e-3},
 	npy.Float64: {Abs: 1e-10, Rel: 1e-9},
 	npy.Float16: {Abs: 1e-2, Rel: 1e-2},
+}
+
+// gradientTolerance is f32's for programs that return gradients through
+// softmax and layer norm (transformer4l's backward pass): their smallest
+// gradients (the query and key weights', ~1e-2 of the largest output in
+// the same tensor) come from sums that cancel, so summation order alone
+// moves them by ~1e-4 of the output's largest magnitude; every compiled
+// engine agreed with the others there and differed from the interpreter
+// by up to 3× the default Abs. 1e-3 of the largest magnitude still fails
+// a missing term, a wrong index or a wrong layout, which err by the
+// magnitude itself.
+var gradientTolerance = tolerance{Abs: 1e-3, Rel: 2e-3}
+
+// gradientPrograms are the programs judged by gradientTolerance.
+var gradientPrograms = map[string]bool{"transformer4l": true}
+
+// tolerancesFor is the tolerance table for prog.
+func tolerancesFor(prog string) map[string]tolerance {
+	if !gradientPrograms[prog] {
+		return tolerances
+	}
+	t := maps.Clone(tolerances)
+	t[npy.Float32] = gradientTolerance
+	return t
 }
 
 // decode returns the elements of a as float64 (integers exactly up to 2^53).
@@ -61,7 +86,7 @@ func decode(a *npy.Array) ([]float64, error) {
 // error as a fraction of the allowed error (<= 1 passes) and an error
 // naming the first element out of tolerance, a NaN where the reference
 // has none, or a type mismatch.
-func compare(got, ref *npy.Array) (worst float64, err error) {
+func compare(got, ref *npy.Array, tols map[string]tolerance) (worst float64, err error) {
 	if got.DType != ref.DType || !slices.Equal(got.Shape, ref.Shape) {
 		return math.Inf(1), fmt.Errorf("type %s%v, reference %s%v", got.DType, got.Shape, ref.DType, ref.Shape)
 	}
@@ -73,7 +98,7 @@ func compare(got, ref *npy.Array) (worst float64, err error) {
 	if err != nil {
 		return math.Inf(1), err
 	}
-	tol, isFloat := tolerances[ref.DType]
+	tol, isFloat := tols[ref.DType]
 	maxAbs := 0.0
 	for _, v := range r {
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -157,7 +182,7 @@ func TestCompare(t *testing.T) {
 		{"dtype differs", i32Array(1, -2, 0, 100), ref, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			worst, err := compare(tc.got, tc.ref)
+			worst, err := compare(tc.got, tc.ref, tolerances)
 			if (err == nil) != tc.ok {
 				t.Errorf("compare: worst %g, err %v; want ok=%v", worst, err, tc.ok)
 			}
