@@ -29,15 +29,16 @@ var tolerances = map[string]tolerance{
 }
 
 // gradientTolerance is f32's for programs that return gradients through
-// softmax and layer norm (transformer4l's backward pass): their smallest
-// gradients (the query and key weights', ~1e-2 of the largest output in
-// the same tensor) come from sums that cancel, so summation order alone
-// moves them by ~1e-4 of the output's largest magnitude; every compiled
-// engine agreed with the others there and differed from the interpreter
-// by up to 3× the default Abs. 1e-3 of the largest magnitude still fails
-// a missing term, a wrong index or a wrong layout, which err by the
-// magnitude itself.
-var gradientTolerance = tolerance{Abs: 1e-3, Rel: 2e-3}
+// softmax and layer norm (transformer4l's backward pass): the query and
+// key weights' gradients come from sums that cancel (softmax's gradient
+// subtracts each row's mean, attention's values share a large common
+// part), so summation order alone moves their elements by up to ~2e-3 of
+// the tensor's largest magnitude: measured between XLA:CPU, the cpu
+// backend, IREE and the interpreter, each of which disagreed with some
+// other by that much while agreeing elsewhere to 1e-5. 1e-2 of the largest
+// magnitude still fails a missing term, a wrong index or a wrong layout,
+// which err by the order of the magnitude itself.
+var gradientTolerance = tolerance{Abs: 1e-2, Rel: 2e-3}
 
 // gradientPrograms are the programs judged by gradientTolerance.
 var gradientPrograms = map[string]bool{"transformer4l": true}
