@@ -211,3 +211,17 @@ func TestPolicyForWarmup(t *testing.T) {
 		})
 	}
 }
+
+// TestTolerancesFor: only the gradient programs get the looser f32 rule,
+// and the shared table is never modified by it.
+func TestTolerancesFor(t *testing.T) {
+	if got := tolerancesFor("transformer4l")[npy.Float32]; got != gradientTolerance {
+		t.Errorf("transformer4l f32 tolerance %+v, want %+v", got, gradientTolerance)
+	}
+	if got := tolerancesFor("transformer4l")[npy.Float64]; got != tolerances[npy.Float64] {
+		t.Errorf("transformer4l f64 tolerance %+v changed", got)
+	}
+	if got := tolerancesFor("mlp")[npy.Float32]; got != (tolerance{Abs: 1e-4, Rel: 2e-3}) || tolerances[npy.Float32] != got {
+		t.Errorf("mlp f32 tolerance %+v, shared table %+v; want the default", got, tolerances[npy.Float32])
+	}
+}
