@@ -1,8 +1,10 @@
 // Command gen writes the example StableHLO programs with GoMLX's StableHLO
 // builder: examples/mlp/mlp.mlir, examples/transformer/transformer.mlir,
 // examples/cnn/cnn.mlir, examples/embedding/embedding.mlir and
-// examples/resnetblock/resnetblock.mlir (one of internal/compilerbench's
-// larger programs).
+// examples/resnetblock/resnetblock.mlir and
+// examples/transformer4l/transformer4l.mlir (internal/compilerbench's
+// larger programs; the latter a four-layer transformer's training step,
+// forward and backward).
 // Weights are function arguments, so the programs carry no data and the
 // same compiled executable serves any weights.
 //
@@ -31,6 +33,10 @@ func main() {
 			slog.Error("building example", "file", path, "err", err)
 			os.Exit(1)
 		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			slog.Error("writing example", "file", path, "err", err)
+			os.Exit(1)
+		}
 		if err := os.WriteFile(path, src, 0o644); err != nil {
 			slog.Error("writing example", "file", path, "err", err)
 			os.Exit(1)
@@ -49,6 +55,7 @@ var programs = []struct {
 	{"cnn", buildCNN},
 	{"embedding", buildEmbedding},
 	{"resnetblock", buildResNetBlock},
+	{"transformer4l", buildTransformer4L},
 }
 
 // g wraps a builder function and remembers the first error, so model code

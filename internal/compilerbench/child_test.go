@@ -43,15 +43,35 @@ type job struct {
 	Plugin  string   `json:"plugin,omitempty"`
 	Report  string   `json:"report"` // where the child writes its report
 	Policy  policy   `json:"policy"`
+	// Steps and Warm are for the gomlx-* engines (gomlx_test.go): the
+	// timed training steps, and a warm start's process.
+	Steps int  `json:"steps,omitempty"`
+	Warm  bool `json:"warm,omitempty"`
 }
 
 // policy says how many timed runs make a median: at least MinRuns and
 // MinTotal seconds of runs, at most MaxRuns. The first run (warm-up) is
 // not counted.
+//
+// A program whose warm-up run takes SlowS seconds or more gets exactly
+// SlowRuns timed runs instead (when SlowRuns > 0): the four-layer
+// transformer's training step runs for seconds, and five runs of it in
+// each of the table's cells would take most of the table's time budget.
 type policy struct {
 	MinRuns  int     `json:"min_runs"`
 	MaxRuns  int     `json:"max_runs"`
 	MinTotal float64 `json:"min_total_s"`
+	SlowS    float64 `json:"slow_s,omitempty"`
+	SlowRuns int     `json:"slow_runs,omitempty"`
+}
+
+// forWarmup is the policy for a program whose warm-up run took warm
+// seconds.
+func (p policy) forWarmup(warm float64) policy {
+	if p.SlowRuns > 0 && p.SlowS > 0 && warm >= p.SlowS {
+		p.MinRuns, p.MaxRuns, p.MinTotal = p.SlowRuns, p.SlowRuns, 0
+	}
+	return p
 }
 
 // report is what a child found. Times in seconds; a negative time is n/a.
@@ -62,6 +82,8 @@ type report struct {
 	Outputs  []string  `json:"outputs"` // .npy files, one per result
 	Note     string    `json:"note,omitempty"`
 	Err      string    `json:"err,omitempty"`
+	// FirstLoss is a GoMLX training's loss after its first step.
+	FirstLoss float32 `json:"first_loss,omitempty"`
 }
 
 // childMain runs the job named by envChild and exits. It is called from
@@ -79,6 +101,8 @@ func childMain(path string) {
 			err = runCPU(j, &rep)
 		case "xla":
 			err = runXLA(j, &rep)
+		case "gomlx-cpu", "gomlx-cpu-untuned", "gomlx-xla":
+			err = runGoMLX(j, &rep)
 		default:
 			err = fmt.Errorf("unknown engine %q", j.Engine)
 		}
@@ -100,9 +124,11 @@ func childMain(path string) {
 
 // timeRuns runs f once to warm up, then times it per the policy.
 func timeRuns(p policy, f func() error) ([]float64, error) {
+	t0 := time.Now()
 	if err := f(); err != nil {
 		return nil, err
 	}
+	p = p.forWarmup(time.Since(t0).Seconds())
 	var runs []float64
 	total := 0.0
 	for len(runs) < p.MaxRuns && (len(runs) < p.MinRuns || total < p.MinTotal) {

@@ -2,7 +2,9 @@
 // through xlacache's cpu backend (untuned and tuned), XLA:CPU (a real PJRT
 // plugin loaded from Go through go-xla) and IREE (iree-base-compiler and
 // iree-base-runtime, llvm-cpu, driven from its Python API), at 1 and 2
-// threads, with every output checked elementwise against a reference.
+// threads, with every output checked elementwise against a reference; and
+// GoMLX's MLP and transformer training steps through GoMLX itself, on its
+// xla backend and on xlacache's (gomlx_test.go).
 //
 //	go test -run '^$' -bench Compilers -benchtime 1x -timeout 2h ./internal/compilerbench
 //

@@ -41,7 +41,7 @@ func best(cells []cell, prog string, n int, prefix string, byCompile bool) *cell
 	var out *cell
 	for i := range cells {
 		c := &cells[i]
-		if c.Program != prog || c.Threads != n || !strings.HasPrefix(c.Engine, prefix) || c.Wrong != "" {
+		if c.Program != prog || c.Threads != n || !strings.HasPrefix(c.Engine, prefix) || c.Wrong != "" || c.Skip != "" {
 			continue
 		}
 		v, w := c.Run, 0.0
@@ -93,7 +93,9 @@ func renderTable(cells []cell, refs map[string]string, specs []engineSpec, ts []
 				}
 				check := fmt.Sprintf("ok (%.2g of tol.)", c.Worst)
 				run, vs := secs(c.Run), "n/a"
-				if c.Wrong != "" {
+				if c.Skip != "" {
+					check, run = c.Skip, "—"
+				} else if c.Wrong != "" {
 					check = "**WRONG/FAILED**: " + strings.ReplaceAll(truncate(c.Wrong, 160), "|", "\\|")
 					run = "—"
 				} else if x != nil {
