@@ -508,6 +508,10 @@ func unaryExpr(name, a string, dt stablehlo.DType) string {
 	ct := ctype(dt)
 	f := fsuffix(dt)
 	math1 := func(fn string) string { return fmt.Sprintf("%s%s(%s)", fn, f, a) }
+	if dt == stablehlo.F32 && (name == "tanh" || name == "exponential") {
+		// The prelude's branch-free versions vectorize (prelude.go).
+		return fmt.Sprintf("xk_%sf(%s)", libmUnary[name], a)
+	}
 	if fn, ok := libmUnary[name]; ok {
 		return math1(fn)
 	}
