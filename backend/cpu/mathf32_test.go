@@ -77,3 +77,51 @@ func TestDifferentialExpTanhF32(t *testing.T) {
 		})
 	}
 }
+
+// TestDifferentialReshapeGroups checks reshapes fused into a kernel
+// (reshapeIndex: dim groups of equal size, dims of size 1, one group
+// spanning unequal dims, empty tensors, scalars) against the interpreter,
+// bit for bit: a wrong index reads a different one of the distinct inputs.
+func TestDifferentialReshapeGroups(t *testing.T) {
+	shape := func(s []int64) string {
+		var b []byte
+		for _, n := range s {
+			b = fmt.Appendf(b, "%dx", n)
+		}
+		return fmt.Sprintf("tensor<%sf32>", b)
+	}
+	for _, c := range []struct{ from, to []int64 }{
+		{[]int64{2, 3, 5, 7}, []int64{6, 35}},
+		{[]int64{6, 35}, []int64{2, 3, 5, 7}},
+		{[]int64{8, 32, 128}, []int64{256, 128}},
+		{[]int64{8, 32}, []int64{8, 32, 1}},
+		{[]int64{1, 4, 1, 6}, []int64{24}},
+		{[]int64{24}, []int64{2, 1, 12}},
+		{[]int64{4, 6}, []int64{3, 8}},
+		{[]int64{2, 4, 6}, []int64{2, 3, 8}},
+		{[]int64{3, 1, 5}, []int64{15, 1}},
+		{[]int64{5, 7}, []int64{35}},
+		{[]int64{0, 3}, []int64{3, 0}},
+		{[]int64{1}, []int64{}},
+		{[]int64{}, []int64{1, 1}},
+		{[]int64{1, 1, 1}, []int64{1}},
+	} {
+		from, to := shape(c.from), shape(c.to)
+		t.Run(from+"->"+to, func(t *testing.T) {
+			src := fmt.Sprintf(`module @m {
+  func.func @main(%%x: %[1]s, %%y: %[2]s) -> %[2]s {
+    %%0 = stablehlo.reshape %%x : (%[1]s) -> %[2]s
+    %%1 = stablehlo.subtract %%0, %%y : %[2]s
+    return %%1 : %[2]s
+  }
+}`, from, to)
+			m, exe := compileText(t, src)
+			args := randomArgs(m, 5)
+			for i := range args[0].Float32s() {
+				args[0].Float32s()[i] = float32(i + 1)
+			}
+			got, want := runBoth(t, exe, m, args)
+			assertSame(t, "", got, want)
+		})
+	}
+}
