@@ -227,6 +227,30 @@ func dotCandidates(op *stablehlo.Op, threads int, work int64) []Config {
 	return c
 }
 
+// dotPartsPerThread is how many parts per thread a parallel dot variant
+// is cut into. Parts split by column panels pack only their own panels
+// of B and parts split by batch matrices share nothing, so these get up
+// to 4 parts per thread (at least one panel or batch matrix each): on a
+// loaded machine a thread that loses its core then holds up the call by
+// a quarter of its share, since the others take its remaining parts.
+// Row splits keep one part per thread: each of their parts packs all of
+// B. Which part computes an output element never changes its sum, so the
+// result does not depend on the part count.
+func dotPartsPerThread(op *stablehlo.Op, cfg Config, threads int) int {
+	b, _, _, n := dotDims(op)
+	var units int64
+	switch cfg.p("par") {
+	case parCols:
+		nr := int64(max(cfg.p("nv")*cfg.p("vw"), 1))
+		units = (n + nr - 1) / nr
+	case parBatch:
+		units = b
+	default:
+		return 1
+	}
+	return int(min(max(units/int64(max(threads, 1)), 1), 4))
+}
+
 // pack emits a copy of operand v into canonical order unless it already is
 // canonical with the accumulation type, and returns the pointer name.
 func packOperand(g *gen, v *stablehlo.Value, order []int, acc string, name string) string {
@@ -370,7 +394,9 @@ func genMicro(g *gen, cfg Config, acc string, M, K, N int64) {
 		kc = 1
 	}
 	g.line("typedef %s xv __attribute__((vector_size(%d), aligned(%d), may_alias));", acc, vw*sizeOfC(acc), sizeOfC(acc))
-	g.line("%s* bp = (%s*)aligned_alloc(64, ((sizeof(%s) * %d * %d * %d) + 63) / 64 * 64);", acc, acc, acc, kc, np, nr)
+	// Room for this part's panels only (a part of a column split packs
+	// no others), indexed from jp0.
+	g.line("%s* bp = (%s*)aligned_alloc(64, ((sizeof(%s) * %d * (jp1 - jp0 > 0 ? jp1 - jp0 : 1) * %d) + 63) / 64 * 64);", acc, acc, acc, kc, nr)
 	g.line("if (!bp) { XK_ALLOC_FAILED(); goto done; }")
 	pa := cfg.p("pa") == 1
 	if pa {
@@ -384,12 +410,19 @@ func genMicro(g *gen, cfg Config, acc string, M, K, N int64) {
 	g.line("for (int64_t pc = 0; pc < %d; pc += %d) {", K, kc)
 	g.ind++
 	g.line("const int64_t kc = pc + %d <= %d ? %d : %d - pc;", kc, K, kc, K)
-	// Pack B[pc:pc+kc, :] into panels, zero-padding the last one.
-	g.line("for (int64_t jp = jp0; jp < jp1; jp++)")
-	g.line("for (int64_t k = 0; k < kc; k++)")
-	g.line("for (int64_t jj = 0; jj < %d; jj++) {", nr)
-	g.line("\tconst int64_t j = jp*%d + jj;", nr)
-	g.line("\tbp[(jp*kc + k)*%d + jj] = j < %d ? b[(pc + k)*%d + j] : 0;", nr, N, N)
+	// Pack B[pc:pc+kc, :] into panels, zero-padding the last one. Full
+	// panels are copied row by row without a bounds test per element, so
+	// that the copy vectorizes.
+	g.line("for (int64_t jp = jp0; jp < jp1; jp++) {")
+	g.line("\t%s* restrict dst = bp + (jp - jp0)*kc*%d;", acc, nr)
+	g.line("\tconst int64_t jb = jp*%d;", nr)
+	g.line("\tif (jb + %d <= %d) {", nr, N)
+	g.line("\t\tfor (int64_t k = 0; k < kc; k++)")
+	g.line("\t\tfor (int64_t jj = 0; jj < %d; jj++) dst[k*%d + jj] = b[(pc + k)*%d + jb + jj];", nr, nr, N)
+	g.line("\t} else {")
+	g.line("\t\tfor (int64_t k = 0; k < kc; k++)")
+	g.line("\t\tfor (int64_t jj = 0; jj < %d; jj++) dst[k*%d + jj] = jb + jj < %d ? b[(pc + k)*%d + jb + jj] : 0;", nr, nr, N, N)
+	g.line("\t}")
 	g.line("}")
 	if pa {
 		g.line("for (int64_t ir = ir0; ir < ir1; ir += %d)", mr)
@@ -420,7 +453,7 @@ func genMicro(g *gen, cfg Config, acc string, M, K, N int64) {
 			g.line("xv c%d_%d = {0};", r, v)
 		}
 	}
-	g.line("const %s* bpp = bp + jp*kc*%d;", acc, nr)
+	g.line("const %s* bpp = bp + (jp - jp0)*kc*%d;", acc, nr)
 	g.line("for (int64_t k = 0; k < kc; k++) {")
 	g.ind++
 	for v := 0; v < nv; v++ {

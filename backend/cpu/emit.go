@@ -327,37 +327,7 @@ func (g *gen) computeRaw(op *stablehlo.Op, idx []string) string {
 		if o.Type.SameShape(r.Type) {
 			return g.val(o, idx)
 		}
-		lin := offset(r.Type.Shape, idx)
-		if !isSimple(lin) {
-			key := "lin:" + lin
-			if s, ok := g.lookup(key); ok {
-				lin = s
-			} else {
-				t := g.name("l")
-				g.line("const int64_t %s = %s;", t, lin)
-				g.remember(key, t)
-				lin = t
-			}
-		}
-		oi := make([]string, o.Type.Rank())
-		stride := int64(1)
-		for d := o.Type.Rank() - 1; d >= 0; d-- {
-			n := o.Type.Shape[d]
-			switch {
-			case n == 1:
-				oi[d] = "0"
-			case d == 0 && stride == 1:
-				oi[d] = lin
-			case d == 0:
-				oi[d] = fmt.Sprintf("(%s/%d)", lin, stride)
-			case stride == 1:
-				oi[d] = fmt.Sprintf("(%s%%%d)", lin, n)
-			default:
-				oi[d] = fmt.Sprintf("((%s/%d)%%%d)", lin, stride, n)
-			}
-			stride *= n
-		}
-		return g.val(o, oi)
+		return g.val(o, g.reshapeIndex(o.Type.Shape, r.Type.Shape, idx))
 	case "convert":
 		o := op.Operands[0]
 		return convertExpr(g.val(o, idx), o.Type.DType, r.Type.DType)
@@ -488,6 +458,114 @@ func (g *gen) bitcast(op *stablehlo.Op, idx []string) string {
 	return fromBits(to, "("+strings.Join(parts, " | ")+")")
 }
 
+// reshapeIndex maps index idx of a reshape's result (shape to) to the
+// operand's index (shape from). The dims of size 1 aside, the two shapes
+// split into groups of consecutive dims with equal products (8x32x128 ->
+// 256x128 is {8,32}->{256} and {128}->{128}), and an element's index only
+// moves within its group: a group of one dim on both sides keeps its index
+// as it is, and the others go through the group's own linear index. Only
+// the index arithmetic differs from linearizing the whole index, not the
+// element read: but an innermost dim the reshape keeps stays a plain loop
+// index, which the C compiler can vectorize, where a division of the whole
+// linear index hid that.
+func (g *gen) reshapeIndex(from, to []int64, idx []string) []string {
+	oi := make([]string, len(from))
+	var fd, td []int // the dims of size other than 1
+	for d, n := range from {
+		if n == 1 {
+			oi[d] = "0"
+		} else {
+			fd = append(fd, d)
+		}
+		if n == 0 {
+			return g.reshapeLinear(from, to, idx)
+		}
+	}
+	for d, n := range to {
+		if n != 1 {
+			td = append(td, d)
+		}
+		if n == 0 {
+			return g.reshapeLinear(from, to, idx)
+		}
+	}
+	i, j := 0, 0
+	for i < len(td) || j < len(fd) {
+		if i >= len(td) || j >= len(fd) {
+			return g.reshapeLinear(from, to, idx) // cannot happen for equal sizes
+		}
+		i0, j0 := i, j
+		pt, pf := to[td[i]], from[fd[j]]
+		i, j = i+1, j+1
+		for pt != pf {
+			switch {
+			case pt < pf && i < len(td):
+				pt *= to[td[i]]
+				i++
+			case pf < pt && j < len(fd):
+				pf *= from[fd[j]]
+				j++
+			default:
+				return g.reshapeLinear(from, to, idx)
+			}
+		}
+		if i-i0 == 1 && j-j0 == 1 {
+			oi[fd[j0]] = idx[td[i0]]
+			continue
+		}
+		gs := make([]int64, 0, i-i0)
+		gi := make([]string, 0, i-i0)
+		for _, d := range td[i0:i] {
+			gs = append(gs, to[d])
+			gi = append(gi, idx[d])
+		}
+		sub := make([]int64, 0, j-j0)
+		for _, d := range fd[j0:j] {
+			sub = append(sub, from[d])
+		}
+		for k, e := range g.reshapeLinear(sub, gs, gi) {
+			oi[fd[j0+k]] = e
+		}
+	}
+	return oi
+}
+
+// reshapeLinear maps idx of shape to onto shape from through the linear
+// (row-major) index, which both shapes share.
+func (g *gen) reshapeLinear(from, to []int64, idx []string) []string {
+	lin := offset(to, idx)
+	if !isSimple(lin) {
+		key := "lin:" + lin
+		if s, ok := g.lookup(key); ok {
+			lin = s
+		} else {
+			t := g.name("l")
+			g.line("const int64_t %s = %s;", t, lin)
+			g.remember(key, t)
+			lin = t
+		}
+	}
+	oi := make([]string, len(from))
+	stride := int64(1)
+	for d := len(from) - 1; d >= 0; d-- {
+		n := from[d]
+		switch {
+		case n == 1:
+			oi[d] = "0"
+		case d == 0 && stride == 1:
+			oi[d] = lin
+		case d == 0:
+			oi[d] = fmt.Sprintf("(%s/%d)", lin, stride)
+		case stride == 1:
+			oi[d] = fmt.Sprintf("(%s%%%d)", lin, n)
+		default:
+			oi[d] = fmt.Sprintf("((%s/%d)%%%d)", lin, stride, n)
+		}
+		stride *= n
+	}
+	return oi
+}
+
 func fsuffix(dt stablehlo.DType) string {
 	if dt == stablehlo.F32 {
 		return "f"
@@ -508,6 +586,10 @@ func unaryExpr(name, a string, dt stablehlo.DType) string {
 	ct := ctype(dt)
 	f := fsuffix(dt)
 	math1 := func(fn string) string { return fmt.Sprintf("%s%s(%s)", fn, f, a) }
+	if dt == stablehlo.F32 && (name == "tanh" || name == "exponential") {
+		// The prelude's branch-free versions vectorize (prelude.go).
+		return fmt.Sprintf("xk_%sf(%s)", libmUnary[name], a)
+	}
 	if fn, ok := libmUnary[name]; ok {
 		return math1(fn)
 	}

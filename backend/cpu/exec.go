@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
@@ -58,6 +59,11 @@ type Executable struct {
 	idleMu   sync.Mutex
 	idle     unsafe.Pointer
 	idleSize int64
+
+	// stepNanos, when non-nil (set by the kernel profile benchmark only,
+	// before any Run), accumulates each step's wall time: it is how the
+	// run-time work finds the kernels that dominate a program.
+	stepNanos []int64
 }
 
 // newExecutable loads so and resolves every kernel of plan; parallel
@@ -371,7 +377,13 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 			i = e.control(i, s, ptr)
 			continue
 		}
-		e.fns[i].run(unsafe.Pointer(&slots[e.bases[i]]), e.threads)
+		if e.stepNanos != nil {
+			t0 := time.Now()
+			e.fns[i].run(unsafe.Pointer(&slots[e.bases[i]]), e.threads)
+			e.stepNanos[i] += int64(time.Since(t0))
+		} else {
+			e.fns[i].run(unsafe.Pointer(&slots[e.bases[i]]), e.threads)
+		}
 		i++
 		// A kernel that could not allocate its scratch memory left its
 		// outputs unwritten: stop at once, since a loop condition that

@@ -58,10 +58,12 @@ func (k *kernel) parallel(cfg Config) bool { return cfg.p("par") > 0 }
 
 // partsPerThread is how many parts per thread a parallel variant's calls
 // are cut into (see partsSuffix): several where parts share nothing but
-// a little setup, one for dot kernels, whose parts each pack an operand.
+// a little setup, one for dot kernels split by rows, whose parts each
+// pack all of B. Dot kernels split by column panels or batch matrices
+// do disjoint work, so they get several parts too (dotPartsPerThread).
 func (k *kernel) partsPerThread(cfg Config) int {
 	if k.kind == "dot" {
-		return 1
+		return dotPartsPerThread(k.root, cfg, k.threads)
 	}
 	return 4
 }
