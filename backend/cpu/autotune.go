@@ -127,37 +127,92 @@ func findConfig(cands []Config, c Config) int {
 // hash is computed: the hash names the symbols, so it cannot cover them.
 const candidateSymbol = "XK_CANDIDATE_SYMBOL"
 
-// tuneUnit is one kernel's candidates as one translation unit, built into
-// its own shared library and cached in the kernel tier. Its name and its
-// symbols derive from its content alone (never from the kernel's position
-// in a program), so two programs that share a kernel share the library.
+// tuneUnit is one kernel's plausible candidates (tuneSet) as one
+// translation unit, built into its own shared library and cached in the
+// kernel tier. Its name and its symbols derive from its content alone
+// (never from the kernel's position in a program), so two programs that
+// share a kernel share the library.
 type tuneUnit struct {
-	src  cc.Source
-	syms []string // per candidate
-	key  cache.Key
+	src   cc.Source
+	cands []int    // the candidates it holds, as indices into the kernel's cands; cands[0] is 0
+	syms  []string // per entry of cands
+	key   cache.Key
 }
 
-// candidateUnit builds k's candidate translation unit.
+// Compile cost is what bounds the autotuner: a register-blocked candidate
+// costs the compiler about as much as the rest of a small program, and a
+// tuned cold compile used to build every candidate of every tunable
+// kernel (about 11 per dot kernel, 10-39x XLA:CPU's whole compile). So
+// only plausible candidates are built and timed (tuneSet): those that
+// differ from the leading register-blocked candidate in the parameters
+// that decide the winner, by measurement, on the examples. Timing every
+// candidate of the mlp, transformer and cnn examples at 1 and 2 threads
+// (AVX2, issue 23) put the winner always among the micro-kernels with the
+// leading candidate's rows (mr), depth (kc) and loop order, differing only
+// in packing A (pa) and in the parallel split (par, serial included);
+// the others (mr = 4, kc = 128/512, order 1, the cache-tiled loop) were
+// slower or within the timing noise (a few percent) of one of those. For
+// convolutions the same held for the leading gemm's rows and vector count
+// (mr, nv); its gathering and serial variants stay.
+
+// maxTuneCands bounds the candidates one kernel's tuning builds and times,
+// the default included; tuneSet keeps the leading ones in candidate order
+// (the candidate lists put the likelier winners first).
+const maxTuneCands = 6
+
+// tuneSet lists the candidates of k worth building and timing, as indices
+// into k.cands in their order. It always starts with the default (0): the
+// default is the reference every other candidate's output is checked
+// against, and the fallback when no other candidate wins.
+func tuneSet(k *kernel) []int {
+	lead := func(name string) (Config, bool) {
+		for _, c := range k.cands {
+			if c.Name == name {
+				return c, true
+			}
+		}
+		return Config{}, false
+	}
+	micro, hasMicro := lead("micro")
+	gemm, hasGemm := lead("gemm")
+	out := []int{0}
+	for c := 1; c < len(k.cands) && len(out) < maxTuneCands; c++ {
+		cfg := k.cands[c]
+		switch {
+		case cfg.Name == "tiled" && hasMicro:
+			continue // the register-blocked kernels beat it by 2-10x
+		case cfg.Name == "micro" && (cfg.p("mr") != micro.p("mr") || cfg.p("kc") != micro.p("kc") || cfg.p("order") != micro.p("order")):
+			continue
+		case cfg.Name == "gemm" && hasGemm && (cfg.p("mr") != gemm.p("mr") || cfg.p("nv") != gemm.p("nv")):
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// candidateUnit builds the translation unit of k's plausible candidates.
 func (pl *pipeline) candidateUnit(k *kernel) (tuneUnit, error) {
-	bodies := make([]string, len(k.cands))
+	set := tuneSet(k)
+	bodies := make([]string, len(set))
 	parts := [][]byte{[]byte(prelude)}
-	for c, cfg := range k.cands {
-		b, err := k.body(cfg, candidateSymbol)
+	for n, c := range set {
+		b, err := k.body(k.cands[c], candidateSymbol)
 		if err != nil {
 			return tuneUnit{}, err
 		}
-		bodies[c] = b
+		bodies[n] = b
 		parts = append(parts, []byte(b))
 	}
 	name := "a_" + cc.Hash(parts...)[:24]
 	var code strings.Builder
 	code.WriteString(prelude)
-	u := tuneUnit{syms: make([]string, len(bodies))}
-	for c, b := range bodies {
-		u.syms[c] = fmt.Sprintf("%s_c%d", name, c)
+	u := tuneUnit{cands: set, syms: make([]string, len(bodies))}
+	for n, b := range bodies {
+		u.syms[n] = fmt.Sprintf("%s_c%d", name, n)
 		// ReplaceAll: a parallel kernel names its symbol in both entry
 		// points.
-		code.WriteString(strings.ReplaceAll(b, candidateSymbol, u.syms[c]))
+		code.WriteString(strings.ReplaceAll(b, candidateSymbol, u.syms[n]))
 	}
 	u.src = cc.Source{Name: name, Code: []byte(code.String())}
 	u.key = candidateKey(pl.cc, u.src)
@@ -199,7 +254,7 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, er
 		if err != nil {
 			return nil, fmt.Errorf("autotuning %s: %w", k.desc, err)
 		}
-		rec, err := pl.timeCandidates(ctx, lib, k, units[i].syms)
+		rec, err := pl.timeCandidates(ctx, lib, k, units[i])
 		lib.Close()
 		if err != nil {
 			return nil, err
@@ -303,10 +358,11 @@ func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUn
 	return errors.Join(errs...)
 }
 
-// timeCandidates runs every candidate once on the same random inputs,
-// discards those that disagree with the default (cands[0]), times the rest
-// interleaved (see harness.medians) and picks one with pickConfig.
-func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kernel, names []string) (tuneRecord, error) {
+// timeCandidates runs every candidate of u once on the same random
+// inputs, discards those that disagree with the default (k.cands[0]),
+// times the rest interleaved (see harness.medians) and picks one with
+// pickConfig.
+func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kernel, u tuneUnit) (tuneRecord, error) {
 	h, err := newHarness(k)
 	if err != nil {
 		return tuneRecord{}, err
@@ -318,9 +374,9 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 	}
 	rec := tuneRecord{Timings: map[string]int64{}}
 	var ref [][]byte
-	fns := make([]*kernelFn, len(names))
+	fns := make([]*kernelFn, len(u.syms))
 	threads := pl.b.threads()
-	for c, name := range names {
+	for n, name := range u.syms {
 		if err := ctx.Err(); err != nil {
 			return tuneRecord{}, err
 		}
@@ -331,28 +387,28 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 		h.clearOutputs()
 		fn.run(h.ptrs, threads)
 		outs := h.outputs()
-		if c == 0 {
+		if n == 0 {
 			ref = outs
 		} else if !closeEnough(k, ref, outs) {
-			pl.log.Warn("autotune candidate disagrees with the default; skipping it", "kernel", k.desc, "config", k.cands[c].String())
+			pl.log.Warn("autotune candidate disagrees with the default; skipping it", "kernel", k.desc, "config", k.cands[u.cands[n]].String())
 			continue
 		}
-		fns[c] = &fn
+		fns[n] = &fn
 	}
 	times, err := h.medians(ctx, fns, budget, threads)
 	if err != nil {
 		return tuneRecord{}, err
 	}
-	for c, t := range times {
+	for n, t := range times {
 		if t >= 0 {
-			rec.Timings[k.cands[c].String()] = t.Nanoseconds()
+			rec.Timings[k.cands[u.cands[n]].String()] = t.Nanoseconds()
 		}
 	}
 	var cached func(int) bool
 	if pl.env.Tier(subKernels) != nil {
-		cached = func(c int) bool { return pl.objectCached(k, k.cands[c]) }
+		cached = func(n int) bool { return pl.objectCached(k, k.cands[u.cands[n]]) }
 	}
-	rec.Config = k.cands[pickConfig(times, cached)]
+	rec.Config = k.cands[u.cands[pickConfig(times, cached)]]
 	pl.log.Debug("autotune choice", "kernel", k.desc, "config", rec.Config.String(), "timings_ns", rec.Timings)
 	return rec, nil
 }

@@ -1,0 +1,107 @@
+package cpu
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// TestTuneSet checks the candidates the autotuner builds for every kernel
+// of the examples: the default always comes first, the set is a subset of
+// the candidates in their order and within maxTuneCands, the candidates
+// that never won (see tuneSet) are gone, and the ones that did win stay:
+// both ways of packing A and, with several threads, more than one split.
+func TestTuneSet(t *testing.T) {
+	for _, ex := range []string{"mlp", "transformer", "cnn", "resnetblock"} {
+		for _, threads := range []int{1, 2} {
+			t.Run(ex+"/"+string(rune('0'+threads)), func(t *testing.T) {
+				text, err := os.ReadFile(filepath.Join("../../examples", ex, ex+".mlir"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				flat, err := stablehlo.Inline(parseText(t, string(text)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				l, err := analyze(flat.Main(), ex)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pruned := 0
+				for _, op := range l.roots {
+					k, err := newKernel(l, op, threads)
+					if err != nil {
+						t.Fatal(err)
+					}
+					set := tuneSet(k)
+					if len(set) == 0 || set[0] != 0 {
+						t.Fatalf("%s: set %v does not start with the default", k.desc, set)
+					}
+					if len(set) > maxTuneCands {
+						t.Errorf("%s: %d candidates, want at most %d", k.desc, len(set), maxTuneCands)
+					}
+					for i := 1; i < len(set); i++ {
+						if set[i] <= set[i-1] || set[i] >= len(k.cands) {
+							t.Fatalf("%s: set %v is not an ordered subset of %d candidates", k.desc, set, len(k.cands))
+						}
+					}
+					if len(set) < len(k.cands) {
+						pruned++
+					}
+					pa, par := map[int]bool{}, map[int]bool{}
+					var lead *Config
+					for _, c := range set {
+						cfg := k.cands[c]
+						switch cfg.Name {
+						case "tiled":
+							t.Errorf("%s: kept the cache-tiled candidate", k.desc)
+						case "micro":
+							if lead == nil {
+								lead = &cfg
+							}
+							if cfg.p("mr") != lead.p("mr") || cfg.p("kc") != lead.p("kc") || cfg.p("order") != 0 {
+								t.Errorf("%s: kept %s beside %s", k.desc, cfg, *lead)
+							}
+							pa[cfg.p("pa")], par[cfg.p("par")] = true, true
+						}
+					}
+					if k.kind == "dot" && lead != nil {
+						if !pa[0] || !pa[1] {
+							t.Errorf("%s: want candidates with and without packed A, got %v", k.desc, names(k, set))
+						}
+						if threads > 1 && k.parallel(*lead) && len(par) < 2 {
+							t.Errorf("%s: want more than one split, got %v", k.desc, names(k, set))
+						}
+					}
+				}
+				if pruned == 0 {
+					t.Errorf("no kernel's candidates were pruned")
+				}
+			})
+		}
+	}
+}
+
+func names(k *kernel, set []int) []string {
+	var out []string
+	for _, c := range set {
+		out = append(out, k.cands[c].String())
+	}
+	return out
+}
+
+// TestTuneSetDefaultOnly: a kernel with one candidate tunes nothing but
+// keeps it.
+func TestTuneSetDefaultOnly(t *testing.T) {
+	k := &kernel{cands: defaultOnly()}
+	if got := tuneSet(k); len(got) != 1 || got[0] != 0 {
+		t.Errorf("tuneSet(default only) = %v, want [0]", got)
+	}
+	// A default that is itself a dominated shape is still kept.
+	k = &kernel{cands: []Config{{Name: "tiled"}, {Name: "micro", Params: map[string]int{"mr": 6, "kc": 256}}, {Name: "tiled"}}}
+	if got := tuneSet(k); len(got) != 2 || got[0] != 0 || got[1] != 1 {
+		t.Errorf("tuneSet = %v, want [0 1]", got)
+	}
+}
