@@ -105,3 +105,27 @@ func TestTuneSetDefaultOnly(t *testing.T) {
 		t.Errorf("tuneSet = %v, want [0 1]", got)
 	}
 }
+
+// TestRelevant: matrix products and convolutions are always worth
+// tuning; other kernels only when their work is a fair share of the
+// program's largest.
+func TestRelevant(t *testing.T) {
+	const big = 1 << 24
+	tests := []struct {
+		kind string
+		work int64
+		want bool
+	}{
+		{"dot", 1 << 15, true},
+		{"convgemm", 1 << 15, true},
+		{"reduce", big / relevanceShare, true},
+		{"reduce", big/relevanceShare - 1, false},
+		{"reduce", big, true},
+		{"loop", 1 << 14, false},
+	}
+	for _, tc := range tests {
+		if got := relevant(&kernel{kind: tc.kind, work: tc.work}, big); got != tc.want {
+			t.Errorf("relevant(%s, work %d of %d) = %v, want %v", tc.kind, tc.work, big, got, tc.want)
+		}
+	}
+}
