@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -558,7 +559,8 @@ func (h *harness) outputs() [][]byte {
 // every candidate, so a burst of load from other processes hits all of them
 // alike instead of skewing whichever ran during it. A sample repeats a
 // kernel enough to last about a millisecond; sampling stops after 7 rounds,
-// or after at least 3 once budget is spent. Skipped (nil) candidates get -1.
+// or after at least 3 once budget is spent or one candidate is clearly
+// the fastest (clearWinner). Skipped (nil) candidates get -1.
 // Parallel candidates run on threads threads.
 func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Duration, threads int) ([]time.Duration, error) {
 	inner := make([]int, len(fns))
@@ -579,7 +581,7 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 	}
 	samples := make([][]time.Duration, len(fns))
 	begin := time.Now()
-	for round := 0; round < 7 && (round < 3 || time.Since(begin) < budget); round++ {
+	for round := 0; round < 7 && (round < 3 || time.Since(begin) < budget && !clearWinner(samples)); round++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -604,6 +606,34 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 		out[c] = ss[len(ss)/2]
 	}
 	return out, nil
+}
+
+// clearWinner reports whether samples (per candidate; nil for a skipped
+// one) already settle the choice: one candidate's slowest sample beats
+// every other candidate's fastest by more than stableBand, so further
+// rounds would take time without a plausible change of winner. Without
+// it a loaded machine runs all 7 rounds of every kernel within its
+// budget (TuneBudget), also where the first 3 separate the candidates
+// plainly (the register-blocked products against the ikj default).
+func clearWinner(samples [][]time.Duration) bool {
+	lead, leadMax := -1, time.Duration(0)
+	for c, ss := range samples {
+		if len(ss) == 0 {
+			continue
+		}
+		if m := slices.Max(ss); lead < 0 || m < leadMax {
+			lead, leadMax = c, m
+		}
+	}
+	if lead < 0 {
+		return false
+	}
+	for c, ss := range samples {
+		if c != lead && len(ss) > 0 && float64(slices.Min(ss)) <= float64(leadMax)*(1+stableBand) {
+			return false
+		}
+	}
+	return true
 }
 
 func fillRandom(b []byte, d stablehlo.DType, rng *rand.Rand) {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/xlacache/xlacache/stablehlo"
 )
@@ -126,6 +127,36 @@ func TestRelevant(t *testing.T) {
 	for _, tc := range tests {
 		if got := relevant(&kernel{kind: tc.kind, work: tc.work}, big); got != tc.want {
 			t.Errorf("relevant(%s, work %d of %d) = %v, want %v", tc.kind, tc.work, big, got, tc.want)
+		}
+	}
+}
+
+// TestClearWinner: timing stops early only when one candidate's slowest
+// sample beats every other's fastest by more than stableBand.
+func TestClearWinner(t *testing.T) {
+	us := func(v ...float64) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x * float64(time.Microsecond))
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		samples [][]time.Duration
+		want    bool
+	}{
+		{"separated", [][]time.Duration{us(100, 110, 105), us(50, 52, 51)}, true},
+		{"overlapping", [][]time.Duration{us(100, 60, 105), us(50, 62, 51)}, false},
+		{"within the stable band", [][]time.Duration{us(100, 101, 102), us(98, 99, 99)}, false},
+		{"skipped candidates ignored", [][]time.Duration{us(100, 110), nil, us(50, 52)}, true},
+		{"one candidate left", [][]time.Duration{us(100, 300), nil}, true},
+		{"nothing timed", [][]time.Duration{nil, nil}, false},
+		{"three, two close", [][]time.Duration{us(200, 210), us(50, 52), us(53, 54)}, false},
+	}
+	for _, tc := range tests {
+		if got := clearWinner(tc.samples); got != tc.want {
+			t.Errorf("%s: clearWinner = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
