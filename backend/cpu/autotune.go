@@ -122,16 +122,24 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 	return configs, infos, nil
 }
 
-// relevanceShare: a kernel other than a matrix product or convolution
-// is tuned only when its work is at least 1/relevanceShare of the
-// program's largest tunable kernel's. Its candidates differ from the
-// default by a few tens of microseconds (the transformer example's five
-// reductions: 4-200 us each, saving 0.2 ms of a 16 ms run, about 1%),
-// while building them cost about as much compile time as its matrix
-// products' candidates. Matrix products are always tuned: their default
-// (the plain ikj loop) runs 2-10x slower than the register-blocked
+// A kernel other than a matrix product or convolution is tuned only when
+// its work is at least relevantWork elements or 1/relevanceShare of the
+// program's largest tunable kernel's work. The transformer example's
+// reductions (32-64 K elements) ran 4-200 us each, their candidates
+// saving 0.2 ms of a 16 ms run (about 1%), while building those cost
+// about as much compile time as its matrix products' candidates. The
+// absolute floor keeps big reductions tuned however big the products
+// beside them: the resnetblock example's batch-norm reductions (6.4 M
+// elements, 1/576 of its convolutions' multiply-adds, but each of the
+// product's multiply-adds is vectorized and each reduction element is a
+// memory access) take hundreds of milliseconds more in the default,
+// strided order. Matrix products are always tuned: their default (the
+// plain ikj loop) runs 2-10x slower than the register-blocked
 // candidates, so even a small one matters to the run time.
-const relevanceShare = 64
+const (
+	relevanceShare = 64
+	relevantWork   = 1 << 18
+)
 
 // relevant reports whether tuning k can matter to the program's run time,
 // given maxWork, the largest work among the program's tunable kernels.
@@ -139,7 +147,7 @@ func relevant(k *kernel, maxWork int64) bool {
 	if k.kind == "dot" || k.kind == "convgemm" {
 		return true
 	}
-	return k.work >= maxWork/relevanceShare
+	return k.work >= relevantWork || k.work >= maxWork/relevanceShare
 }
 
 func findConfig(cands []Config, c Config) int {

@@ -108,10 +108,10 @@ func TestTuneSetDefaultOnly(t *testing.T) {
 }
 
 // TestRelevant: matrix products and convolutions are always worth
-// tuning; other kernels only when their work is a fair share of the
-// program's largest.
+// tuning; other kernels only when their work is big in itself or a fair
+// share of the program's largest.
 func TestRelevant(t *testing.T) {
-	const big = 1 << 24
+	const big = 1 << 30
 	tests := []struct {
 		kind string
 		work int64
@@ -120,9 +120,19 @@ func TestRelevant(t *testing.T) {
 		{"dot", 1 << 15, true},
 		{"convgemm", 1 << 15, true},
 		{"reduce", big / relevanceShare, true},
-		{"reduce", big/relevanceShare - 1, false},
+		{"reduce", big/relevanceShare - 1, true}, // still above relevantWork
+		{"reduce", relevantWork, true},
+		{"reduce", relevantWork - 1, false},
 		{"reduce", big, true},
 		{"loop", 1 << 14, false},
+	}
+	// The resnetblock example's batch-norm reductions beside its
+	// convolutions, and the transformer's reductions beside its products.
+	if !relevant(&kernel{kind: "reduce", work: 6422528}, 3699376128) {
+		t.Errorf("resnetblock's reductions are not tuned")
+	}
+	if relevant(&kernel{kind: "reduce", work: 65536}, 33554432) {
+		t.Errorf("transformer's reductions are tuned")
 	}
 	for _, tc := range tests {
 		if got := relevant(&kernel{kind: tc.kind, work: tc.work}, big); got != tc.want {
