@@ -183,13 +183,14 @@ type tuneUnit struct {
 // differ from the leading register-blocked candidate in the parameters
 // that decide the winner, by measurement, on the examples. Timing every
 // candidate of the mlp, transformer and cnn examples at 1 and 2 threads
-// (AVX2, issue 23) put the winner always among the micro-kernels with the
-// leading candidate's rows (mr), depth (kc) and loop order, differing only
-// in packing A (pa) and in the parallel split (par, serial included);
-// the others (mr = 4, kc = 128/512, order 1, the cache-tiled loop) were
-// slower or within the timing noise (a few percent) of one of those. For
-// convolutions the same held for the leading gemm's rows and vector count
-// (mr, nv); its gathering and serial variants stay.
+// (AVX2, issue 23, interleaved timings) put the winner among the
+// micro-kernels with the leading candidate's rows (mr), depth (kc) and
+// loop order, differing only in packing A (pa) and in the parallel split
+// (par, serial included), for 29 of 34 kernels; for the other 5 one of
+// those was within 3-11% of the winner (mr = 4, kc = 128/512, order 1;
+// the cache-tiled loop never came close). For convolutions the leading
+// gemm's rows and vector count (mr, nv) are kept, with its gathering and
+// serial variants.
 
 // maxTuneCands bounds the candidates one kernel's tuning builds and times,
 // the default included; tuneSet keeps the leading ones in candidate order
