@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -34,8 +35,9 @@ type tuneRecord struct {
 }
 
 // autotune picks a configuration per kernel: the default for kernels too
-// small to benefit, the autotune tier's answer on a hit, and otherwise the
-// fastest candidate by timing (see tuneAll). Identical kernels are tuned
+// small to benefit, alone or beside the program's biggest (see relevant),
+// the autotune tier's answer on a hit, and otherwise the fastest
+// candidate by timing (see tuneAll). Identical kernels are tuned
 // once, and so are kernels that another process is tuning at the same
 // time: the tier's claims make this process wait for that process's record
 // instead (see cache.Tier.GetOrClaim). The claims on the kernels this
@@ -48,10 +50,16 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 	dup := map[int]int{}      // kernel -> the identical kernel tuned for it
 	var tuned []int           // distinct kernels worth tuning
 	var keys []cache.Key      // their autotune tier keys, by position in tuned
+	var maxWork int64         // the largest tunable kernel's work (see relevant)
+	for _, k := range kernels {
+		if k.tunable() {
+			maxWork = max(maxWork, k.work)
+		}
+	}
 	for i, k := range kernels {
 		configs[i] = k.cands[0]
 		infos[i] = KernelInfo{Desc: k.desc, Config: k.cands[0].String()}
-		if pl.b.NoTune || !k.tunable() {
+		if pl.b.NoTune || !k.tunable() || !relevant(k, maxWork) {
 			continue
 		}
 		def, err := k.source(k.cands[0], "KERNEL_SYMBOL")
@@ -114,6 +122,34 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 	return configs, infos, nil
 }
 
+// A kernel other than a matrix product or convolution is tuned only when
+// its work is at least relevantWork elements or 1/relevanceShare of the
+// program's largest tunable kernel's work. The transformer example's
+// reductions (32-64 K elements) ran 4-200 us each, their candidates
+// saving about 0.2 ms of a 7-16 ms run (1-3%), while building those
+// doubled its tuned compile (3.5-4.6 s against 7.5-10.5 s). The
+// absolute floor keeps big reductions tuned however big the products
+// beside them: the resnetblock example's batch-norm reductions (6.4 M
+// elements, 1/576 of its convolutions' multiply-adds, but each of the
+// product's multiply-adds is vectorized and each reduction element is a
+// memory access) take hundreds of milliseconds more in the default,
+// strided order. Matrix products are always tuned: their default (the
+// plain ikj loop) runs 2-10x slower than the register-blocked
+// candidates, so even a small one matters to the run time.
+const (
+	relevanceShare = 64
+	relevantWork   = 1 << 18
+)
+
+// relevant reports whether tuning k can matter to the program's run time,
+// given maxWork, the largest work among the program's tunable kernels.
+func relevant(k *kernel, maxWork int64) bool {
+	if k.kind == "dot" || k.kind == "convgemm" {
+		return true
+	}
+	return k.work >= relevantWork || k.work >= maxWork/relevanceShare
+}
+
 func findConfig(cands []Config, c Config) int {
 	for i, x := range cands {
 		if x.String() == c.String() {
@@ -127,37 +163,93 @@ func findConfig(cands []Config, c Config) int {
 // hash is computed: the hash names the symbols, so it cannot cover them.
 const candidateSymbol = "XK_CANDIDATE_SYMBOL"
 
-// tuneUnit is one kernel's candidates as one translation unit, built into
-// its own shared library and cached in the kernel tier. Its name and its
-// symbols derive from its content alone (never from the kernel's position
-// in a program), so two programs that share a kernel share the library.
+// tuneUnit is one kernel's plausible candidates (tuneSet) as one
+// translation unit, built into its own shared library and cached in the
+// kernel tier. Its name and its symbols derive from its content alone
+// (never from the kernel's position in a program), so two programs that
+// share a kernel share the library.
 type tuneUnit struct {
-	src  cc.Source
-	syms []string // per candidate
-	key  cache.Key
+	src   cc.Source
+	cands []int    // the candidates it holds, as indices into the kernel's cands; cands[0] is 0
+	syms  []string // per entry of cands
+	key   cache.Key
 }
 
-// candidateUnit builds k's candidate translation unit.
+// Compile cost is what bounds the autotuner: a register-blocked candidate
+// costs the compiler about as much as the rest of a small program, and a
+// tuned cold compile used to build every candidate of every tunable
+// kernel (about 11 per dot kernel, 10-39x XLA:CPU's whole compile). So
+// only plausible candidates are built and timed (tuneSet): those that
+// differ from the leading register-blocked candidate in the parameters
+// that decide the winner, by measurement, on the examples. Timing every
+// candidate of the mlp, transformer and cnn examples at 1 and 2 threads
+// (AVX2, issue 23, interleaved timings) put the winner among the
+// micro-kernels with the leading candidate's rows (mr), depth (kc) and
+// loop order, differing only in packing A (pa) and in the parallel split
+// (par, serial included), for 29 of 34 kernels; for the other 5 one of
+// those was within 3-11% of the winner (mr = 4, kc = 128/512, order 1;
+// the cache-tiled loop never came close). For convolutions the leading
+// gemm's rows and vector count (mr, nv) are kept, with its gathering and
+// serial variants.
+
+// maxTuneCands bounds the candidates one kernel's tuning builds and times,
+// the default included; tuneSet keeps the leading ones in candidate order
+// (the candidate lists put the likelier winners first).
+const maxTuneCands = 6
+
+// tuneSet lists the candidates of k worth building and timing, as indices
+// into k.cands in their order. It always starts with the default (0): the
+// default is the reference every other candidate's output is checked
+// against, and the fallback when no other candidate wins.
+func tuneSet(k *kernel) []int {
+	lead := func(name string) (Config, bool) {
+		for _, c := range k.cands {
+			if c.Name == name {
+				return c, true
+			}
+		}
+		return Config{}, false
+	}
+	micro, hasMicro := lead("micro")
+	gemm, hasGemm := lead("gemm")
+	out := []int{0}
+	for c := 1; c < len(k.cands) && len(out) < maxTuneCands; c++ {
+		cfg := k.cands[c]
+		switch {
+		case cfg.Name == "tiled" && hasMicro:
+			continue // the register-blocked kernels beat it by 2-10x
+		case cfg.Name == "micro" && (cfg.p("mr") != micro.p("mr") || cfg.p("kc") != micro.p("kc") || cfg.p("order") != micro.p("order")):
+			continue
+		case cfg.Name == "gemm" && hasGemm && (cfg.p("mr") != gemm.p("mr") || cfg.p("nv") != gemm.p("nv")):
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// candidateUnit builds the translation unit of k's plausible candidates.
 func (pl *pipeline) candidateUnit(k *kernel) (tuneUnit, error) {
-	bodies := make([]string, len(k.cands))
+	set := tuneSet(k)
+	bodies := make([]string, len(set))
 	parts := [][]byte{[]byte(prelude)}
-	for c, cfg := range k.cands {
-		b, err := k.body(cfg, candidateSymbol)
+	for n, c := range set {
+		b, err := k.body(k.cands[c], candidateSymbol)
 		if err != nil {
 			return tuneUnit{}, err
 		}
-		bodies[c] = b
+		bodies[n] = b
 		parts = append(parts, []byte(b))
 	}
 	name := "a_" + cc.Hash(parts...)[:24]
 	var code strings.Builder
 	code.WriteString(prelude)
-	u := tuneUnit{syms: make([]string, len(bodies))}
-	for c, b := range bodies {
-		u.syms[c] = fmt.Sprintf("%s_c%d", name, c)
+	u := tuneUnit{cands: set, syms: make([]string, len(bodies))}
+	for n, b := range bodies {
+		u.syms[n] = fmt.Sprintf("%s_c%d", name, n)
 		// ReplaceAll: a parallel kernel names its symbol in both entry
 		// points.
-		code.WriteString(strings.ReplaceAll(b, candidateSymbol, u.syms[c]))
+		code.WriteString(strings.ReplaceAll(b, candidateSymbol, u.syms[n]))
 	}
 	u.src = cc.Source{Name: name, Code: []byte(code.String())}
 	u.key = candidateKey(pl.cc, u.src)
@@ -199,7 +291,7 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, er
 		if err != nil {
 			return nil, fmt.Errorf("autotuning %s: %w", k.desc, err)
 		}
-		rec, err := pl.timeCandidates(ctx, lib, k, units[i].syms)
+		rec, err := pl.timeCandidates(ctx, lib, k, units[i])
 		lib.Close()
 		if err != nil {
 			return nil, err
@@ -303,10 +395,11 @@ func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUn
 	return errors.Join(errs...)
 }
 
-// timeCandidates runs every candidate once on the same random inputs,
-// discards those that disagree with the default (cands[0]), times the rest
-// interleaved (see harness.medians) and picks one with pickConfig.
-func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kernel, names []string) (tuneRecord, error) {
+// timeCandidates runs every candidate of u once on the same random
+// inputs, discards those that disagree with the default (k.cands[0]),
+// times the rest interleaved (see harness.medians) and picks one with
+// pickConfig.
+func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kernel, u tuneUnit) (tuneRecord, error) {
 	h, err := newHarness(k)
 	if err != nil {
 		return tuneRecord{}, err
@@ -318,9 +411,9 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 	}
 	rec := tuneRecord{Timings: map[string]int64{}}
 	var ref [][]byte
-	fns := make([]*kernelFn, len(names))
+	fns := make([]*kernelFn, len(u.syms))
 	threads := pl.b.threads()
-	for c, name := range names {
+	for n, name := range u.syms {
 		if err := ctx.Err(); err != nil {
 			return tuneRecord{}, err
 		}
@@ -331,28 +424,28 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 		h.clearOutputs()
 		fn.run(h.ptrs, threads)
 		outs := h.outputs()
-		if c == 0 {
+		if n == 0 {
 			ref = outs
 		} else if !closeEnough(k, ref, outs) {
-			pl.log.Warn("autotune candidate disagrees with the default; skipping it", "kernel", k.desc, "config", k.cands[c].String())
+			pl.log.Warn("autotune candidate disagrees with the default; skipping it", "kernel", k.desc, "config", k.cands[u.cands[n]].String())
 			continue
 		}
-		fns[c] = &fn
+		fns[n] = &fn
 	}
 	times, err := h.medians(ctx, fns, budget, threads)
 	if err != nil {
 		return tuneRecord{}, err
 	}
-	for c, t := range times {
+	for n, t := range times {
 		if t >= 0 {
-			rec.Timings[k.cands[c].String()] = t.Nanoseconds()
+			rec.Timings[k.cands[u.cands[n]].String()] = t.Nanoseconds()
 		}
 	}
 	var cached func(int) bool
 	if pl.env.Tier(subKernels) != nil {
-		cached = func(c int) bool { return pl.objectCached(k, k.cands[c]) }
+		cached = func(n int) bool { return pl.objectCached(k, k.cands[u.cands[n]]) }
 	}
-	rec.Config = k.cands[pickConfig(times, cached)]
+	rec.Config = k.cands[u.cands[pickConfig(times, cached)]]
 	pl.log.Debug("autotune choice", "kernel", k.desc, "config", rec.Config.String(), "timings_ns", rec.Timings)
 	return rec, nil
 }
@@ -475,7 +568,8 @@ func (h *harness) outputs() [][]byte {
 // every candidate, so a burst of load from other processes hits all of them
 // alike instead of skewing whichever ran during it. A sample repeats a
 // kernel enough to last about a millisecond; sampling stops after 7 rounds,
-// or after at least 3 once budget is spent. Skipped (nil) candidates get -1.
+// or after at least 3 once budget is spent or one candidate is clearly
+// the fastest (clearWinner). Skipped (nil) candidates get -1.
 // Parallel candidates run on threads threads.
 func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Duration, threads int) ([]time.Duration, error) {
 	inner := make([]int, len(fns))
@@ -496,7 +590,7 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 	}
 	samples := make([][]time.Duration, len(fns))
 	begin := time.Now()
-	for round := 0; round < 7 && (round < 3 || time.Since(begin) < budget); round++ {
+	for round := 0; round < 7 && (round < 3 || time.Since(begin) < budget && !clearWinner(samples)); round++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -521,6 +615,34 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 		out[c] = ss[len(ss)/2]
 	}
 	return out, nil
+}
+
+// clearWinner reports whether samples (per candidate; nil for a skipped
+// one) already settle the choice: one candidate's slowest sample beats
+// every other candidate's fastest by more than stableBand, so further
+// rounds would take time without a plausible change of winner. Without
+// it a loaded machine runs all 7 rounds of every kernel within its
+// budget (TuneBudget), also where the first 3 separate the candidates
+// plainly (the register-blocked products against the ikj default).
+func clearWinner(samples [][]time.Duration) bool {
+	lead, leadMax := -1, time.Duration(0)
+	for c, ss := range samples {
+		if len(ss) == 0 {
+			continue
+		}
+		if m := slices.Max(ss); lead < 0 || m < leadMax {
+			lead, leadMax = c, m
+		}
+	}
+	if lead < 0 {
+		return false
+	}
+	for c, ss := range samples {
+		if c != lead && len(ss) > 0 && float64(slices.Min(ss)) <= float64(leadMax)*(1+stableBand) {
+			return false
+		}
+	}
+	return true
 }
 
 func fillRandom(b []byte, d stablehlo.DType, rng *rand.Rand) {

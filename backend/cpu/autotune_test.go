@@ -66,8 +66,9 @@ func TestPickConfig(t *testing.T) {
 	}
 }
 
-// tunedProgram has three kernels worth tuning: two dot_generals and a
-// reduce with a tanh fused into it.
+// tunedProgram has two kernels worth tuning, two dot_generals, and a
+// reduce with a tanh fused into it that is tunable alone but too small
+// beside them to be tuned (see relevant).
 const tunedProgram = `func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>, %c: tensor<80x256xf32>) -> tensor<64xf32> {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<64x96xf32>, tensor<96x80xf32>) -> tensor<64x80xf32>
   %1 = stablehlo.dot_general %0, %c, contracting_dims = [1] x [0] : (tensor<64x80xf32>, tensor<80x256xf32>) -> tensor<64x256xf32>
@@ -203,15 +204,15 @@ func TestKernelTierServesAutotuning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Hit || rep.Tiers["cpu/autotune"].Misses != 3 {
-		t.Fatalf("cold compile: want 3 kernels tuned, got %+v", rep.Tiers)
+	if rep.Hit || rep.Tiers["cpu/autotune"].Misses != 2 {
+		t.Fatalf("cold compile: want 2 kernels tuned, got %+v", rep.Tiers)
 	}
 	if _, other, _ := invocations(t, logPath); len(other) == 0 {
 		t.Fatal("cold compile built no autotune candidates (is the log working?)")
 	}
 	// Progress advances per candidate unit built and per kernel timed.
-	wantProgress := []string{"autotune 0/6", "autotune 6/6"}
-	if len(progress) < 7 || progress[0] != wantProgress[0] || !contains(progress, wantProgress[1]) {
+	wantProgress := []string{"autotune 0/4", "autotune 4/4"}
+	if len(progress) < 5 || progress[0] != wantProgress[0] || !contains(progress, wantProgress[1]) {
 		t.Errorf("progress = %v, want %v and every step between", progress, wantProgress)
 	}
 

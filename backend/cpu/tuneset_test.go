@@ -1,0 +1,172 @@
+package cpu
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// TestTuneSet checks the candidates the autotuner builds for every kernel
+// of the examples: the default always comes first, the set is a subset of
+// the candidates in their order and within maxTuneCands, the candidates
+// that never won (see tuneSet) are gone, and the ones that did win stay:
+// both ways of packing A and, with several threads, more than one split.
+func TestTuneSet(t *testing.T) {
+	for _, ex := range []string{"mlp", "transformer", "cnn", "resnetblock"} {
+		for _, threads := range []int{1, 2} {
+			t.Run(ex+"/"+string(rune('0'+threads)), func(t *testing.T) {
+				text, err := os.ReadFile(filepath.Join("../../examples", ex, ex+".mlir"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				flat, err := stablehlo.Inline(parseText(t, string(text)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				l, err := analyze(flat.Main(), ex)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pruned := 0
+				for _, op := range l.roots {
+					k, err := newKernel(l, op, threads)
+					if err != nil {
+						t.Fatal(err)
+					}
+					set := tuneSet(k)
+					if len(set) == 0 || set[0] != 0 {
+						t.Fatalf("%s: set %v does not start with the default", k.desc, set)
+					}
+					if len(set) > maxTuneCands {
+						t.Errorf("%s: %d candidates, want at most %d", k.desc, len(set), maxTuneCands)
+					}
+					for i := 1; i < len(set); i++ {
+						if set[i] <= set[i-1] || set[i] >= len(k.cands) {
+							t.Fatalf("%s: set %v is not an ordered subset of %d candidates", k.desc, set, len(k.cands))
+						}
+					}
+					if len(set) < len(k.cands) {
+						pruned++
+					}
+					pa, par := map[int]bool{}, map[int]bool{}
+					var lead *Config
+					for _, c := range set {
+						cfg := k.cands[c]
+						switch cfg.Name {
+						case "tiled":
+							t.Errorf("%s: kept the cache-tiled candidate", k.desc)
+						case "micro":
+							if lead == nil {
+								lead = &cfg
+							}
+							if cfg.p("mr") != lead.p("mr") || cfg.p("kc") != lead.p("kc") || cfg.p("order") != 0 {
+								t.Errorf("%s: kept %s beside %s", k.desc, cfg, *lead)
+							}
+							pa[cfg.p("pa")], par[cfg.p("par")] = true, true
+						}
+					}
+					if k.kind == "dot" && lead != nil {
+						if !pa[0] || !pa[1] {
+							t.Errorf("%s: want candidates with and without packed A, got %v", k.desc, names(k, set))
+						}
+						if threads > 1 && k.parallel(*lead) && len(par) < 2 {
+							t.Errorf("%s: want more than one split, got %v", k.desc, names(k, set))
+						}
+					}
+				}
+				if pruned == 0 {
+					t.Errorf("no kernel's candidates were pruned")
+				}
+			})
+		}
+	}
+}
+
+func names(k *kernel, set []int) []string {
+	var out []string
+	for _, c := range set {
+		out = append(out, k.cands[c].String())
+	}
+	return out
+}
+
+// TestTuneSetDefaultOnly: a kernel with one candidate tunes nothing but
+// keeps it.
+func TestTuneSetDefaultOnly(t *testing.T) {
+	k := &kernel{cands: defaultOnly()}
+	if got := tuneSet(k); len(got) != 1 || got[0] != 0 {
+		t.Errorf("tuneSet(default only) = %v, want [0]", got)
+	}
+	// A default that is itself a dominated shape is still kept.
+	k = &kernel{cands: []Config{{Name: "tiled"}, {Name: "micro", Params: map[string]int{"mr": 6, "kc": 256}}, {Name: "tiled"}}}
+	if got := tuneSet(k); len(got) != 2 || got[0] != 0 || got[1] != 1 {
+		t.Errorf("tuneSet = %v, want [0 1]", got)
+	}
+}
+
+// TestRelevant: matrix products and convolutions are always worth
+// tuning; other kernels only when their work is big in itself or a fair
+// share of the program's largest.
+func TestRelevant(t *testing.T) {
+	const big = 1 << 30
+	tests := []struct {
+		kind string
+		work int64
+		want bool
+	}{
+		{"dot", 1 << 15, true},
+		{"convgemm", 1 << 15, true},
+		{"reduce", big / relevanceShare, true},
+		{"reduce", big/relevanceShare - 1, true}, // still above relevantWork
+		{"reduce", relevantWork, true},
+		{"reduce", relevantWork - 1, false},
+		{"reduce", big, true},
+		{"loop", 1 << 14, false},
+	}
+	// The resnetblock example's batch-norm reductions beside its
+	// convolutions, and the transformer's reductions beside its products.
+	if !relevant(&kernel{kind: "reduce", work: 6422528}, 3699376128) {
+		t.Errorf("resnetblock's reductions are not tuned")
+	}
+	if relevant(&kernel{kind: "reduce", work: 65536}, 33554432) {
+		t.Errorf("transformer's reductions are tuned")
+	}
+	for _, tc := range tests {
+		if got := relevant(&kernel{kind: tc.kind, work: tc.work}, big); got != tc.want {
+			t.Errorf("relevant(%s, work %d of %d) = %v, want %v", tc.kind, tc.work, big, got, tc.want)
+		}
+	}
+}
+
+// TestClearWinner: timing stops early only when one candidate's slowest
+// sample beats every other's fastest by more than stableBand.
+func TestClearWinner(t *testing.T) {
+	us := func(v ...float64) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x * float64(time.Microsecond))
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		samples [][]time.Duration
+		want    bool
+	}{
+		{"separated", [][]time.Duration{us(100, 110, 105), us(50, 52, 51)}, true},
+		{"overlapping", [][]time.Duration{us(100, 60, 105), us(50, 62, 51)}, false},
+		{"within the stable band", [][]time.Duration{us(100, 101, 102), us(98, 99, 99)}, false},
+		{"skipped candidates ignored", [][]time.Duration{us(100, 110), nil, us(50, 52)}, true},
+		{"one candidate left", [][]time.Duration{us(100, 300), nil}, true},
+		{"nothing timed", [][]time.Duration{nil, nil}, false},
+		{"three, two close", [][]time.Duration{us(200, 210), us(50, 52), us(53, 54)}, false},
+	}
+	for _, tc := range tests {
+		if got := clearWinner(tc.samples); got != tc.want {
+			t.Errorf("%s: clearWinner = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
