@@ -35,7 +35,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -73,7 +75,7 @@ func run(model, plugin string) error {
 	}
 	wrapped := false
 	if opts.Enabled() {
-		p, err := xla.Prepare(context.Background(), opts, xla.PrepareOptions{Plugin: plugin})
+		p, err := xla.Prepare(context.Background(), opts, xla.PrepareOptions{Plugin: plugin, Logger: slog.New(served)})
 		if err != nil {
 			return err
 		}
@@ -136,6 +138,7 @@ func run(model, plugin string) error {
 		nsMS := func(v C.ulonglong) float64 { return float64(v) / 1e6 }
 		out["compiles"], out["hits"] = uint64(c[0]), uint64(c[1])
 		out["deserialize_ms"], out["inner_compile_ms"], out["compile_call_ms"] = nsMS(c[4]), nsMS(c[5]), nsMS(c[6])
+		out["served"] = served.take()
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
 }
@@ -177,4 +180,43 @@ func fill3(a, b, c int) [][][]float32 {
 		}
 	}
 	return out
+}
+
+// served keeps the in-process helper's per-compile lines ("pjrt helper:
+// served", with the time of each phase) for the benchmark's breakdown of
+// a hit's overhead; every other line goes to stderr at Info and above.
+var served = &servedLog{next: slog.NewTextHandler(os.Stderr, nil)}
+
+type servedLog struct {
+	next  slog.Handler
+	mu    sync.Mutex
+	lines []map[string]any
+}
+
+func (l *servedLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *servedLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *servedLog) WithGroup(string) slog.Handler            { return l }
+
+func (l *servedLog) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message != "pjrt helper: served" {
+		if r.Level >= slog.LevelInfo {
+			return l.next.Handle(ctx, r)
+		}
+		return nil
+	}
+	m := map[string]any{}
+	r.Attrs(func(a slog.Attr) bool {
+		m[a.Key] = a.Value.Any()
+		return true
+	})
+	l.mu.Lock()
+	l.lines = append(l.lines, m)
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *servedLog) take() []map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lines
 }
