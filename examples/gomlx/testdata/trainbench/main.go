@@ -17,13 +17,13 @@ package main
 #include <stdlib.h>
 typedef void (*counters_fn)(unsigned long long*, int);
 // wrapper_counters reads xlacache_pjrt_counters of the wrapper already
-// loaded from path (7 slots); -1 when it is not loaded or has none.
+// loaded from path (8 slots); -1 when it is not loaded or has none.
 static int wrapper_counters(const char* path, unsigned long long* out) {
 	void* h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
 	if (!h) return -1;
 	counters_fn f = (counters_fn)dlsym(h, "xlacache_pjrt_counters");
 	if (!f) { dlclose(h); return -1; }
-	f(out, 7);
+	f(out, 8);
 	dlclose(h);
 	return 0;
 }
@@ -135,13 +135,14 @@ func run(model, plugin string) error {
 	if wrapped {
 		cs := C.CString(plugin)
 		defer C.free(unsafe.Pointer(cs))
-		var c [7]C.ulonglong
+		var c [8]C.ulonglong
 		if C.wrapper_counters(cs, &c[0]) != 0 {
 			return fmt.Errorf("cannot read the wrapper's counters from %s", plugin)
 		}
 		nsMS := func(v C.ulonglong) float64 { return float64(v) / 1e6 }
 		out["compiles"], out["hits"] = uint64(c[0]), uint64(c[1])
 		out["deserialize_ms"], out["inner_compile_ms"], out["compile_call_ms"] = nsMS(c[4]), nsMS(c[5]), nsMS(c[6])
+		out["probe_ms"] = nsMS(c[7])
 		out["served"] = served.take()
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
