@@ -3,8 +3,10 @@ package pjrt
 import (
 	"context"
 	"log/slog"
+	"net"
 	"sync"
 	"testing"
+	"time"
 )
 
 // servedLog is a slog.Handler that keeps the helper's "served" lines
@@ -83,5 +85,59 @@ func TestServerLogsServedPhases(t *testing.T) {
 		if total, load := l["total_ms"].(float64), l["load_ms"]; load != nil && load.(float64) > total {
 			t.Errorf("%s: load %v ms longer than the whole compile %v ms", tc.name, load, total)
 		}
+	}
+}
+
+// The wrapper ends a hit with its "loaded" and hangs up without reading
+// the helper's "done": the helper must still count a hit and keep the
+// entry (a later process hits again), not take the hang-up for a failed
+// load.
+func TestServerHitWrapperHangsUpAfterLoaded(t *testing.T) {
+	log := &servedLog{}
+	sock := serve(t, &Server{Cache: openCache(t, t.TempDir()), Logger: slog.New(log)})
+	req := request(fakePlugin(t, "plugin A"))
+	w := fakeWrapper{exe: "EXE-A", sig: addSig}
+	if st, ev := w.session(t, sock, req); st != doneStored {
+		t.Fatalf("cold: status %q events %v, want stored", st, ev)
+	}
+	for i := range 3 {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		if err := writeFrame(c, frameRequest, encodeRequest(req)); err != nil {
+			t.Fatal(err)
+		}
+		typ, p, err := readFrame(c)
+		if err != nil || typ != frameLoad {
+			t.Fatalf("hit %d: frame %q, %v; want a load", i, typ, err)
+		}
+		if e, err := decodeEntry(p); err != nil || string(e.Executable) != "EXE-A" {
+			t.Fatalf("hit %d: load of %q, %v; want EXE-A", i, e.Executable, err)
+		}
+		if err := writeFrame(c, frameLoadOK, nil); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	// The helper serves each connection on its own goroutine: wait for
+	// the three hits' lines (Serve's cleanup waits for the goroutines).
+	deadline := time.Now().Add(30 * time.Second)
+	var lines []map[string]any
+	for len(lines) < 4 && time.Now().Before(deadline) {
+		lines = append(lines, log.take()...)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(lines) != 4 {
+		t.Fatalf("%d served lines, want 4 (one store, three hits): %v", len(lines), lines)
+	}
+	for _, l := range lines[1:] {
+		if l["status"] != string(doneHit) {
+			t.Errorf("after a hang-up following loaded: status %v, want hit", l["status"])
+		}
+	}
+	if st, ev := w.session(t, sock, req); st != doneHit {
+		t.Fatalf("after the hang-ups: status %q events %v, want a hit (entry kept)", st, ev)
 	}
 }

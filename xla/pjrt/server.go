@@ -305,12 +305,14 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	case rep != nil && rep.Stored:
 		status = doneStored
 	}
+	// Logged before the answer, so that whoever reads the answer finds
+	// the line.
+	s.logServed(ctx, req, status, rep, requestTime, time.Since(start))
 	// After a hit the wrapper has its executable and does not wait for
 	// this (nothing but "hit" can follow its "loaded"): it may be gone.
 	if err := c.send(frameDone, append([]byte{status}, msg...)); err != nil && status != doneHit {
 		s.logger().Debug("pjrt helper: wrapper went away", "err", err)
 	}
-	s.logServed(ctx, req, status, rep, requestTime, time.Since(start))
 }
 
 // logServed logs, at debug level, where the helper's time for one compile
