@@ -235,6 +235,7 @@ func (c *conn) send(typ byte, p []byte) error {
 // handle serves one compile.
 func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	defer nc.Close()
+	start := time.Now()
 	c := &conn{c: nc}
 	// The request comes right after connecting; a peer that sends nothing
 	// does not hold a goroutine forever.
@@ -246,6 +247,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	}
 	nc.SetReadDeadline(time.Time{})
 	req, err := parseRequest(p)
+	requestTime := time.Since(start)
 	if err != nil {
 		s.warnOnce("parse", "pjrt helper: bad request; the wrapper compiles without the cache", "err", err)
 		c.send(frameDone, []byte{doneError})
@@ -303,10 +305,40 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	case rep != nil && rep.Stored:
 		status = doneStored
 	}
-	if err := c.send(frameDone, append([]byte{status}, msg...)); err != nil {
+	// Logged before the answer, so that whoever reads the answer finds
+	// the line.
+	s.logServed(ctx, req, status, rep, requestTime, time.Since(start))
+	// After a hit the wrapper has its executable and does not wait for
+	// this (nothing but "hit" can follow its "loaded"): it may be gone.
+	if err := c.send(frameDone, append([]byte{status}, msg...)); err != nil && status != doneHit {
 		s.logger().Debug("pjrt helper: wrapper went away", "err", err)
 	}
 }
+
+// logServed logs, at debug level, where the helper's time for one compile
+// went: reading the request, then the cache's phases ("key", "lookup"
+// with the entry's read and verification, "load", of it "wrapper": the
+// round trip in which the wrapper deserializes and probes), so that a
+// hit's overhead beyond the inner deserialize can be told apart
+// (docs/pjrt.md, Benchmark).
+func (s *Server) logServed(ctx context.Context, req Request, status byte, rep *cache.Report, request, total time.Duration) {
+	log := s.logger()
+	if !log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	args := []any{"module", moduleName(req), "status", string(status), "program_bytes", len(req.Program),
+		"total_ms", ms(total), "request_ms", ms(request)}
+	if rep != nil {
+		for _, p := range rep.PhaseTotals() {
+			args = append(args, p.Name+"_ms", ms(p.Duration))
+		}
+	}
+	log.Debug(servedMsg, args...)
+}
+
+// servedMsg is logServed's message (benchmarks look for it).
+const servedMsg = "pjrt helper: served"
 
 // remote is the cache.Backend of one wrapper session: Load and Compile
 // are done by the wrapper, in its process, at the helper's request.
@@ -360,7 +392,7 @@ func (b *remote) reply(ctx context.Context) (byte, []byte, error) {
 // Load has the wrapper deserialize and probe data. The probe's reference
 // is the signature the program's text declares when it can be read,
 // otherwise the one recorded when the entry was compiled.
-func (b *remote) Load(ctx context.Context, data []byte, _ *cache.Session) (cache.Executable, error) {
+func (b *remote) Load(ctx context.Context, data []byte, sess *cache.Session) (cache.Executable, error) {
 	st, err := decodeStored(data)
 	if err != nil {
 		return nil, err
@@ -373,10 +405,12 @@ func (b *remote) Load(ctx context.Context, data []byte, _ *cache.Session) (cache
 	if b.declared != "" {
 		want = b.declared
 	}
+	rt := time.Now()
 	if err := b.c.send(frameLoad, entry{Signature: want, Executable: e.Executable}.encode()); err != nil {
 		return nil, err
 	}
 	t, p, err := b.reply(ctx)
+	sess.Phase("wrapper", time.Since(rt))
 	if err != nil {
 		return nil, err
 	}

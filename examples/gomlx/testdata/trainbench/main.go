@@ -17,13 +17,13 @@ package main
 #include <stdlib.h>
 typedef void (*counters_fn)(unsigned long long*, int);
 // wrapper_counters reads xlacache_pjrt_counters of the wrapper already
-// loaded from path (7 slots); -1 when it is not loaded or has none.
+// loaded from path (8 slots); -1 when it is not loaded or has none.
 static int wrapper_counters(const char* path, unsigned long long* out) {
 	void* h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
 	if (!h) return -1;
 	counters_fn f = (counters_fn)dlsym(h, "xlacache_pjrt_counters");
 	if (!f) { dlclose(h); return -1; }
-	f(out, 7);
+	f(out, 8);
 	dlclose(h);
 	return 0;
 }
@@ -35,7 +35,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -73,7 +75,7 @@ func run(model, plugin string) error {
 	}
 	wrapped := false
 	if opts.Enabled() {
-		p, err := xla.Prepare(context.Background(), opts, xla.PrepareOptions{Plugin: plugin})
+		p, err := xla.Prepare(context.Background(), opts, xla.PrepareOptions{Plugin: plugin, Logger: slog.New(served)})
 		if err != nil {
 			return err
 		}
@@ -88,6 +90,9 @@ func run(model, plugin string) error {
 		return err
 	}
 	defer backend.Finalize()
+	// The client exists from here: a prefetch of cached executables could
+	// start now (docs/pjrt.md, Training-step benchmark).
+	client := time.Since(start)
 	var modelFn train.ModelFn
 	var inputs, labels []*tensors.Tensor
 	switch model {
@@ -125,17 +130,20 @@ func run(model, plugin string) error {
 	out := map[string]any{
 		"model": model, "wrapped": wrapped, "loss": tensors.ToScalar[float32](m[0]),
 		"first_step_ms": ms(first), "second_step_ms": ms(second), "ready_ms": ms(ready),
+		"client_ms": ms(client),
 	}
 	if wrapped {
 		cs := C.CString(plugin)
 		defer C.free(unsafe.Pointer(cs))
-		var c [7]C.ulonglong
+		var c [8]C.ulonglong
 		if C.wrapper_counters(cs, &c[0]) != 0 {
 			return fmt.Errorf("cannot read the wrapper's counters from %s", plugin)
 		}
 		nsMS := func(v C.ulonglong) float64 { return float64(v) / 1e6 }
 		out["compiles"], out["hits"] = uint64(c[0]), uint64(c[1])
 		out["deserialize_ms"], out["inner_compile_ms"], out["compile_call_ms"] = nsMS(c[4]), nsMS(c[5]), nsMS(c[6])
+		out["probe_ms"] = nsMS(c[7])
+		out["served"] = served.take()
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
 }
@@ -177,4 +185,43 @@ func fill3(a, b, c int) [][][]float32 {
 		}
 	}
 	return out
+}
+
+// served keeps the in-process helper's per-compile lines ("pjrt helper:
+// served", with the time of each phase) for the benchmark's breakdown of
+// a hit's overhead; every other line goes to stderr at Info and above.
+var served = &servedLog{next: slog.NewTextHandler(os.Stderr, nil)}
+
+type servedLog struct {
+	next  slog.Handler
+	mu    sync.Mutex
+	lines []map[string]any
+}
+
+func (l *servedLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *servedLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *servedLog) WithGroup(string) slog.Handler            { return l }
+
+func (l *servedLog) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message != "pjrt helper: served" {
+		if r.Level >= slog.LevelInfo {
+			return l.next.Handle(ctx, r)
+		}
+		return nil
+	}
+	m := map[string]any{}
+	r.Attrs(func(a slog.Attr) bool {
+		m[a.Key] = a.Value.Any()
+		return true
+	})
+	l.mu.Lock()
+	l.lines = append(l.lines, m)
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *servedLog) take() []map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lines
 }
