@@ -401,12 +401,15 @@ func (e *CompileError) Error() string {
 func (e *CompileError) Unwrap() error { return e.Err }
 
 // Compile compiles each source to an object file, running up to jobs
-// compiler invocations at once. Sources of one optimization level (Opt)
-// share invocations: each contiguous run of them is split into groups,
-// about jobs groups in all, one invocation each. The result is in the
-// order of srcs. Every source still costs the compiler its own cc1 and
-// assembler processes; callers that compile many small functions put them
-// into few sources.
+// compiler invocations at once. With several jobs, a few sources (at most
+// 4 per job, what callers that batch their kernels pass) get an
+// invocation each, started largest first, so that whichever compiler is
+// free takes the next: a unit's cost varies with its kernels far more
+// than a driver process costs. Many sources share invocations instead: each contiguous run of
+// one optimization level (Opt) is split into its share of jobs groups.
+// The result is in the order of srcs. Every source still costs the
+// compiler its own cc1 and assembler processes; callers that compile many
+// small functions put them into few sources.
 func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Object, error) {
 	if len(srcs) == 0 {
 		return nil, nil
@@ -437,10 +440,12 @@ func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Obje
 	sem := make(chan struct{}, jobs)
 	var wg sync.WaitGroup
 	for j, g := range groups {
+		// Taken here, not in the goroutine, so that the groups start in
+		// their order.
+		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
 			defer func() { <-sem }()
 			args := append(c.flagsFor(srcs[g.lo].Opt), "-pipe", "-c")
 			args = append(args, files[g.lo:g.hi]...)
@@ -471,11 +476,21 @@ func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Obje
 // group is the sources srcs[lo:hi] of one compiler invocation.
 type group struct{ lo, hi int }
 
-// compileGroups splits srcs into contiguous groups of one optimization
-// level each: every run of equal Opt gets its share of jobs groups (at
-// least one), cut evenly by count.
+// compileGroups splits srcs into the groups of one compiler invocation
+// each, in the order they are to start (see Compile): one per source,
+// largest first, for at most 4 sources per job of several (one job gains
+// nothing from a driver process per source); else contiguous groups of
+// one optimization level each, every run of equal Opt getting its share of
+// jobs groups (at least one), cut evenly by count.
 func compileGroups(srcs []Source, jobs int) []group {
 	var out []group
+	if jobs > 1 && len(srcs) <= 4*jobs {
+		for i := range srcs {
+			out = append(out, group{i, i + 1})
+		}
+		slices.SortStableFunc(out, func(a, b group) int { return len(srcs[b.lo].Code) - len(srcs[a.lo].Code) })
+		return out
+	}
 	for lo := 0; lo < len(srcs); {
 		hi := lo + 1
 		for hi < len(srcs) && srcs[hi].Opt == srcs[lo].Opt {
