@@ -346,22 +346,19 @@ type Source struct {
 	// Code is the complete C source.
 	Code []byte
 	// Opt, when not empty, is the optimization level the source is
-	// compiled at instead of the -O3 of Flags: one of OptLevels. Callers
+	// compiled at instead of the -O3 of Flags: "-O1" or "-O2". Callers
 	// that cache the object must key it on Opt too (Compiler.Identity
 	// holds only Flags).
 	Opt string
 }
 
-// OptLevels are the optimization levels a Source may ask for instead of
-// the default -O3: the cpu backend compiles kernels whose inner loops are
-// already written with explicit vector types at a cheaper level when it
-// does not tune them (see backend/cpu/batch.go).
-var OptLevels = []string{"-O1", "-O2"}
-
-// validOpt reports whether opt is empty or one of OptLevels; anything else
-// would reach the compiler's command line.
+// validOpt reports whether opt is a level Source.Opt may ask for instead
+// of the default -O3 (the cpu backend compiles kernels whose inner loops
+// are already written with explicit vector types at a cheaper level when
+// it does not tune them, see backend/cpu/batch.go), or empty. Anything
+// else would reach the compiler's command line.
 func validOpt(opt string) bool {
-	return opt == "" || slices.Contains(OptLevels, opt)
+	return opt == "" || opt == "-O1" || opt == "-O2"
 }
 
 // flagsFor is the compiler flags for a source at optimization level opt:
@@ -405,8 +402,9 @@ func (e *CompileError) Unwrap() error { return e.Err }
 // 4 per job, what callers that batch their kernels pass) get an
 // invocation each, started largest first, so that whichever compiler is
 // free takes the next: a unit's cost varies with its kernels far more
-// than a driver process costs. Many sources share invocations instead: each contiguous run of
-// one optimization level (Opt) is split into its share of jobs groups.
+// than a driver process costs. Many sources share invocations instead:
+// each contiguous run of one optimization level (Opt) is split into its
+// share of jobs groups.
 // The result is in the order of srcs. Every source still costs the
 // compiler its own cc1 and assembler processes; callers that compile many
 // small functions put them into few sources.
