@@ -250,6 +250,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 		if srcs[i], err = finalSource(k, configs[i]); err != nil {
 			return nil, err
 		}
+		srcs[i].Opt = kernelOpt(k, pl.b.NoTune)
 		infos[i].Name = srcs[i].Name
 	}
 	pl.phase("codegen", start)
@@ -318,6 +319,7 @@ func (pl *pipeline) objectCached(k *kernel, cfg Config) bool {
 	if err != nil {
 		return false
 	}
+	s.Opt = kernelOpt(k, pl.b.NoTune)
 	return pl.env.Tier(subKernels).Has(pl.objectKey(s))
 }
 
@@ -407,7 +409,7 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 	for i, b := range batches {
 		payload := encodeBatch(b.members, objs[i].Data)
 		for _, m := range b.members {
-			key := pl.objectKey(cc.Source{Name: m, Code: sourceOf(missing, m)})
+			key := pl.objectKey(sourceOf(missing, m))
 			if err := tier.Put(ctx, key, payload, per); err != nil {
 				pl.log.Debug("storing a compiled kernel failed", "kernel", m, "err", err) // the cache logs it once
 			}
@@ -439,13 +441,14 @@ func batchError(err error, batches []batch) error {
 	return &cc.CompileError{Kernels: names, Err: ce.Err}
 }
 
-func sourceOf(srcs []cc.Source, name string) []byte {
+// sourceOf is the source named name among srcs.
+func sourceOf(srcs []cc.Source, name string) cc.Source {
 	for _, s := range srcs {
 		if s.Name == name {
-			return s.Code
+			return s
 		}
 	}
-	return nil
+	return cc.Source{Name: name}
 }
 
 func (b *Backend) jobs() int {

@@ -35,6 +35,31 @@ import (
 // keeping the per-unit overhead small (1/16 of it per kernel).
 const maxBatchKernels = 16
 
+// cheapOpt is the optimization level of the final objects of untuned
+// kernels whose inner loops are written with explicit vector types
+// (convolutions in their default register-blocked configuration, kind
+// "convgemm"): -O3 spends its extra time there on vectorizing and
+// unrolling loops that are already vector code. Tuned kernels keep -O3,
+// the level their candidates were timed at, and so do the other untuned
+// kernels: the default dot and loop kernels rely on -O3's vectorizer.
+// Not -O1: without -O2's expensive optimizations GCC does not contract
+// the multiply-adds into FMAs, so the results would differ in the last
+// bits from the -O3 object's (TestUntunedConvCheapLevel) and resnetblock
+// ran about 15% slower; at -O2 the run time is the same (measured in one
+// process, interleaved, by CPU time: cnn 3.1 vs 3.3 ms, resnetblock 349
+// vs 376 ms) and a convolution compiles in about 0.6 of the time.
+var cheapOpt = "-O2"
+
+// kernelOpt is the optimization level (cc.Source.Opt) of k's final object:
+// cheapOpt for an untuned convgemm kernel, else the compiler's -O3 ("").
+// It is part of the object's kernel-tier key (objectKey).
+func kernelOpt(k *kernel, noTune bool) string {
+	if noTune && k.kind == "convgemm" {
+		return cheapOpt
+	}
+	return ""
+}
+
 // batchMagic starts every kernel-tier payload of a final kernel object.
 const batchMagic = "xlacache-cpu-kernel-batch 1\n"
 
@@ -91,57 +116,88 @@ type batch struct {
 	members []string  // kernel names, in the unit's order
 }
 
-// planBatches groups kernels into translation units: by class, then each
-// class cut into contiguous runs of about equal source size, enough runs
-// for jobs compilers to work at once and none over limit kernels (at most
-// maxBatchKernels; limit 1 is a unit per kernel, the way kernels were
+// planBatches groups kernels into translation units: by class and
+// optimization level (cc.Source.Opt, which one compiler invocation cannot
+// mix), then each group cut into units of about equal source size, enough
+// units for jobs compilers to work at once and none over limit kernels (at
+// most maxBatchKernels; limit 1 is a unit per kernel, the way kernels were
 // compiled before batching, which benchmarks compare with).
+//
+// The units are filled largest kernel first, each into the unit with the
+// least source so far that has room, rather than cut into contiguous runs:
+// a program's few big kernels (convolutions, a few KB of C and a fifth of
+// a second of optimizer each) would otherwise often land in one unit and
+// leave the other compiler idle (cnn's two did: 18 KB of code against 5
+// KB). A unit keeps its kernels in the order of srcs, so the plan, and the
+// units' names, depend only on the kernels.
 func planBatches(srcs []cc.Source, jobs, limit int) ([]batch, error) {
 	limit = min(max(limit, 1), maxBatchKernels)
-	byClass := map[int][]batchMember{}
-	var classes []int
+	type group struct {
+		class int
+		opt   string
+	}
+	byGroup := map[group][]batchMember{}
+	var groups []group
 	for _, s := range srcs {
 		m, err := splitKernel(s)
 		if err != nil {
 			return nil, err
 		}
-		if byClass[m.class] == nil {
-			classes = append(classes, m.class)
+		g := group{m.class, s.Opt}
+		if byGroup[g] == nil {
+			groups = append(groups, g)
 		}
-		byClass[m.class] = append(byClass[m.class], m)
+		byGroup[g] = append(byGroup[g], m)
 	}
-	sort.Ints(classes)
+	sort.Slice(groups, func(i, j int) bool {
+		if groups[i].class != groups[j].class {
+			return groups[i].class < groups[j].class
+		}
+		return groups[i].opt < groups[j].opt
+	})
 	jobs = max(jobs, 1)
 	var out []batch
-	for _, cls := range classes {
-		ms := byClass[cls]
+	for _, g := range groups {
+		ms := byGroup[g]
 		n := max(min(jobs, len(ms)), (len(ms)+limit-1)/limit)
-		total := 0
-		for _, m := range ms {
-			total += len(m.code)
+		order := make([]int, len(ms))
+		for i := range order {
+			order[i] = i
 		}
-		// Cut where the running size passes the next n-th of the class's
-		// total, or where a run is full.
-		runs, start, size := 0, 0, 0
-		for i, m := range ms {
-			size += len(m.code)
-			last := i == len(ms)-1
-			full := i+1-start >= limit
-			share := runs+1 < n && size*n >= total*(runs+1)
-			if last || full || share {
-				out = append(out, newBatch(cls, ms[start:i+1]))
-				runs++
-				start = i + 1
+		sort.SliceStable(order, func(a, b int) bool { return len(ms[order[a]].code) > len(ms[order[b]].code) })
+		size := make([]int, n)
+		units := make([][]int, n)
+		for _, i := range order {
+			best := -1
+			for u := range n {
+				if len(units[u]) < limit && (best < 0 || size[u] < size[best]) {
+					best = u
+				}
 			}
+			units[best] = append(units[best], i)
+			size[best] += len(ms[i].code)
+		}
+		// Units in the order of their first kernel, each in srcs order.
+		for _, u := range units {
+			sort.Ints(u)
+		}
+		sort.Slice(units, func(a, b int) bool { return units[a][0] < units[b][0] })
+		for _, u := range units {
+			members := make([]batchMember, len(u))
+			for j, i := range u {
+				members[j] = ms[i]
+			}
+			out = append(out, newBatch(g.class, g.opt, members))
 		}
 	}
 	return out, nil
 }
 
-// newBatch is the translation unit of ms, all of class cls: the class's
-// preludes once, then each kernel's functions. It is named by a hash of
-// its members' names, which are hashes of their whole sources.
-func newBatch(cls int, ms []batchMember) batch {
+// newBatch is the translation unit of ms, all of class cls and
+// optimization level opt: the class's preludes once, then each kernel's
+// functions. It is named by a hash of its members' names, which are
+// hashes of their whole sources, and of opt.
+func newBatch(cls int, opt string, ms []batchMember) batch {
 	var code strings.Builder
 	code.WriteString(classPrelude(cls))
 	b := batch{members: make([]string, len(ms))}
@@ -149,7 +205,7 @@ func newBatch(cls int, ms []batchMember) batch {
 		b.members[i] = m.src.Name
 		code.WriteString(m.code)
 	}
-	b.src = cc.Source{Name: "b_" + cc.Hash([]byte(strings.Join(b.members, "\n")))[:24], Code: []byte(code.String())}
+	b.src = cc.Source{Name: "b_" + cc.Hash([]byte(strings.Join(b.members, "\n")), []byte(opt))[:24], Code: []byte(code.String()), Opt: opt}
 	return b
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/stablehlo"
 )
 
 // kernelSource is a final kernel source of class cls whose functions are
@@ -46,6 +47,10 @@ func TestPlanBatches(t *testing.T) {
 		{"unit per kernel", plain(3, 10), 2, 1, []int{1, 1, 1}},
 		{"limit above the maximum", plain(20, 10), 1, 100, []int{10, 10}},
 		{"sizes balance", append(plain(1, 30), plain(3, 10)...), 2, maxBatchKernels, []int{1, 3}},
+		// Contiguous runs would put both big kernels in the first unit.
+		{"big kernels spread", append(plain(2, 50), plain(3, 5)...), 2, maxBatchKernels, []int{3, 2}},
+		{"a unit never exceeds the limit", append(plain(1, 500), plain(20, 1)...), 2, maxBatchKernels, []int{5, 16}},
+		{"levels apart", append(plain(2, 10), withOpt(plain(2, 10), "-O2")...), 1, maxBatchKernels, []int{2, 2}},
 		{"classes apart", append(plain(2, 10),
 			kernelSource(name(90), classComplex, "c"), kernelSource(name(91), classFFT, "f"), kernelSource(name(92), classComplex, "c2")),
 			1, maxBatchKernels, []int{2, 2, 1}},
@@ -70,6 +75,9 @@ func TestPlanBatches(t *testing.T) {
 					if mm.class != m0.class {
 						t.Errorf("batch %s mixes classes", b.src.Name)
 					}
+					if mm.src.Opt != b.src.Opt {
+						t.Errorf("batch %s (level %q) holds kernel %s of level %q", b.src.Name, b.src.Opt, m, mm.src.Opt)
+					}
 					want += mm.code
 				}
 				if string(b.src.Code) != want {
@@ -90,6 +98,77 @@ func TestPlanBatches(t *testing.T) {
 	}
 	if _, err := planBatches([]cc.Source{{Name: name(1), Code: []byte("int x;")}}, 1, 1); err == nil {
 		t.Error("a source without the prelude was accepted")
+	}
+}
+
+// withOpt sets the optimization level of srcs.
+func withOpt(srcs []cc.Source, opt string) []cc.Source {
+	for i := range srcs {
+		srcs[i].Opt = opt
+	}
+	return srcs
+}
+
+// TestUntunedConvCheapLevel checks that an untuned convolution is
+// compiled at cheapOpt, keyed apart from the same source at -O3, and
+// computes bit for bit what the -O3 object computes.
+func TestUntunedConvCheapLevel(t *testing.T) {
+	const src = `func.func @main(%x: tensor<2x20x20x8xf32>, %w: tensor<3x3x8x20xf32>, %b: tensor<20xf32>) -> tensor<2x20x20x20xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x20x20x8xf32>, tensor<3x3x8x20xf32>) -> tensor<2x20x20x20xf32>
+  %1 = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<20xf32>) -> tensor<2x20x20x20xf32>
+  %2 = stablehlo.add %0, %1 : tensor<2x20x20x20xf32>
+  return %2 : tensor<2x20x20x20xf32>
+}`
+	if cheapOpt == "" {
+		t.Fatal("cheapOpt is empty: untuned convolutions are compiled at -O3")
+	}
+	m := parseText(t, src)
+	args := randomArgs(m, 3)
+	compile := func(opt string) []*stablehlo.Tensor {
+		saved := cheapOpt
+		cheapOpt = opt
+		defer func() { cheapOpt = saved }()
+		c := testCache(t, t.TempDir())
+		b := New()
+		b.NoTune = true
+		_, exe := compileIn(t, c, b, "conv", src)
+		defer exe.Close()
+		var convs int
+		for _, k := range exe.Kernels() {
+			if strings.HasPrefix(k.Desc, "convolution") {
+				convs++
+			}
+		}
+		if convs != 1 {
+			t.Fatalf("%d convolution kernels, want 1: %+v", convs, exe.Kernels())
+		}
+		got, err := exe.Run(context.Background(), args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	cheap := compile(cheapOpt)
+	full := compile("")
+	want, err := stablehlo.Eval(m, "", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertClose(t, cheap, want, 1e-4)
+	if !slices.Equal(cheap[0].Data, full[0].Data) {
+		t.Errorf("the convolution at %s computes other bits than at -O3", cheapOpt)
+	}
+
+	c, err := cc.Find(context.Background())
+	if err != nil {
+		t.Skipf("no C compiler: %v", err)
+	}
+	pl := &pipeline{cc: c}
+	s := cc.Source{Name: "k_000000000000000000000001", Code: []byte("int x;")}
+	o3 := pl.objectKey(s)
+	s.Opt = cheapOpt
+	if pl.objectKey(s).String() == o3.String() {
+		t.Error("a kernel's object key does not depend on its optimization level")
 	}
 }
 

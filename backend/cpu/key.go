@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -28,7 +29,8 @@ import (
 // The subcache keys are tuneKey (autotune tier), objectKey (final
 // kernels, each entry its batch's object) and candidateKey (autotune
 // candidate libraries), both in the kernel tier; they name kernels by their C source and the compiler
-// identity, so they need no version of their own.
+// identity (objectKey also by the optimization level, kernelOpt in
+// batch.go), so they need no version of their own.
 //
 // Which knob to bump when:
 //   - the C of an existing op changes through the Go code generator
@@ -101,14 +103,17 @@ func (b *Backend) optionsKey(p cache.Program) string {
 	return fmt.Sprintf("notune=%v\nthreads=%d\noptions=%s", b.NoTune, b.threads(), p.Options)
 }
 
-// objectKey is the kernel-tier key of a final kernel: its source and the
-// compiler. The entry holds the object of the batch the kernel was
+// objectKey is the kernel-tier key of a final kernel: its source, the
+// compiler and the optimization level it is compiled at (s.Opt). The entry holds the object of the batch the kernel was
 // compiled in (batch.go, encodeBatch); the artifact part keeps it apart
 // from the single-kernel objects earlier versions stored.
 func (pl *pipeline) objectKey(s cc.Source) cache.Key {
 	return cache.NewKey(s.Name, []cache.KeyPart{
 		{Name: "source", Data: s.Code},
 		{Name: "compiler", Data: []byte(pl.cc.Identity())},
+		// The compiler's flags say -O3; a cheaper level replaces it
+		// (kernelOpt), so the level is part of the key.
+		{Name: "opt", Data: []byte(cmp.Or(s.Opt, "-O3"))},
 		{Name: "artifact", Data: []byte("kernel batch object")},
 	})
 }

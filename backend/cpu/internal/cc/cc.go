@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -344,6 +345,35 @@ type Source struct {
 	Name string
 	// Code is the complete C source.
 	Code []byte
+	// Opt, when not empty, is the optimization level the source is
+	// compiled at instead of the -O3 of Flags: "-O1" or "-O2". Callers
+	// that cache the object must key it on Opt too (Compiler.Identity
+	// holds only Flags).
+	Opt string
+}
+
+// validOpt reports whether opt is a level Source.Opt may ask for instead
+// of the default -O3 (the cpu backend compiles kernels whose inner loops
+// are already written with explicit vector types at a cheaper level when
+// it does not tune them, see backend/cpu/batch.go), or empty. Anything
+// else would reach the compiler's command line.
+func validOpt(opt string) bool {
+	return opt == "" || opt == "-O1" || opt == "-O2"
+}
+
+// flagsFor is the compiler flags for a source at optimization level opt:
+// Flags with its -O3 replaced by opt when opt is not empty.
+func (c *Compiler) flagsFor(opt string) []string {
+	flags := slices.Clone(c.Flags)
+	if opt == "" {
+		return flags
+	}
+	for i, f := range flags {
+		if f == "-O3" {
+			flags[i] = opt
+		}
+	}
+	return flags
 }
 
 // Object is a compiled kernel.
@@ -367,9 +397,15 @@ func (e *CompileError) Error() string {
 // Unwrap returns the underlying process error.
 func (e *CompileError) Unwrap() error { return e.Err }
 
-// Compile compiles each source to an object file: the sources are split
-// into up to jobs contiguous groups, one compiler invocation each, run at
-// once. The result is in the order of srcs. Every source still costs the
+// Compile compiles each source to an object file, running up to jobs
+// compiler invocations at once. With several jobs, a few sources (at most
+// 4 per job, what callers that batch their kernels pass) get an
+// invocation each, started largest first, so that whichever compiler is
+// free takes the next: a unit's cost varies with its kernels far more
+// than a driver process costs. Many sources share invocations instead:
+// each contiguous run of one optimization level (Opt) is split into its
+// share of jobs groups.
+// The result is in the order of srcs. Every source still costs the
 // compiler its own cc1 and assembler processes; callers that compile many
 // small functions put them into few sources.
 func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Object, error) {
@@ -377,6 +413,14 @@ func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Obje
 		return nil, nil
 	}
 	jobs = min(max(jobs, 1), len(srcs))
+	for _, s := range srcs {
+		if !validSymbol(s.Name) {
+			return nil, fmt.Errorf("cc: invalid kernel name %q", s.Name)
+		}
+		if !validOpt(s.Opt) {
+			return nil, fmt.Errorf("cc: kernel %s: invalid optimization level %q", s.Name, s.Opt)
+		}
+	}
 	dir, err := os.MkdirTemp("", "xlacache-cc-")
 	if err != nil {
 		return nil, fmt.Errorf("cc: creating work directory: %w", err)
@@ -384,32 +428,33 @@ func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Obje
 	defer os.RemoveAll(dir)
 	files := make([]string, len(srcs))
 	for i, s := range srcs {
-		if !validSymbol(s.Name) {
-			return nil, fmt.Errorf("cc: invalid kernel name %q", s.Name)
-		}
 		files[i] = fmt.Sprintf("s%d_%s.c", i, s.Name)
 		if err := os.WriteFile(filepath.Join(dir, files[i]), s.Code, 0o600); err != nil {
 			return nil, fmt.Errorf("cc: writing source of kernel %s: %w", s.Name, err)
 		}
 	}
-	// Split the sources into jobs contiguous groups, one invocation each.
-	errs := make([]error, jobs)
+	groups := compileGroups(srcs, jobs)
+	errs := make([]error, len(groups))
+	sem := make(chan struct{}, jobs)
 	var wg sync.WaitGroup
-	for j := 0; j < jobs; j++ {
-		lo, hi := j*len(srcs)/jobs, (j+1)*len(srcs)/jobs
+	for j, g := range groups {
+		// Taken here, not in the goroutine, so that the groups start in
+		// their order.
+		sem <- struct{}{}
 		wg.Add(1)
-		go func(j, lo, hi int) {
+		go func() {
 			defer wg.Done()
-			args := append(append([]string(nil), c.Flags...), "-pipe", "-c")
-			args = append(args, files[lo:hi]...)
+			defer func() { <-sem }()
+			args := append(c.flagsFor(srcs[g.lo].Opt), "-pipe", "-c")
+			args = append(args, files[g.lo:g.hi]...)
 			if _, err := c.run(ctx, dir, args...); err != nil {
-				names := make([]string, 0, hi-lo)
-				for _, s := range srcs[lo:hi] {
+				names := make([]string, 0, g.hi-g.lo)
+				for _, s := range srcs[g.lo:g.hi] {
 					names = append(names, s.Name)
 				}
 				errs[j] = &CompileError{Kernels: names, Err: err}
 			}
-		}(j, lo, hi)
+		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -424,6 +469,38 @@ func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Obje
 		objs[i] = Object{Name: s.Name, Data: data}
 	}
 	return objs, nil
+}
+
+// group is the sources srcs[lo:hi] of one compiler invocation.
+type group struct{ lo, hi int }
+
+// compileGroups splits srcs into the groups of one compiler invocation
+// each, in the order they are to start (see Compile): one per source,
+// largest first, for at most 4 sources per job of several (one job gains
+// nothing from a driver process per source); else contiguous groups of
+// one optimization level each, every run of equal Opt getting its share of
+// jobs groups (at least one), cut evenly by count.
+func compileGroups(srcs []Source, jobs int) []group {
+	var out []group
+	if jobs > 1 && len(srcs) <= 4*jobs {
+		for i := range srcs {
+			out = append(out, group{i, i + 1})
+		}
+		slices.SortStableFunc(out, func(a, b group) int { return len(srcs[b.lo].Code) - len(srcs[a.lo].Code) })
+		return out
+	}
+	for lo := 0; lo < len(srcs); {
+		hi := lo + 1
+		for hi < len(srcs) && srcs[hi].Opt == srcs[lo].Opt {
+			hi++
+		}
+		n := min(max(jobs*(hi-lo)/len(srcs), 1), hi-lo)
+		for j := range n {
+			out = append(out, group{lo + j*(hi-lo)/n, lo + (j+1)*(hi-lo)/n})
+		}
+		lo = hi
+	}
+	return out
 }
 
 // Link links objects into one shared library and returns its bytes.
@@ -470,6 +547,9 @@ func (c *Compiler) BuildShared(ctx context.Context, src Source) ([]byte, error) 
 	if !validSymbol(src.Name) {
 		return nil, fmt.Errorf("cc: invalid kernel name %q", src.Name)
 	}
+	if !validOpt(src.Opt) {
+		return nil, fmt.Errorf("cc: kernel %s: invalid optimization level %q", src.Name, src.Opt)
+	}
 	dir, err := os.MkdirTemp("", "xlacache-cc-")
 	if err != nil {
 		return nil, fmt.Errorf("cc: creating work directory: %w", err)
@@ -479,7 +559,7 @@ func (c *Compiler) BuildShared(ctx context.Context, src Source) ([]byte, error) 
 	if err := os.WriteFile(filepath.Join(dir, file), src.Code, 0o600); err != nil {
 		return nil, fmt.Errorf("cc: writing source of kernel %s: %w", src.Name, err)
 	}
-	args := append(append([]string(nil), c.Flags...), "-pipe", "-shared", "-o", "lib.so", file, "-lm")
+	args := append(c.flagsFor(src.Opt), "-pipe", "-shared", "-o", "lib.so", file, "-lm")
 	if _, err := c.run(ctx, dir, args...); err != nil {
 		return nil, &CompileError{Kernels: []string{src.Name}, Err: err}
 	}

@@ -3,8 +3,10 @@ package cc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -193,5 +195,72 @@ func TestBuildShared(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestCompileGroups(t *testing.T) {
+	src := func(size int, opt string) Source {
+		return Source{Name: "k", Code: make([]byte, size), Opt: opt}
+	}
+	tests := []struct {
+		name string
+		srcs []Source
+		jobs int
+		want []group
+	}{
+		{"few: one each, largest first", []Source{src(10, ""), src(30, ""), src(20, "-O2")}, 2, []group{{1, 2}, {2, 3}, {0, 1}}},
+		{"many: contiguous per level", append(slices.Repeat([]Source{src(1, "")}, 6), slices.Repeat([]Source{src(1, "-O2")}, 4)...), 2, []group{{0, 6}, {6, 10}}},
+		{"many, one level", slices.Repeat([]Source{src(1, "")}, 9), 2, []group{{0, 4}, {4, 9}}},
+		{"one job: one run per level", []Source{src(10, ""), src(30, ""), src(20, "-O2")}, 1, []group{{0, 2}, {2, 3}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compileGroups(tc.srcs, tc.jobs); !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCompileOptLevels(t *testing.T) {
+	c := findOrSkip(t)
+	if got := c.flagsFor("-O2"); slices.Contains(got, "-O3") || !slices.Contains(got, "-O2") {
+		t.Errorf("flags for -O2: %q", got)
+	}
+	if got := c.flagsFor(""); !slices.Equal(got, c.Flags) {
+		t.Errorf("flags for the default level: %q, want %q", got, c.Flags)
+	}
+	// Levels mixed in one call; each source's object is its own.
+	var srcs []Source
+	for i, opt := range []string{"", "-O2", "", "-O1"} {
+		name := fmt.Sprintf("u_add%d", i)
+		srcs = append(srcs, Source{Name: name, Opt: opt, Code: []byte(fmt.Sprintf("void %s(void** b){ float* x=b[0]; float* y=b[1]; for(int i=0;i<4;i++) y[i]=x[i]+%d; }\n", name, i))})
+	}
+	objs, err := c.Compile(context.Background(), srcs, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	so, err := c.Link(context.Background(), objs)
+	lib := loadBuilt(t, so, err)
+	for i, s := range srcs {
+		fn, err := lib.Sym(s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, out, bufs := kernelBuffers(t)
+		*in = [4]float32{1, 2, 3, 4}
+		Call(fn, bufs)
+		if want := [4]float32{1 + float32(i), 2 + float32(i), 3 + float32(i), 4 + float32(i)}; *out != want {
+			t.Errorf("%s (level %q): got %v, want %v", s.Name, s.Opt, *out, want)
+		}
+	}
+	for _, opt := range []string{"-O0", "-fplugin=x.so", "-O3 -o /tmp/x"} {
+		bad := Source{Name: "u_bad", Opt: opt, Code: []byte("int x;\n")}
+		if _, err := c.Compile(context.Background(), []Source{bad}, 1); err == nil || !strings.Contains(err.Error(), "optimization level") {
+			t.Errorf("Compile at level %q: %v, want an invalid level error", opt, err)
+		}
+		if _, err := c.BuildShared(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "optimization level") {
+			t.Errorf("BuildShared at level %q: %v, want an invalid level error", opt, err)
+		}
 	}
 }
