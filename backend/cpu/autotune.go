@@ -230,7 +230,13 @@ func tuneSet(k *kernel) []int {
 
 // candidateUnit builds the translation unit of k's plausible candidates.
 func (pl *pipeline) candidateUnit(k *kernel) (tuneUnit, error) {
-	set := tuneSet(k)
+	return pl.candidateUnitOf(k, tuneSet(k))
+}
+
+// candidateUnitOf builds the translation unit of the candidates set (indices
+// into k.cands, set[0] == 0). Tests build every candidate this way: a
+// record written before tuneSet pruned a kind may still name it.
+func (pl *pipeline) candidateUnitOf(k *kernel, set []int) (tuneUnit, error) {
 	bodies := make([]string, len(set))
 	parts := [][]byte{[]byte(prelude)}
 	for n, c := range set {

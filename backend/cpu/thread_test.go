@@ -120,7 +120,11 @@ func distinctCandidates(cands []Config) []Config {
 
 func checkCandidates(t *testing.T, pl *pipeline, k *kernel, threads int) {
 	t.Helper()
-	u, err := pl.candidateUnit(k)
+	all := make([]int, len(k.cands))
+	for c := range all {
+		all[c] = c
+	}
+	u, err := pl.candidateUnitOf(k, all)
 	if err != nil {
 		t.Fatal(err)
 	}
