@@ -53,25 +53,35 @@ func (s *Step) Run() (float32, error) {
 
 // New builds the named model's training step on backend.
 func New(backend backends.Backend, model string) (*Step, error) {
-	var modelFn train.ModelFn
-	s := &Step{}
-	switch model {
-	case "mlp":
-		modelFn = func(ctx *mlctx.Context, _ any, in []*Node) []*Node {
-			return []*Node{fnn.New(ctx, in[0], 1).NumHiddenLayers(3, 256).Done()}
-		}
-		s.Inputs = []*tensors.Tensor{tensors.FromValue(fill(64, 32))}
-		s.Labels = []*tensors.Tensor{tensors.FromValue(fill(64, 1))}
-	case "transformer":
-		modelFn = transformer
-		s.Inputs = []*tensors.Tensor{tensors.FromValue(fill3(8, 32, 64))}
-		s.Labels = []*tensors.Tensor{tensors.FromValue(fill(8, 1))}
-	default:
-		return nil, fmt.Errorf("model %q: want one of %v", model, Names)
+	modelFn, inputs, labels, err := Model(model)
+	if err != nil {
+		return nil, err
 	}
+	s := &Step{Inputs: inputs, Labels: labels}
 	ctx := mlctx.New().WithInitializer(Initializer())
 	s.Trainer = train.NewTrainer(backend, ctx, modelFn, losses.MeanSquaredError, optimizers.Adam().Done(), nil, nil)
 	return s, nil
+}
+
+// Model returns the named model's function and its fixed batch (inputs
+// and labels), for callers that build their own Trainer
+// (examples/gomlx/testdata/trainbench keeps GoMLX's random initializers).
+func Model(model string) (fn train.ModelFn, inputs, labels []*tensors.Tensor, err error) {
+	switch model {
+	case "mlp":
+		fn = func(ctx *mlctx.Context, _ any, in []*Node) []*Node {
+			return []*Node{fnn.New(ctx, in[0], 1).NumHiddenLayers(3, 256).Done()}
+		}
+		inputs = []*tensors.Tensor{tensors.FromValue(fill(64, 32))}
+		labels = []*tensors.Tensor{tensors.FromValue(fill(64, 1))}
+	case "transformer":
+		fn = transformer
+		inputs = []*tensors.Tensor{tensors.FromValue(fill3(8, 32, 64))}
+		labels = []*tensors.Tensor{tensors.FromValue(fill(8, 1))}
+	default:
+		return nil, nil, nil, fmt.Errorf("model %q: want one of %v", model, Names)
+	}
+	return fn, inputs, labels, nil
 }
 
 // Initializer returns a deterministic initializer: uniform values from an

@@ -42,16 +42,14 @@ import (
 	"unsafe"
 
 	xlabackend "github.com/gomlx/gomlx/backends/xla"
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX's style for model code
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
-	"github.com/gomlx/gomlx/pkg/ml/layers"
-	"github.com/gomlx/gomlx/pkg/ml/layers/fnn"
 	"github.com/gomlx/gomlx/pkg/ml/train"
 	"github.com/gomlx/gomlx/pkg/ml/train/losses"
 	"github.com/gomlx/gomlx/pkg/ml/train/optimizers"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/examples/gomlx/trainmodel"
 	"github.com/xlacache/xlacache/xla"
 )
 
@@ -93,21 +91,9 @@ func run(model, plugin string) error {
 	// The client exists from here: a prefetch of cached executables could
 	// start now (docs/pjrt.md, Training-step benchmark).
 	client := time.Since(start)
-	var modelFn train.ModelFn
-	var inputs, labels []*tensors.Tensor
-	switch model {
-	case "mlp":
-		modelFn = func(ctx *mlctx.Context, _ any, in []*Node) []*Node {
-			return []*Node{fnn.New(ctx, in[0], 1).NumHiddenLayers(3, 256).Done()}
-		}
-		inputs = []*tensors.Tensor{tensors.FromValue(fill(64, 32))}
-		labels = []*tensors.Tensor{tensors.FromValue(fill(64, 1))}
-	case "transformer":
-		modelFn = transformer
-		inputs = []*tensors.Tensor{tensors.FromValue(fill3(8, 32, 64))}
-		labels = []*tensors.Tensor{tensors.FromValue(fill(8, 1))}
-	default:
-		return fmt.Errorf("model %q: want mlp or transformer", model)
+	modelFn, inputs, labels, err := trainmodel.Model(model)
+	if err != nil {
+		return err
 	}
 	ctx := mlctx.New()
 	if seed := os.Getenv("TRAINBENCH_SEED"); seed != "" {
@@ -148,44 +134,7 @@ func run(model, plugin string) error {
 	return json.NewEncoder(os.Stdout).Encode(out)
 }
 
-// transformer is two pre-norm encoder blocks (4-head self-attention and a
-// 2-layer feed-forward, with residuals) over a [batch, 32, 64] sequence,
-// mean-pooled to one output.
-func transformer(ctx *mlctx.Context, _ any, in []*Node) []*Node {
-	x := in[0]
-	for i := range 2 {
-		c := ctx.In(fmt.Sprintf("block_%d", i))
-		h := layers.LayerNormalization(c.In("ln1"), x, -1).Done()
-		x = Add(x, layers.MultiHeadAttention(c.In("attn"), h, h, h, 4, 16).Done())
-		h = layers.LayerNormalization(c.In("ln2"), x, -1).Done()
-		x = Add(x, fnn.New(c.In("ffn"), h, 64).NumHiddenLayers(1, 128).Done())
-	}
-	return []*Node{layers.DenseWithBias(ctx.In("head"), ReduceMean(x, 1), 1)}
-}
-
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func fill(n, m int) [][]float32 {
-	out := make([][]float32, n)
-	for i := range out {
-		out[i] = make([]float32, m)
-		for j := range out[i] {
-			out[i][j] = float32((i*7+j*3)%11)/11 - 0.5
-		}
-	}
-	return out
-}
-
-func fill3(a, b, c int) [][][]float32 {
-	out := make([][][]float32, a)
-	for i := range out {
-		out[i] = fill(b, c)
-		for j := range out[i] {
-			out[i][j][0] += float32(i) / 8
-		}
-	}
-	return out
-}
 
 // served keeps the in-process helper's per-compile lines ("pjrt helper:
 // served", with the time of each phase) for the benchmark's breakdown of
