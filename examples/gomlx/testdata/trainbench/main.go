@@ -11,25 +11,6 @@
 // the inner deserialize. examples/gomlx's TestBenchTrainingSteps runs it.
 package main
 
-/*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdlib.h>
-typedef void (*counters_fn)(unsigned long long*, int);
-// wrapper_counters reads xlacache_pjrt_counters of the wrapper already
-// loaded from path (8 slots); -1 when it is not loaded or has none.
-static int wrapper_counters(const char* path, unsigned long long* out) {
-	void* h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h) return -1;
-	counters_fn f = (counters_fn)dlsym(h, "xlacache_pjrt_counters");
-	if (!f) { dlclose(h); return -1; }
-	f(out, 8);
-	dlclose(h);
-	return 0;
-}
-*/
-import "C"
-
 import (
 	"context"
 	"encoding/json"
@@ -39,7 +20,6 @@ import (
 	"os"
 	"sync"
 	"time"
-	"unsafe"
 
 	xlabackend "github.com/gomlx/gomlx/backends/xla"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -50,6 +30,7 @@ import (
 
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/examples/gomlx/trainmodel"
+	"github.com/xlacache/xlacache/internal/pjrtcounters"
 	"github.com/xlacache/xlacache/xla"
 )
 
@@ -119,16 +100,14 @@ func run(model, plugin string) error {
 		"client_ms": ms(client),
 	}
 	if wrapped {
-		cs := C.CString(plugin)
-		defer C.free(unsafe.Pointer(cs))
-		var c [8]C.ulonglong
-		if C.wrapper_counters(cs, &c[0]) != 0 {
-			return fmt.Errorf("cannot read the wrapper's counters from %s", plugin)
+		c, err := pjrtcounters.Read(plugin)
+		if err != nil {
+			return err
 		}
-		nsMS := func(v C.ulonglong) float64 { return float64(v) / 1e6 }
-		out["compiles"], out["hits"] = uint64(c[0]), uint64(c[1])
-		out["deserialize_ms"], out["inner_compile_ms"], out["compile_call_ms"] = nsMS(c[4]), nsMS(c[5]), nsMS(c[6])
-		out["probe_ms"] = nsMS(c[7])
+		nsMS := func(d time.Duration) float64 { return float64(d) / 1e6 }
+		out["compiles"], out["hits"] = c.InnerCompiles, c.Hits
+		out["deserialize_ms"], out["inner_compile_ms"], out["compile_call_ms"] = nsMS(c.Deserialize), nsMS(c.InnerCompile), nsMS(c.CompileCall)
+		out["probe_ms"] = nsMS(c.Probe)
 		out["served"] = served.take()
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)

@@ -7,23 +7,6 @@
 // caching wrapper.
 package main
 
-/*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <stdlib.h>
-typedef void (*counters_fn)(unsigned long long*, int);
-static int wrapper_counters(const char* path, unsigned long long* out) {
-	void* h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h) return -1;
-	counters_fn f = (counters_fn)dlsym(h, "xlacache_pjrt_counters");
-	if (!f) { dlclose(h); return -1; }
-	f(out, 5);
-	dlclose(h);
-	return 0;
-}
-*/
-import "C"
-
 import (
 	"crypto/sha256"
 	"encoding/binary"
@@ -38,10 +21,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/gomlx/go-xla/pkg/pjrt"
+
 	"github.com/gomlx/go-xla/pkg/types/dtypes"
+	"github.com/xlacache/xlacache/internal/pjrtcounters"
 )
 
 var start = time.Now()
@@ -92,14 +76,9 @@ func main() {
 		wg.Wait()
 		rep.Results = append(rep.Results, res...)
 	}
-	var c [5]C.ulonglong
-	path := C.CString(p.Path())
-	if C.wrapper_counters(path, &c[0]) == 0 {
-		for _, v := range c {
-			rep.Counters = append(rep.Counters, uint64(v))
-		}
+	if c, err := pjrtcounters.Read(p.Path()); err == nil {
+		rep.Counters = []uint64{c.InnerCompiles, c.Hits, c.Fallbacks, c.Stored, uint64(c.Deserialize)}
 	}
-	C.free(unsafe.Pointer(path))
 	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
 		fail(err)
 	}
