@@ -148,10 +148,21 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 	esz := sizeOfC(acc)
 	g.line("typedef %s xv __attribute__((vector_size(%d), aligned(%d), may_alias));", acc, vw*esz, esz)
 	g.line("%s* bp = (%s*)aligned_alloc(64, (sizeof(%s) * %d + 63) / 64 * 64 + 64);", acc, acc, acc, np*K*int64(nr))
-	g.line("%s* ap = (%s*)aligned_alloc(64, (sizeof(%s) * %d + 63) / 64 * 64 + 64);", acc, acc, acc, K*int64(mr))
-	g.line("%s* zr = (%s*)aligned_alloc(64, (sizeof(%s) * %d + 63) / 64 * 64 + 64);", acc, acc, acc, kI)
-	g.line("if (!bp || !ap || !zr) { XK_ALLOC_FAILED(); goto done; }")
-	g.line("for (int64_t i = 0; i < %d; i++) zr[i] = 0;", kI)
+	// The gathering variant packs A into ap; the direct one reads A in
+	// place and points padding rows at zr, kI zeros. Each allocates only
+	// its own scratch.
+	da := cfg.p("da") == 1
+	scratch := "ap"
+	if da {
+		scratch = "zr"
+		g.line("%s* zr = (%s*)aligned_alloc(64, (sizeof(%s) * %d + 63) / 64 * 64 + 64);", acc, acc, acc, kI)
+	} else {
+		g.line("%s* ap = (%s*)aligned_alloc(64, (sizeof(%s) * %d + 63) / 64 * 64 + 64);", acc, acc, acc, K*int64(mr))
+	}
+	g.line("if (!bp || !%s) { XK_ALLOC_FAILED(); goto done; }", scratch)
+	if da {
+		g.line("for (int64_t i = 0; i < %d; i++) zr[i] = 0;", kI)
+	}
 	// Pack the kernel: bp[(jp*K + t*kI + ci)*nr + jj] = w[tap t, ci, of = jp*nr + jj].
 	kShape := make([]int64, ns)
 	for s := range kShape {
@@ -212,7 +223,6 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 	g.line("rb[r] = row; cbase[r] += row*%d;", rStrides[d.OutputBatch])
 	g.ind--
 	g.line("}")
-	da := cfg.p("da") == 1
 	if !da {
 		// Gather the block's input windows: ap[(t*kI + ci)*mr + r].
 		g.line("{")
@@ -336,8 +346,7 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 	g.line("goto done;")
 	g.line("done:")
 	g.line("free(bp);")
-	g.line("free(ap);")
-	g.line("free(zr);")
+	g.line("free(%s);", scratch)
 }
 
 // rank1Update emits the body of genConvGemm's loop over k (named k): the
