@@ -22,8 +22,21 @@ __attribute__((weak)) void* xk_test_aligned_alloc(xk_test_size_t a, xk_test_size
 #define aligned_alloc xk_test_aligned_alloc
 `)
 	// sort's permutation scratch; fft's plans and work buffer (radix 2,
-	// direct sums and Bluestein's several buffers in one kernel).
-	srcs := map[string]string{"sort": `func.func @main(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+	// direct sums and Bluestein's several buffers in one kernel); the
+	// convolution gemm's packed kernel and its variant's own scratch
+	// (zeros for the direct variant, features innermost; the gathered
+	// block when features are not innermost).
+	srcs := map[string]string{"conv-direct": `func.func @main(%x: tensor<2x8x8x4xf32>) -> tensor<2x8x8x8xf32> {
+  %w = stablehlo.constant dense<0.5> : tensor<3x3x4x8xf32>
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x8x8x4xf32>, tensor<3x3x4x8xf32>) -> tensor<2x8x8x8xf32>
+  return %0 : tensor<2x8x8x8xf32>
+}
+`, "conv-gather": `func.func @main(%x: tensor<2x4x8x8xf32>) -> tensor<2x8x8x8xf32> {
+  %w = stablehlo.constant dense<0.5> : tensor<3x3x4x8xf32>
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x4x8x8xf32>, tensor<3x3x4x8xf32>) -> tensor<2x8x8x8xf32>
+  return %0 : tensor<2x8x8x8xf32>
+}
+`, "sort": `func.func @main(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
   %s = "stablehlo.sort"(%x) <{dimension = 1 : i64}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %p = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
