@@ -79,7 +79,8 @@ func (f factor) present(dims []int) (map[int]int, []int, bool) {
 // reduceDot returns the plan for ReduceSum(x, axes) as a dot product, or
 // nil when x is not a product of two broadcasts whose axes each are a
 // batch axis (kept, in both), a contracted axis (summed, in both) or a
-// free axis (kept, in one), with at least one contracted axis. Anything
+// free axis (kept, in one), with at least one contracted and one free
+// axis. Anything
 // else, including any doubt about x, takes the ordinary reduce.
 func (b *Builder) reduceDot(x any, axes []int) *reduceDotPlan {
 	n, ok := x.(*Node)
@@ -146,14 +147,17 @@ func (b *Builder) reduceDot(x any, axes []int) *reduceDotPlan {
 			return nil // summed in one operand only, or broadcast in both
 		}
 	}
-	if len(p.lhsContract) == 0 {
-		return nil
-	}
 	order := batch
 	for _, a := range append(lfree, rfree...) {
 		if a >= 0 {
 			order = append(order, a)
 		}
+	}
+	if len(p.lhsContract) == 0 || len(order) == len(batch) {
+		// Without a free axis the product is elementwise (a layer norm's
+		// sums, a bias's gradient): the fused reduce reads each element
+		// once, where a dot would be a batch of 1×1 products.
+		return nil
 	}
 	// The ReduceSum's axes are the kept ones in order: sort the dot's.
 	want := slices.Clone(order)
