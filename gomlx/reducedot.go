@@ -3,20 +3,18 @@ package gomlx
 import (
 	"slices"
 
+	shlo "github.com/gomlx/go-xla/pkg/stablehlo"
 	xshapes "github.com/gomlx/go-xla/pkg/types/shapes"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
-
-	shlo "github.com/gomlx/go-xla/pkg/stablehlo"
 )
 
 // GoMLX's gradient of a dot product (dotGeneralVJP) is not a dot product:
 // it multiplies the incoming gradient and the other operand, both
 // broadcast to every axis of both, and sums the contracted axes away,
-// ReduceSum(Mul(BroadcastInDim(v), BroadcastInDim(w))). XLA turns that
-// into a dot; the cpu backend fuses it into one scalar reduce loop over
-// the whole broadcast product, with the contracted axes outermost, which
-// made the weight gradients of trainmodel's transformer 70% of its
-// training step. ReduceSum recognizes the pattern and builds the
+// ReduceSum(Mul(BroadcastInDim(v), BroadcastInDim(w))). The cpu backend
+// fused that into one scalar reduce loop over the whole broadcast
+// product, which made the weight gradients some 70% of trainmodel's
+// transformer step. ReduceSum recognizes the pattern and builds a
 // dot_general instead (reduceDot), whose kernels are the tuned matrix
 // products. Only the summation order changes.
 
