@@ -16,10 +16,11 @@ import (
 // autotuning on the configured threads and runs it in a loop
 // (XLACACHE_PROFILE_RUNS times, default 200), logging every kernel's
 // share of the run time, largest first (an entry ending in .mlir is a
-// program's path; XLACACHE_PROFILE_NOTUNE=1 skips the tuning). It is how the run-time work finds
-// the kernels worth improving; run it with -benchtime=1x -v, or under perf
-// record for the instructions inside one. Without the variable it skips,
-// so that -bench . does not spend minutes tuning the examples.
+// program's path; XLACACHE_PROFILE_NOTUNE=1 skips the tuning). It is how
+// the run-time work finds the kernels worth improving; run it with
+// -benchtime=1x -v, or under perf record for the instructions inside one.
+// Without the variable it skips, so that -bench . does not spend minutes
+// tuning the examples.
 func BenchmarkKernelProfile(b *testing.B) {
 	v := os.Getenv("XLACACHE_PROFILE_EXAMPLES")
 	if v == "" {
