@@ -29,6 +29,11 @@ import (
 // whatever order a process builds them in.
 const moduleName = "gomlx"
 
+// onProgram, when non-nil, is given every program's StableHLO text before
+// it compiles. Tests set it to save the programs GoMLX builds, for
+// backend/cpu's kernel profile.
+var onProgram func(name string, text []byte)
+
 // Builder builds one StableHLO program; it implements backends.Builder.
 // The embedded notimplemented.Builder answers, with an error naming the
 // op, any op a later GoMLX version adds to the interface.
@@ -81,6 +86,13 @@ type Node struct {
 	vs    []*shlo.Value
 	shape shapes.Shape
 	b     *Builder
+
+	// How the node was built, for ReduceSum's rewrite into a dot product
+	// (reducedot.go): a BroadcastInDim's operand and axes, a Mul's
+	// operands.
+	bsrc  *Node
+	baxes []int
+	mul   [2]*Node
 }
 
 // buildError carries an error out of the op helpers to the recover in do.
@@ -374,6 +386,9 @@ func (b *Builder) Compile(outputs []backends.Op, shardings []*backends.ShardingS
 	})
 	if err != nil {
 		return nil, fmt.Errorf("xlacache backend: compiling %q: %w", b.name, err)
+	}
+	if onProgram != nil {
+		onProgram(b.name, text)
 	}
 	start := time.Now()
 	ce, rep, err := cache.Compile(context.Background(), b.backend.cache, b.backend.cpu, cache.Program{Name: moduleName, Text: text})

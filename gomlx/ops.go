@@ -388,7 +388,12 @@ func (b *Builder) Sub(x, y backends.Op) (backends.Op, error) {
 
 // Mul implements backends.Builder.
 func (b *Builder) Mul(x, y backends.Op) (backends.Op, error) {
-	return b.binary(backends.OpTypeMul, x, y)
+	out, err := b.binary(backends.OpTypeMul, x, y)
+	if err == nil {
+		// Both operands are this builder's nodes, or binary failed.
+		out.(*Node).mul = [2]*Node{x.(*Node), y.(*Node)}
+	}
+	return out, err
 }
 
 // Div implements backends.Builder.
@@ -523,6 +528,9 @@ func (b *Builder) LessOrEqualTotalOrder(x, y backends.Op) (backends.Op, error) {
 
 // ReduceSum implements backends.Builder.
 func (b *Builder) ReduceSum(x backends.Op, axes ...int) (backends.Op, error) {
+	if d := b.reduceDot(x, axes); d != nil {
+		return b.op1(backends.OpTypeReduceSum, d.build)
+	}
 	return b.reduce(backends.OpTypeReduceSum, x, axes)
 }
 
@@ -603,9 +611,14 @@ func (b *Builder) Identity(x backends.Op) (backends.Op, error) {
 
 // BroadcastInDim implements backends.Builder.
 func (b *Builder) BroadcastInDim(x backends.Op, shape shapes.Shape, axes []int) (backends.Op, error) {
-	return b.op1(backends.OpTypeBroadcastInDim, func() *shlo.Value {
+	out, err := b.op1(backends.OpTypeBroadcastInDim, func() *shlo.Value {
 		return must(shlo.BroadcastInDim(b.val(x), shapeToXLA(shape), axes))
 	})
+	if err == nil {
+		n := out.(*Node)
+		n.bsrc, n.baxes = x.(*Node), slices.Clone(axes)
+	}
+	return out, err
 }
 
 // Iota implements backends.Builder.

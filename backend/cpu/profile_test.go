@@ -15,10 +15,12 @@ import (
 // XLACACHE_PROFILE_EXAMPLES (comma-separated, e.g. embedding,mlp) with
 // autotuning on the configured threads and runs it in a loop
 // (XLACACHE_PROFILE_RUNS times, default 200), logging every kernel's
-// share of the run time, largest first. It is how the run-time work finds
-// the kernels worth improving; run it with -benchtime=1x -v, or under perf
-// record for the instructions inside one. Without the variable it skips,
-// so that -bench . does not spend minutes tuning the examples.
+// share of the run time, largest first (an entry ending in .mlir is a
+// program's path; XLACACHE_PROFILE_NOTUNE=1 skips the tuning). It is how
+// the run-time work finds the kernels worth improving; run it with
+// -benchtime=1x -v, or under perf record for the instructions inside one.
+// Without the variable it skips, so that -bench . does not spend minutes
+// tuning the examples.
 func BenchmarkKernelProfile(b *testing.B) {
 	v := os.Getenv("XLACACHE_PROFILE_EXAMPLES")
 	if v == "" {
@@ -31,8 +33,13 @@ func BenchmarkKernelProfile(b *testing.B) {
 	}
 	for _, ex := range names {
 		b.Run(ex, func(b *testing.B) {
-			m := loadModule(b, filepath.Join("../../examples", ex, ex+".mlir"))
+			path := filepath.Join("../../examples", ex, ex+".mlir")
+			if strings.HasSuffix(ex, ".mlir") {
+				path = ex // a program's file, e.g. one gomlx's TestDumpTrainModel wrote
+			}
+			m := loadModule(b, path)
 			be := New()
+			be.NoTune = os.Getenv("XLACACHE_PROFILE_NOTUNE") == "1"
 			exe, err := be.CompileModule(context.Background(), m, nil)
 			if err != nil {
 				b.Fatal(err)
