@@ -98,13 +98,22 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 		for m, n := range miss {
 			todo[m] = kernels[tuned[n]]
 		}
-		recs, err := pl.tuneAll(ctx, todo)
+		budget, err := pl.tuneBudget(ctx, kernels)
+		if err != nil {
+			return nil, nil, err
+		}
+		recs, err := pl.tuneAll(ctx, todo, budget)
 		if err != nil {
 			return nil, nil, err
 		}
 		per := time.Since(start) / time.Duration(len(miss))
 		for m, n := range miss {
 			i := tuned[n]
+			if recs[m] == nil {
+				// Left out by the budget: the default, and no record,
+				// so that a later compile can still tune it.
+				continue
+			}
 			configs[i] = recs[m].Config
 			infos[i].Config, infos[i].Tuned = recs[m].Config.String(), true
 			payload, _ := json.Marshal(recs[m])
@@ -261,8 +270,10 @@ func (pl *pipeline) candidateUnit(k *kernel) (tuneUnit, error) {
 // library of its own (see candidateLibs); loading the libraries needs no
 // link step, so with the kernel tier warm this phase runs no compiler at
 // all. Candidates whose results disagree with the default are discarded;
-// the rest are timed (see pickConfig).
-func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, error) {
+// the rest are timed (see pickConfig). budget bounds the candidate builds
+// (see buildQueue; negative: no bound); a kernel whose candidates it
+// leaves out gets a nil record.
+func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel, budget time.Duration) ([]*tuneRecord, error) {
 	units := make([]tuneUnit, len(ks))
 	for i, k := range ks {
 		u, err := pl.candidateUnit(k)
@@ -271,20 +282,23 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, er
 		}
 		units[i] = u
 	}
-	libs, fromCache, step, err := pl.candidateLibs(ctx, ks, units)
+	libs, fromCache, step, err := pl.candidateLibs(ctx, ks, units, budget)
 	if err != nil {
 		return nil, err
 	}
 	timeStart := time.Now()
 	defer func() { pl.log.Debug("autotune timing done", "took", time.Since(timeStart)) }()
-	recs := make([]tuneRecord, len(ks))
+	recs := make([]*tuneRecord, len(ks))
 	for i, k := range ks {
+		if libs[i] == nil {
+			continue // left out by the budget
+		}
 		lib, err := cc.OpenBytes(libs[i])
 		if err != nil && fromCache[i] {
 			// A verified entry that will not load (a changed system
 			// library, say) is rebuilt rather than failing the compile.
 			pl.warnOnce("tune-load", "cached autotune candidates did not load; rebuilding", "tier", subKernels, "kernel", k.desc, "err", err)
-			if err = pl.buildUnits(ctx, ks, units, libs, []int{i}, func() {}); err == nil {
+			if err = pl.buildUnits(ctx, ks, units, libs, []int{i}, -1, func() {}); err == nil {
 				lib, err = cc.OpenBytes(libs[i])
 			}
 		}
@@ -296,7 +310,7 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, er
 		if err != nil {
 			return nil, err
 		}
-		recs[i] = rec
+		recs[i] = &rec
 		step()
 	}
 	return recs, nil
@@ -308,8 +322,10 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, er
 // building at the same time is waited for rather than built twice; the
 // claims on the libraries built here are released once they are stored,
 // before any timing. step advances the "autotune" progress, which counts
-// the libraries built and then the kernels timed.
-func (pl *pipeline) candidateLibs(ctx context.Context, ks []*kernel, units []tuneUnit) (libs [][]byte, fromCache []bool, step func(), err error) {
+// the libraries built and then the kernels timed. Libraries are built in
+// the order of tuneOrder while the budget lasts (see buildQueue); a
+// library left out is nil, and its kernel is neither built nor timed.
+func (pl *pipeline) candidateLibs(ctx context.Context, ks []*kernel, units []tuneUnit, budget time.Duration) (libs [][]byte, fromCache []bool, step func(), err error) {
 	tier := pl.env.Tier(subKernels)
 	keys := make([]cache.Key, len(units))
 	for i, u := range units {
@@ -320,7 +336,7 @@ func (pl *pipeline) candidateLibs(ctx context.Context, ks []*kernel, units []tun
 	libs = make([][]byte, len(ks))
 	fromCache = make([]bool, len(ks))
 	var todo []int
-	for i := range ks {
+	for _, i := range tuneOrder(ks) {
 		if data, ok := found[i]; ok && len(data) > 0 {
 			libs[i], fromCache[i] = data, true
 			continue
@@ -334,56 +350,77 @@ func (pl *pipeline) candidateLibs(ctx context.Context, ks []*kernel, units []tun
 		pl.progress("autotune", done, total)
 	}
 	pl.progress("autotune", 0, total)
-	// Largest units first: with a few compilers in parallel, a big unit
-	// started last would leave the others idle.
-	sort.SliceStable(todo, func(a, b int) bool { return len(units[todo[a]].src.Code) > len(units[todo[b]].src.Code) })
+	if budget < 0 {
+		// No budget, so every unit is built: largest first, since with a
+		// few compilers in parallel a big unit started last would leave
+		// the others idle. With a budget the order is the benefit's.
+		sort.SliceStable(todo, func(a, b int) bool { return len(units[todo[a]].src.Code) > len(units[todo[b]].src.Code) })
+	}
 	buildStart := time.Now()
-	if err := pl.buildUnits(ctx, ks, units, libs, todo, step); err != nil {
+	if err := pl.buildUnits(ctx, ks, units, libs, todo, budget, step); err != nil {
 		return nil, nil, nil, err
 	}
-	pl.log.Debug("autotune candidates ready", "kernels", len(ks), "built", len(todo), "took", time.Since(buildStart))
+	built := 0
+	for _, i := range todo {
+		if libs[i] != nil {
+			built++
+		}
+	}
+	if built < len(todo) {
+		pl.log.Debug("autotune budget spent: kernels left untuned", "kernels", len(ks), "left", len(todo)-built, "budget", budget)
+		total = built + len(ks) - (len(todo) - built) // the rest will not be timed
+	}
+	pl.log.Debug("autotune candidates ready", "kernels", len(ks), "built", built, "took", time.Since(buildStart))
 	return libs, fromCache, step, nil
 }
 
-// buildUnits compiles the units listed in todo, up to jobs at once, and
-// stores each library in the kernel tier; step is called after each one.
-func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUnit, libs [][]byte, todo []int, step func()) error {
+// buildUnits compiles the units listed in todo, in that order, up to jobs
+// at once, and stores each library in the kernel tier; step is called
+// after each one. Once budget (if not negative) has passed since the
+// call, no unit is started (see buildQueue): those left have nil libs.
+func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUnit, libs [][]byte, todo []int, budget time.Duration, step func()) error {
 	if len(todo) == 0 {
 		return nil
 	}
 	tier := pl.env.Tier(subKernels)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sem := make(chan struct{}, pl.b.jobs())
-	errs := make([]error, len(todo))
+	start := time.Now()
+	q := &buildQueue{order: todo, budget: budget, elapsed: func() time.Duration { return time.Since(start) }}
+	var errMu sync.Mutex
+	var errs []error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for n, i := range todo {
+	for range min(pl.b.jobs(), len(todo)) {
 		wg.Add(1)
-		go func(n, i int) {
+		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				errs[n] = ctx.Err()
-				return
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				i, ok := q.take()
+				if !ok {
+					return
+				}
+				start := time.Now()
+				so, err := pl.cc.BuildShared(ctx, units[i].src)
+				if err != nil {
+					errMu.Lock()
+					errs = append(errs, fmt.Errorf("autotuning %s (candidates %s): %w", ks[i].desc, units[i].src.Name, err))
+					errMu.Unlock()
+					cancel() // one failure fails the compile; stop the rest
+					return
+				}
+				libs[i] = so
+				if err := tier.Put(ctx, units[i].key, so, time.Since(start)); err != nil {
+					pl.log.Debug("storing autotune candidates failed", "kernel", ks[i].desc, "err", err) // the cache logs it once
+				}
+				mu.Lock()
+				step()
+				mu.Unlock()
 			}
-			defer func() { <-sem }()
-			start := time.Now()
-			so, err := pl.cc.BuildShared(ctx, units[i].src)
-			if err != nil {
-				errs[n] = fmt.Errorf("autotuning %s (candidates %s): %w", ks[i].desc, units[i].src.Name, err)
-				cancel() // one failure fails the compile; stop the rest
-				return
-			}
-			libs[i] = so
-			if err := tier.Put(ctx, units[i].key, so, time.Since(start)); err != nil {
-				pl.log.Debug("storing autotune candidates failed", "kernel", ks[i].desc, "err", err) // the cache logs it once
-			}
-			mu.Lock()
-			step()
-			mu.Unlock()
-		}(n, i)
+		}()
 	}
 	wg.Wait()
 	// Report the failure that caused the others, not their cancellation.
@@ -392,7 +429,10 @@ func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUn
 			return err
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // timeCandidates runs every candidate of u once on the same random

@@ -28,6 +28,11 @@ type Backend struct {
 	// NoTune compiles every kernel in its default configuration, without
 	// timing candidates (it is part of the key: the code differs).
 	NoTune bool
+	// FullTune tunes every kernel worth tuning, without the per-compile
+	// budget (tunebudget.go) that otherwise leaves the least promising
+	// ones at their default (it is part of the key: the code differs).
+	// New sets it, or NoTune, from XLACACHE_CPU_TUNE.
+	FullTune bool
 	// Jobs is how many C compiler processes run at once.
 	Jobs int
 	// Progress, when non-nil, is told about autotuning and compilation
@@ -44,8 +49,11 @@ type Backend struct {
 	// compile; 0 means maxBatchKernels. Benchmarks set 1 to compare with
 	// a unit per kernel.
 	batchLimit int
+	// tuneFactor replaces tuneBudgetFactor when positive; tests set a
+	// tiny one to make the budget's choice certain.
+	tuneFactor float64
 
-	// threadsErr is a bad XLACACHE_CPU_THREADS seen by New, reported by
+	// threadsErr is a bad XLACACHE_CPU_THREADS or XLACACHE_CPU_TUNE seen by New, reported by
 	// every compile and load rather than silently replaced.
 	threadsErr error
 
@@ -56,7 +64,8 @@ type Backend struct {
 // New returns a cpu backend with default settings.
 func New() *Backend {
 	threads, err := config.CPUThreadsFromEnv(os.LookupEnv)
-	return &Backend{TuneBudget: 1500 * time.Millisecond, Jobs: 2, Threads: threads, threadsErr: err}
+	full, off, terr := parseTuneMode(os.LookupEnv)
+	return &Backend{TuneBudget: 1500 * time.Millisecond, Jobs: 2, Threads: threads, NoTune: off, FullTune: full, threadsErr: errors.Join(err, terr)}
 }
 
 // threads is the effective thread bound.
