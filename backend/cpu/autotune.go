@@ -100,10 +100,7 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 		for m, n := range miss {
 			todo[m] = kernels[tuned[n]]
 		}
-		budget, err := pl.tuneBudget(ctx, kernels)
-		if err != nil {
-			return nil, nil, err
-		}
+		budget := func() (time.Duration, error) { return pl.tuneBudget(ctx, kernels) }
 		recs, err := pl.tuneAll(ctx, todo, budget)
 		if err != nil {
 			return nil, nil, err
@@ -272,19 +269,30 @@ func (pl *pipeline) candidateUnit(k *kernel) (tuneUnit, error) {
 // library of its own (see candidateLibs); loading the libraries needs no
 // link step, so with the kernel tier warm this phase runs no compiler at
 // all. Candidates whose results disagree with the default are discarded;
-// the rest are timed (see pickConfig). budget bounds the candidate builds
+// the rest are timed (see pickConfig). budget, called only when some
+// candidate library is not in the kernel tier, bounds the candidate builds
 // (see buildQueue; negative: no bound); a kernel whose candidates it
 // leaves out gets a nil record.
-func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel, budget time.Duration) ([]*tuneRecord, error) {
+func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel, budget func() (time.Duration, error)) ([]*tuneRecord, error) {
 	units := make([]tuneUnit, len(ks))
+	limit := time.Duration(-1)
+	tier := pl.env.Tier(subKernels)
 	for i, k := range ks {
 		u, err := pl.candidateUnit(k)
 		if err != nil {
 			return nil, err
 		}
 		units[i] = u
+		// Has, not Get: it counts nothing, and the lookup that counts
+		// is candidateLibs'.
+		if limit < 0 && budget != nil && (tier == nil || !tier.Has(u.key)) {
+			if limit, err = budget(); err != nil {
+				return nil, err
+			}
+			budget = nil
+		}
 	}
-	libs, fromCache, step, err := pl.candidateLibs(ctx, ks, units, budget)
+	libs, fromCache, step, err := pl.candidateLibs(ctx, ks, units, limit)
 	if err != nil {
 		return nil, err
 	}

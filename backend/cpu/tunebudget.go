@@ -127,13 +127,12 @@ func (q *buildQueue) take() (int, bool) {
 }
 
 // tuneBudget builds the default object of every kernel (the untuned
-// build) and returns tuneBudgetFactor times the wall time it took: the
-// budget of the candidate builds (see buildQueue). It returns -1 (no
-// budget) without building anything under FullTune, and without a kernel
-// tier, where the objects built could not be found again by the final
-// build.
+// build, whose objects the final build takes from pl.held) and returns
+// tuneBudgetFactor times the wall time it took: the budget of the
+// candidate builds (see buildQueue). It returns -1 (no budget) without
+// building anything under FullTune.
 func (pl *pipeline) tuneBudget(ctx context.Context, kernels []*kernel) (time.Duration, error) {
-	if pl.b.FullTune || pl.env.Tier(subKernels) == nil {
+	if pl.b.FullTune {
 		return -1, nil
 	}
 	start := time.Now()
@@ -147,7 +146,10 @@ func (pl *pipeline) tuneBudget(ctx context.Context, kernels []*kernel) (time.Dur
 		srcs[i] = s
 	}
 	infos := make([]KernelInfo, len(kernels))
-	if _, err := pl.compileObjects(ctx, srcs, infos, nil); err != nil {
+	pl.quiet = true
+	_, err := pl.compileObjects(ctx, srcs, infos, nil)
+	pl.quiet = false
+	if err != nil {
 		return 0, fmt.Errorf("untuned build: %w", err)
 	}
 	factor := pl.b.tuneFactor
