@@ -298,6 +298,17 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel, budget func() (ti
 	}
 	timeStart := time.Now()
 	defer func() { pl.log.Debug("autotune timing done", "took", time.Since(timeStart)) }()
+	// Timing counts against the budget too: half of it, shared by the
+	// kernels to time, bounds each one's sampling (at least 3 rounds
+	// still run; see medians). The four-layer transformer spent twice as
+	// long timing its biggest kernels as building their candidates.
+	timing := pl.b.TuneBudget
+	if timing <= 0 {
+		timing = time.Second
+	}
+	if n := countLibs(libs); limit >= 0 && n > 0 {
+		timing = min(timing, limit/2/time.Duration(n))
+	}
 	recs := make([]*tuneRecord, len(ks))
 	for i, k := range ks {
 		if libs[i] == nil {
@@ -315,7 +326,7 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel, budget func() (ti
 		if err != nil {
 			return nil, fmt.Errorf("autotuning %s: %w", k.desc, err)
 		}
-		rec, err := pl.timeCandidates(ctx, lib, k, units[i])
+		rec, err := pl.timeCandidates(ctx, lib, k, units[i], timing)
 		lib.Close()
 		if err != nil {
 			return nil, err
@@ -324,6 +335,17 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel, budget func() (ti
 		step()
 	}
 	return recs, nil
+}
+
+// countLibs counts the non-nil libraries.
+func countLibs(libs [][]byte) int {
+	n := 0
+	for _, l := range libs {
+		if l != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // candidateLibs returns each unit's candidate library, taken from the
@@ -447,18 +469,14 @@ func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUn
 
 // timeCandidates runs every candidate of u once on the same random
 // inputs, discards those that disagree with the default (k.cands[0]),
-// times the rest interleaved (see harness.medians) and picks one with
-// pickConfig.
-func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kernel, u tuneUnit) (tuneRecord, error) {
+// times the rest interleaved within budget (see harness.medians) and
+// picks one with pickConfig.
+func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kernel, u tuneUnit, budget time.Duration) (tuneRecord, error) {
 	h, err := newHarness(k)
 	if err != nil {
 		return tuneRecord{}, err
 	}
 	defer h.free()
-	budget := pl.b.TuneBudget
-	if budget <= 0 {
-		budget = time.Second
-	}
 	rec := tuneRecord{Timings: map[string]int64{}}
 	var ref [][]byte
 	fns := make([]*kernelFn, len(u.syms))
@@ -501,6 +519,8 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 }
 
 const (
+	// slowFactor: see medians.
+	slowFactor = 2.5
 	// stableBand: the first candidate (in candidate order) within this
 	// fraction of the fastest wins, so timing noise rarely flips the choice
 	// between runs.
@@ -623,6 +643,7 @@ func (h *harness) outputs() [][]byte {
 // Parallel candidates run on threads threads.
 func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Duration, threads int) ([]time.Duration, error) {
 	inner := make([]int, len(fns))
+	first := make([]time.Duration, len(fns))
 	for c, fn := range fns {
 		if fn == nil {
 			continue
@@ -630,6 +651,7 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 		start := time.Now()
 		fn.run(h.ptrs, threads)
 		one := time.Since(start)
+		first[c] = one
 		inner[c] = 1
 		if one < time.Millisecond && one > 0 {
 			inner[c] = int(time.Millisecond / one)
@@ -639,13 +661,31 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 		}
 	}
 	samples := make([][]time.Duration, len(fns))
+	// A candidate whose first run took more than slowFactor times the
+	// fastest first run cannot win: it is not sampled again, and its
+	// first run stands as its time. Products' defaults (the ikj loop) run
+	// 2-10x slower than the register-blocked candidates, and on big
+	// kernels timing them took most of the tuning time.
+	var best time.Duration
+	for c, o := range first {
+		if fns[c] != nil && (best == 0 || o < best) {
+			best = o
+		}
+	}
+	slow := make([]bool, len(fns))
+	for c, o := range first {
+		if fns[c] != nil && best > 0 && float64(o) > slowFactor*float64(best) {
+			slow[c] = true
+			samples[c] = []time.Duration{o}
+		}
+	}
 	begin := time.Now()
 	for round := 0; round < 7 && (round < 3 || time.Since(begin) < budget && !clearWinner(samples)); round++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		for c, fn := range fns {
-			if fn == nil {
+			if fn == nil || slow[c] {
 				continue
 			}
 			s := time.Now()
