@@ -651,7 +651,7 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 		start := time.Now()
 		fn.run(h.ptrs, threads)
 		one := time.Since(start)
-		first[c] = one
+		first[c] = max(one, 1) // 0 means skipped
 		inner[c] = 1
 		if one < time.Millisecond && one > 0 {
 			inner[c] = int(time.Millisecond / one)
@@ -666,16 +666,9 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 	// first run stands as its time. Products' defaults (the ikj loop) run
 	// 2-10x slower than the register-blocked candidates, and on big
 	// kernels timing them took most of the tuning time.
-	var best time.Duration
+	slow := slowCandidates(first)
 	for c, o := range first {
-		if fns[c] != nil && (best == 0 || o < best) {
-			best = o
-		}
-	}
-	slow := make([]bool, len(fns))
-	for c, o := range first {
-		if fns[c] != nil && best > 0 && float64(o) > slowFactor*float64(best) {
-			slow[c] = true
+		if slow[c] {
 			samples[c] = []time.Duration{o}
 		}
 	}
@@ -705,6 +698,22 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 		out[c] = ss[len(ss)/2]
 	}
 	return out, nil
+}
+
+// slowCandidates reports which candidates' first runs (first; 0 for a
+// skipped candidate) took more than slowFactor times the fastest.
+func slowCandidates(first []time.Duration) []bool {
+	var best time.Duration
+	for _, o := range first {
+		if o > 0 && (best == 0 || o < best) {
+			best = o
+		}
+	}
+	slow := make([]bool, len(first))
+	for c, o := range first {
+		slow[c] = o > 0 && float64(o) > slowFactor*float64(best)
+	}
+	return slow
 }
 
 // clearWinner reports whether samples (per candidate; nil for a skipped

@@ -61,6 +61,28 @@ func TestBuildQueue(t *testing.T) {
 	}
 }
 
+func TestSlowCandidates(t *testing.T) {
+	tests := []struct {
+		name  string
+		first []time.Duration
+		want  []bool
+	}{
+		{"default far slower", []time.Duration{300, 60, 70, 100}, []bool{true, false, false, false}},
+		{"within the factor", []time.Duration{140, 60, 149}, []bool{false, false, false}},
+		{"just beyond", []time.Duration{151, 60}, []bool{true, false}},
+		{"skipped ones are never slow", []time.Duration{0, 500, 100}, []bool{false, true, false}},
+		{"the fastest never is", []time.Duration{10}, []bool{false}},
+		{"none run", []time.Duration{0, 0}, []bool{false, false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := slowCandidates(tc.first); !slices.Equal(got, tc.want) {
+				t.Errorf("slowCandidates(%v) = %v, want %v", tc.first, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestTuneOrder(t *testing.T) {
 	k := func(kind string, work int64) *kernel { return &kernel{kind: kind, work: work} }
 	tests := []struct {
