@@ -33,10 +33,12 @@ import (
 // mostly unused inline functions).
 
 // tuneBudgetFactor bounds the candidate builds of a compile to this many
-// times its untuned build's wall time, so that a tuned cold compile
-// (the untuned build, the candidates, their timing and the winners)
-// stays near 3x the untuned one.
-const tuneBudgetFactor = 2
+// times its untuned build's wall time. 2 (a tuned compile near 3x the
+// untuned one) left most of the four-layer transformer's products
+// untuned: its run took 2.05/2.10 s at 1/2 threads against 0.73/0.95 s
+// fully tuned, for 8.1/12.5 s of compile against 10.7/17.3 s (issue 23,
+// compilerbench, load average 3-5); 4 ran it in 0.92 s at 1 thread.
+const tuneBudgetFactor = 4
 
 // Tuning modes, the values of XLACACHE_CPU_TUNE.
 const (
