@@ -41,7 +41,9 @@ type tuneRecord struct {
 // once, and so are kernels that another process is tuning at the same
 // time: the tier's claims make this process wait for that process's record
 // instead (see cache.Tier.GetOrClaim). The claims on the kernels this
-// process tunes are held until their records are stored.
+// process tunes are held until their records are stored. Unless
+// FullTune, a budget (tunebudget.go) may leave kernels at their default,
+// without a record.
 func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, []KernelInfo, error) {
 	configs := make([]Config, len(kernels))
 	infos := make([]KernelInfo, len(kernels))
@@ -98,13 +100,19 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 		for m, n := range miss {
 			todo[m] = kernels[tuned[n]]
 		}
-		recs, err := pl.tuneAll(ctx, todo)
+		budget := func() (time.Duration, error) { return pl.tuneBudget(ctx, kernels) }
+		recs, err := pl.tuneAll(ctx, todo, budget)
 		if err != nil {
 			return nil, nil, err
 		}
 		per := time.Since(start) / time.Duration(len(miss))
 		for m, n := range miss {
 			i := tuned[n]
+			if recs[m] == nil {
+				// Left out by the budget: the default, and no record,
+				// so that a later compile can still tune it.
+				continue
+			}
 			configs[i] = recs[m].Config
 			infos[i].Config, infos[i].Tuned = recs[m].Config.String(), true
 			payload, _ := json.Marshal(recs[m])
@@ -267,45 +275,83 @@ func (pl *pipeline) candidateUnitOf(k *kernel, set []int) (tuneUnit, error) {
 // library of its own (see candidateLibs); loading the libraries needs no
 // link step, so with the kernel tier warm this phase runs no compiler at
 // all. Candidates whose results disagree with the default are discarded;
-// the rest are timed (see pickConfig).
-func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, error) {
+// the rest are timed (see pickConfig). budget, called only when some
+// candidate library is not in the kernel tier, bounds the candidate builds
+// (see buildQueue; negative: no bound); a kernel whose candidates it
+// leaves out gets a nil record.
+func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel, budget func() (time.Duration, error)) ([]*tuneRecord, error) {
 	units := make([]tuneUnit, len(ks))
+	limit := time.Duration(-1)
+	tier := pl.env.Tier(subKernels)
 	for i, k := range ks {
 		u, err := pl.candidateUnit(k)
 		if err != nil {
 			return nil, err
 		}
 		units[i] = u
+		// Has, not Get: it counts nothing, and the lookup that counts
+		// is candidateLibs'.
+		if limit < 0 && budget != nil && (tier == nil || !tier.Has(u.key)) {
+			if limit, err = budget(); err != nil {
+				return nil, err
+			}
+			budget = nil
+		}
 	}
-	libs, fromCache, step, err := pl.candidateLibs(ctx, ks, units)
+	libs, fromCache, step, err := pl.candidateLibs(ctx, ks, units, limit)
 	if err != nil {
 		return nil, err
 	}
 	timeStart := time.Now()
 	defer func() { pl.log.Debug("autotune timing done", "took", time.Since(timeStart)) }()
-	recs := make([]tuneRecord, len(ks))
+	// Timing counts against the budget too: half of it, shared by the
+	// kernels to time, bounds each one's sampling (at least 3 rounds
+	// still run; see medians). The four-layer transformer spent twice as
+	// long timing its biggest kernels as building their candidates.
+	timing := pl.b.TuneBudget
+	if timing <= 0 {
+		timing = time.Second
+	}
+	if n := countLibs(libs); limit >= 0 && n > 0 {
+		timing = min(timing, limit/2/time.Duration(n))
+	}
+	recs := make([]*tuneRecord, len(ks))
 	for i, k := range ks {
+		if libs[i] == nil {
+			continue // left out by the budget
+		}
 		lib, err := cc.OpenBytes(libs[i])
 		if err != nil && fromCache[i] {
 			// A verified entry that will not load (a changed system
 			// library, say) is rebuilt rather than failing the compile.
 			pl.warnOnce("tune-load", "cached autotune candidates did not load; rebuilding", "tier", subKernels, "kernel", k.desc, "err", err)
-			if err = pl.buildUnits(ctx, ks, units, libs, []int{i}, func() {}); err == nil {
+			if err = pl.buildUnits(ctx, ks, units, libs, []int{i}, -1, func() {}); err == nil {
 				lib, err = cc.OpenBytes(libs[i])
 			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("autotuning %s: %w", k.desc, err)
 		}
-		rec, err := pl.timeCandidates(ctx, lib, k, units[i])
+		rec, err := pl.timeCandidates(ctx, lib, k, units[i], timing)
 		lib.Close()
 		if err != nil {
 			return nil, err
 		}
-		recs[i] = rec
+		recs[i] = &rec
 		step()
 	}
 	return recs, nil
+}
+
+// countLibs counts the non-nil libraries.
+func countLibs(libs [][]byte) int {
+	n := 0
+	for _, l := range libs {
+		if l != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // candidateLibs returns each unit's candidate library, taken from the
@@ -314,8 +360,10 @@ func (pl *pipeline) tuneAll(ctx context.Context, ks []*kernel) ([]tuneRecord, er
 // building at the same time is waited for rather than built twice; the
 // claims on the libraries built here are released once they are stored,
 // before any timing. step advances the "autotune" progress, which counts
-// the libraries built and then the kernels timed.
-func (pl *pipeline) candidateLibs(ctx context.Context, ks []*kernel, units []tuneUnit) (libs [][]byte, fromCache []bool, step func(), err error) {
+// the libraries built and then the kernels timed. Libraries are built in
+// the order of tuneOrder while the budget lasts (see buildQueue); a
+// library left out is nil, and its kernel is neither built nor timed.
+func (pl *pipeline) candidateLibs(ctx context.Context, ks []*kernel, units []tuneUnit, budget time.Duration) (libs [][]byte, fromCache []bool, step func(), err error) {
 	tier := pl.env.Tier(subKernels)
 	keys := make([]cache.Key, len(units))
 	for i, u := range units {
@@ -326,7 +374,7 @@ func (pl *pipeline) candidateLibs(ctx context.Context, ks []*kernel, units []tun
 	libs = make([][]byte, len(ks))
 	fromCache = make([]bool, len(ks))
 	var todo []int
-	for i := range ks {
+	for _, i := range tuneOrder(ks) {
 		if data, ok := found[i]; ok && len(data) > 0 {
 			libs[i], fromCache[i] = data, true
 			continue
@@ -340,56 +388,77 @@ func (pl *pipeline) candidateLibs(ctx context.Context, ks []*kernel, units []tun
 		pl.progress("autotune", done, total)
 	}
 	pl.progress("autotune", 0, total)
-	// Largest units first: with a few compilers in parallel, a big unit
-	// started last would leave the others idle.
-	sort.SliceStable(todo, func(a, b int) bool { return len(units[todo[a]].src.Code) > len(units[todo[b]].src.Code) })
+	if budget < 0 {
+		// No budget, so every unit is built: largest first, since with a
+		// few compilers in parallel a big unit started last would leave
+		// the others idle. With a budget the order is the benefit's.
+		sort.SliceStable(todo, func(a, b int) bool { return len(units[todo[a]].src.Code) > len(units[todo[b]].src.Code) })
+	}
 	buildStart := time.Now()
-	if err := pl.buildUnits(ctx, ks, units, libs, todo, step); err != nil {
+	if err := pl.buildUnits(ctx, ks, units, libs, todo, budget, step); err != nil {
 		return nil, nil, nil, err
 	}
-	pl.log.Debug("autotune candidates ready", "kernels", len(ks), "built", len(todo), "took", time.Since(buildStart))
+	built := 0
+	for _, i := range todo {
+		if libs[i] != nil {
+			built++
+		}
+	}
+	if built < len(todo) {
+		pl.log.Debug("autotune budget spent: kernels left untuned", "kernels", len(ks), "left", len(todo)-built, "budget", budget)
+		total = built + len(ks) - (len(todo) - built) // the rest will not be timed
+	}
+	pl.log.Debug("autotune candidates ready", "kernels", len(ks), "built", built, "took", time.Since(buildStart))
 	return libs, fromCache, step, nil
 }
 
-// buildUnits compiles the units listed in todo, up to jobs at once, and
-// stores each library in the kernel tier; step is called after each one.
-func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUnit, libs [][]byte, todo []int, step func()) error {
+// buildUnits compiles the units listed in todo, in that order, up to jobs
+// at once, and stores each library in the kernel tier; step is called
+// after each one. Once budget (if not negative) has passed since the
+// call, no unit is started (see buildQueue): those left have nil libs.
+func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUnit, libs [][]byte, todo []int, budget time.Duration, step func()) error {
 	if len(todo) == 0 {
 		return nil
 	}
 	tier := pl.env.Tier(subKernels)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sem := make(chan struct{}, pl.b.jobs())
-	errs := make([]error, len(todo))
+	start := time.Now()
+	q := &buildQueue{order: todo, budget: budget, elapsed: func() time.Duration { return time.Since(start) }}
+	var errMu sync.Mutex
+	var errs []error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for n, i := range todo {
+	for range min(pl.b.jobs(), len(todo)) {
 		wg.Add(1)
-		go func(n, i int) {
+		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				errs[n] = ctx.Err()
-				return
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				i, ok := q.take()
+				if !ok {
+					return
+				}
+				start := time.Now()
+				so, err := pl.cc.BuildShared(ctx, units[i].src)
+				if err != nil {
+					errMu.Lock()
+					errs = append(errs, fmt.Errorf("autotuning %s (candidates %s): %w", ks[i].desc, units[i].src.Name, err))
+					errMu.Unlock()
+					cancel() // one failure fails the compile; stop the rest
+					return
+				}
+				libs[i] = so
+				if err := tier.Put(ctx, units[i].key, so, time.Since(start)); err != nil {
+					pl.log.Debug("storing autotune candidates failed", "kernel", ks[i].desc, "err", err) // the cache logs it once
+				}
+				mu.Lock()
+				step()
+				mu.Unlock()
 			}
-			defer func() { <-sem }()
-			start := time.Now()
-			so, err := pl.cc.BuildShared(ctx, units[i].src)
-			if err != nil {
-				errs[n] = fmt.Errorf("autotuning %s (candidates %s): %w", ks[i].desc, units[i].src.Name, err)
-				cancel() // one failure fails the compile; stop the rest
-				return
-			}
-			libs[i] = so
-			if err := tier.Put(ctx, units[i].key, so, time.Since(start)); err != nil {
-				pl.log.Debug("storing autotune candidates failed", "kernel", ks[i].desc, "err", err) // the cache logs it once
-			}
-			mu.Lock()
-			step()
-			mu.Unlock()
-		}(n, i)
+		}()
 	}
 	wg.Wait()
 	// Report the failure that caused the others, not their cancellation.
@@ -398,23 +467,22 @@ func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUn
 			return err
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // timeCandidates runs every candidate of u once on the same random
 // inputs, discards those that disagree with the default (k.cands[0]),
-// times the rest interleaved (see harness.medians) and picks one with
-// pickConfig.
-func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kernel, u tuneUnit) (tuneRecord, error) {
+// times the rest interleaved within budget (see harness.medians) and
+// picks one with pickConfig.
+func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kernel, u tuneUnit, budget time.Duration) (tuneRecord, error) {
 	h, err := newHarness(k)
 	if err != nil {
 		return tuneRecord{}, err
 	}
 	defer h.free()
-	budget := pl.b.TuneBudget
-	if budget <= 0 {
-		budget = time.Second
-	}
 	rec := tuneRecord{Timings: map[string]int64{}}
 	var ref [][]byte
 	fns := make([]*kernelFn, len(u.syms))
@@ -457,6 +525,8 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 }
 
 const (
+	// slowFactor: see medians.
+	slowFactor = 2.5
 	// stableBand: the first candidate (in candidate order) within this
 	// fraction of the fastest wins, so timing noise rarely flips the choice
 	// between runs.
@@ -579,6 +649,7 @@ func (h *harness) outputs() [][]byte {
 // Parallel candidates run on threads threads.
 func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Duration, threads int) ([]time.Duration, error) {
 	inner := make([]int, len(fns))
+	first := make([]time.Duration, len(fns))
 	for c, fn := range fns {
 		if fn == nil {
 			continue
@@ -586,6 +657,7 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 		start := time.Now()
 		fn.run(h.ptrs, threads)
 		one := time.Since(start)
+		first[c] = max(one, 1) // 0 means skipped
 		inner[c] = 1
 		if one < time.Millisecond && one > 0 {
 			inner[c] = int(time.Millisecond / one)
@@ -595,13 +667,24 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 		}
 	}
 	samples := make([][]time.Duration, len(fns))
+	// A candidate whose first run took more than slowFactor times the
+	// fastest first run cannot win: it is not sampled again, and its
+	// first run stands as its time. Products' defaults (the ikj loop) run
+	// 2-10x slower than the register-blocked candidates, and on big
+	// kernels timing them took most of the tuning time.
+	slow := slowCandidates(first)
+	for c, o := range first {
+		if slow[c] {
+			samples[c] = []time.Duration{o}
+		}
+	}
 	begin := time.Now()
 	for round := 0; round < 7 && (round < 3 || time.Since(begin) < budget && !clearWinner(samples)); round++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		for c, fn := range fns {
-			if fn == nil {
+			if fn == nil || slow[c] {
 				continue
 			}
 			s := time.Now()
@@ -621,6 +704,22 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, budget time.Dura
 		out[c] = ss[len(ss)/2]
 	}
 	return out, nil
+}
+
+// slowCandidates reports which candidates' first runs (first; 0 for a
+// skipped candidate) took more than slowFactor times the fastest.
+func slowCandidates(first []time.Duration) []bool {
+	var best time.Duration
+	for _, o := range first {
+		if o > 0 && (best == 0 || o < best) {
+			best = o
+		}
+	}
+	slow := make([]bool, len(first))
+	for c, o := range first {
+		slow[c] = o > 0 && float64(o) > slowFactor*float64(best)
+	}
+	return slow
 }
 
 // clearWinner reports whether samples (per candidate; nil for a skipped

@@ -28,6 +28,11 @@ type Backend struct {
 	// NoTune compiles every kernel in its default configuration, without
 	// timing candidates (it is part of the key: the code differs).
 	NoTune bool
+	// FullTune tunes every kernel worth tuning, without the per-compile
+	// budget (tunebudget.go) that otherwise leaves the least promising
+	// ones at their default (it is part of the key: the code differs).
+	// New sets it, or NoTune, from XLACACHE_CPU_TUNE.
+	FullTune bool
 	// Jobs is how many C compiler processes run at once.
 	Jobs int
 	// Progress, when non-nil, is told about autotuning and compilation
@@ -44,8 +49,11 @@ type Backend struct {
 	// compile; 0 means maxBatchKernels. Benchmarks set 1 to compare with
 	// a unit per kernel.
 	batchLimit int
+	// tuneFactor replaces tuneBudgetFactor when positive; tests set a
+	// tiny one to make the budget's choice certain.
+	tuneFactor float64
 
-	// threadsErr is a bad XLACACHE_CPU_THREADS seen by New, reported by
+	// threadsErr is a bad XLACACHE_CPU_THREADS or XLACACHE_CPU_TUNE seen by New, reported by
 	// every compile and load rather than silently replaced.
 	threadsErr error
 
@@ -56,7 +64,8 @@ type Backend struct {
 // New returns a cpu backend with default settings.
 func New() *Backend {
 	threads, err := config.CPUThreadsFromEnv(os.LookupEnv)
-	return &Backend{TuneBudget: 1500 * time.Millisecond, Jobs: 2, Threads: threads, threadsErr: err}
+	full, off, terr := parseTuneMode(os.LookupEnv)
+	return &Backend{TuneBudget: 1500 * time.Millisecond, Jobs: 2, Threads: threads, NoTune: off, FullTune: full, threadsErr: errors.Join(err, terr)}
 }
 
 // threads is the effective thread bound.
@@ -161,6 +170,14 @@ type pipeline struct {
 	log *slog.Logger
 
 	progressMu sync.Mutex
+	// quiet silences progress while the autotuner's untuned build runs
+	// (tunebudget.go): it is part of the "autotune" stage.
+	quiet bool
+	// held is every kernel object this compile has compiled or taken from
+	// the kernel tier, by kernel name (see compileObjects): the final
+	// build takes the untuned build's objects from it, without a second
+	// lookup or compile.
+	held map[string]heldObject
 
 	warnMu sync.Mutex
 	warned map[string]bool // warnOnce kinds already logged at Warn
@@ -192,7 +209,7 @@ func (pl *pipeline) phase(name string, start time.Time) {
 }
 
 func (pl *pipeline) progress(stage string, done, total int) {
-	if pl.b.Progress != nil {
+	if pl.b.Progress != nil && !pl.quiet {
 		// Compiles report from several goroutines; callbacks such as a
 		// terminal progress bar expect one call at a time.
 		pl.progressMu.Lock()
@@ -335,23 +352,38 @@ func (pl *pipeline) objectCached(k *kernel, cfg Config) bool {
 // (cache.Tier.Reject) and every kernel compiled afresh.
 func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos []KernelInfo, reject error) ([]cc.Object, error) {
 	tier := pl.env.Tier(subKernels)
-	var distinct []cc.Source
-	var keys []cache.Key
-	seen := map[string]bool{}
-	for _, s := range srcs {
-		if !seen[s.Name] {
-			seen[s.Name] = true
-			distinct = append(distinct, s)
-			keys = append(keys, pl.objectKey(s))
-		}
-	}
-	found, release := tier.GetOrClaim(ctx, keys)
-	defer release()
 	// defined holds every kernel symbol of the objects chosen so far: an
 	// entry whose batch would define one again is not used (the linker
 	// would reject the duplicate), and its kernel is compiled instead.
 	defined := map[string]bool{}
+	hit := map[string]bool{} // kernels whose object came from the tier
 	var out []cc.Object
+	var distinct []cc.Source
+	var keys []cache.Key
+	seen := map[string]bool{}
+	for _, s := range srcs {
+		if seen[s.Name] {
+			continue
+		}
+		seen[s.Name] = true
+		if h, ok := pl.held[s.Name]; ok && reject == nil {
+			// This compile has the object already (the autotuner's
+			// untuned build): use it without counting a second lookup.
+			if !defined[s.Name] && !slices.ContainsFunc(h.members, func(m string) bool { return defined[m] }) {
+				for _, m := range h.members {
+					defined[m], hit[m] = true, h.hit
+				}
+				out = append(out, h.obj)
+			}
+			if defined[s.Name] {
+				continue
+			}
+		}
+		distinct = append(distinct, s)
+		keys = append(keys, pl.objectKey(s))
+	}
+	found, release := tier.GetOrClaim(ctx, keys)
+	defer release()
 	for n, s := range distinct {
 		data, ok := found[n]
 		if ok && reject != nil {
@@ -374,9 +406,11 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 			continue
 		}
 		for _, m := range members {
-			defined[m] = true
+			defined[m], hit[m] = true, true
 		}
-		out = append(out, cc.Object{Name: s.Name, Data: obj})
+		o := cc.Object{Name: s.Name, Data: obj}
+		out = append(out, o)
+		pl.hold(s.Name, heldObject{obj: o, members: members, hit: true})
 	}
 	var missing []cc.Source
 	for _, s := range distinct {
@@ -385,7 +419,7 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 		}
 	}
 	for i, s := range srcs {
-		infos[i].ObjectHit = defined[s.Name]
+		infos[i].ObjectHit = hit[s.Name]
 	}
 	if len(missing) == 0 {
 		return out, nil
@@ -414,10 +448,31 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 				pl.log.Debug("storing a compiled kernel failed", "kernel", m, "err", err) // the cache logs it once
 			}
 		}
-		out = append(out, cc.Object{Name: b.src.Name, Data: objs[i].Data})
+		o := cc.Object{Name: b.src.Name, Data: objs[i].Data}
+		out = append(out, o)
+		for _, m := range b.members {
+			pl.hold(m, heldObject{obj: o, members: b.members})
+		}
 	}
 	pl.progress("compile", len(missing), len(missing))
 	return out, nil
+}
+
+// heldObject is a kernel's object as compileObjects obtained it: the
+// object of its batch, the batch's members, and whether it came from the
+// kernel tier.
+type heldObject struct {
+	obj     cc.Object
+	members []string
+	hit     bool
+}
+
+// hold remembers the object of kernel name for the rest of this compile.
+func (pl *pipeline) hold(name string, h heldObject) {
+	if pl.held == nil {
+		pl.held = map[string]heldObject{}
+	}
+	pl.held[name] = h
 }
 
 // batchError names the kernels of the batches a compile error names, so

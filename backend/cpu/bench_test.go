@@ -199,7 +199,7 @@ func BenchmarkDot512(b *testing.B) {
 	flops := 2.0 * 512 * 512 * 512
 	gf := func(d time.Duration) float64 { return flops / d.Seconds() / 1e9 }
 	for i := 0; i < b.N; i++ {
-		recs, err := pl.tuneAll(context.Background(), []*kernel{k})
+		recs, err := pl.tuneAll(context.Background(), []*kernel{k}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -97,10 +97,15 @@ func (b *Backend) KeyParts(ctx context.Context, p cache.Program) ([]cache.KeyPar
 }
 
 // optionsKey is the "options" key component: the backend settings that
-// change the code (NoTune, the thread bound the autotuner times on) and
+// change the code (NoTune, FullTune, the thread bound the autotuner times on) and
 // the program's own options.
 func (b *Backend) optionsKey(p cache.Program) string {
-	return fmt.Sprintf("notune=%v\nthreads=%d\noptions=%s", b.NoTune, b.threads(), p.Options)
+	full := ""
+	if b.FullTune && !b.NoTune {
+		// Only when set, so that the default's keys stay as they were.
+		full = "\ntune=full"
+	}
+	return fmt.Sprintf("notune=%v%s\nthreads=%d\noptions=%s", b.NoTune, full, b.threads(), p.Options)
 }
 
 // objectKey is the kernel-tier key of a final kernel: its source, the
