@@ -13,7 +13,7 @@ import (
 // them; its constants of the same names are these).
 const (
 	EnvCC = "XLACACHE_CC"
-	// EnvCPUTune is how much the cpu backend autotunes: budget, full or off.
+	// EnvCPUTune is how much the cpu backend autotunes: full, budget or off.
 	EnvCPUTune    = "XLACACHE_CPU_TUNE"
 	EnvXLAVersion = "XLACACHE_XLA_VERSION"
 	EnvXLAPlugin  = "XLACACHE_XLA_PLUGIN"
@@ -65,7 +65,7 @@ var Docs = []Doc{
 	{Names: []string{"XLACACHE_METRICS_FILE"}, Default: `unset`, Meaning: "This process's counters in the Prometheus text format (hits, misses, bytes, compile time spent and saved per tier, backend and role; errors by kind), written atomically every minute and when the cache closes, by readers too. Must be outside the cache directory (a path inside it, also through `..` or a symbolic link, is an error); its directory must exist. Made for the node exporter's textfile collector (`*.prom`). See [docs/metrics.md](docs/metrics.md).", Summary: "Prometheus text file for this process's counters (outside the cache directory)"},
 	{Names: []string{"XLACACHE_REQUIRE_HIT"}, Default: "`off`", Meaning: "For golden caches that CI fills and other jobs only read. `warn`: every compile the cache could not serve logs one line naming the program and why it missed. `fail`: such a compile is an error naming the program, and the process fails (`run`, `warm`, the GoMLX backend, the PJRT wrapper; under `exec`, JAX and XLA compilations it observes fail the job's report and exit status).", Summary: "off, warn or fail: a compile the cache could not serve is logged or fails"},
 	{Names: []string{"XLACACHE_CC"}, Default: "`cc`", Meaning: `The C compiler the cpu backend uses.`, Summary: "the C compiler of the cpu backend"},
-	{Names: []string{"XLACACHE_CPU_TUNE"}, Default: "`budget`", Meaning: "How much the cpu backend autotunes a cold compile. `budget`: the untuned build first, then candidates for kernels in order of estimated benefit until their builds have taken four times as long as it (their timing is bounded by it too); kernels left out keep their default and get no autotune record, so a later compile can tune them. `full`: every kernel worth tuning (a key of its own: it is other code). `off`: none, every kernel in its default configuration. Anything else is an error naming the variable. See [docs/cpu.md](docs/cpu.md).", Summary: "budget, full or off: how much the cpu backend autotunes a cold compile"},
+	{Names: []string{"XLACACHE_CPU_TUNE"}, Default: "`full`", Meaning: "How much the cpu backend autotunes a cold compile. `full`: every kernel worth tuning (the cache pays for tuning once, on one process of one host). `budget`: the untuned build first, then candidates for kernels in order of estimated benefit until their builds have taken four times as long as it (their timing is bounded by it too); kernels left out keep their default and get no autotune record, so a later `full` compile reuses the records and tunes the rest (a key of its own: it is other code). `off`: none, every kernel in its default configuration. Anything else is an error naming the variable. See [docs/cpu.md](docs/cpu.md).", Summary: "full, budget or off: how much the cpu backend autotunes a cold compile"},
 	{Names: []string{"XLACACHE_CPU_THREADS"}, Default: "the CPUs in the process's affinity mask (`sched_getaffinity`: `taskset`, cgroup cpusets and Slurm bindings count)", Meaning: "How many threads the cpu backend's kernels run on, 1 to 1024. Big `dot_general`, convolution, elementwise and reduce kernels split their work over this many threads; small ones run on the calling thread. It is part of the autotune and executable keys (the autotuner times the parallel candidates on this many threads). Anything but a whole number from 1 to 1024 is an error naming the variable.", Summary: "threads the cpu backend's kernels run on; default: the CPUs this process may use"},
 	{Names: []string{"XLACACHE_XLA_VERSION"}, Default: `unset: jaxlib 0.4.36 assumed`, Meaning: "The jaxlib / PJRT-plugin release of the XLA a Go program loads, such as `0.5.1`. xlacache uses it to decide which XLA flags it may set when it has no plugin file to read.", Summary: "jaxlib / PJRT plugin release of the XLA a Go program loads"},
 	{Names: []string{"XLACACHE_XLA_PLUGIN"}, Default: `unset`, Meaning: "A PJRT plugin file to read (not load) to learn which XLA flags it knows. The only way xlacache sets `xla_gpu_experimental_autotuner_cache_dir` (Go programs).", Summary: "PJRT plugin file read to learn which XLA flags it knows"},
@@ -110,7 +110,7 @@ func EnvSettings(o Options, lookup func(string) (string, bool)) []Setting {
 	for _, s := range o.Settings() {
 		byName[s.Name] = s
 	}
-	defaults := map[string]string{EnvCC: defaultCC, EnvCPUTune: "budget", EnvXLAVersion: "", EnvXLAPlugin: "", EnvRuntimeTag: ""}
+	defaults := map[string]string{EnvCC: defaultCC, EnvCPUTune: "full", EnvXLAVersion: "", EnvXLAPlugin: "", EnvRuntimeTag: ""}
 	var out []Setting
 	for _, d := range Docs {
 		if d.Summary == "" {

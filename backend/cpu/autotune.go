@@ -41,8 +41,8 @@ type tuneRecord struct {
 // once, and so are kernels that another process is tuning at the same
 // time: the tier's claims make this process wait for that process's record
 // instead (see cache.Tier.GetOrClaim). The claims on the kernels this
-// process tunes are held until their records are stored. Unless
-// FullTune, a budget (tunebudget.go) may leave kernels at their default,
+// process tunes are held until their records are stored. With
+// BudgetTune, a budget (tunebudget.go) may leave kernels at their default,
 // without a record.
 func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, []KernelInfo, error) {
 	configs := make([]Config, len(kernels))

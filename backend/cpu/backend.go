@@ -28,11 +28,12 @@ type Backend struct {
 	// NoTune compiles every kernel in its default configuration, without
 	// timing candidates (it is part of the key: the code differs).
 	NoTune bool
-	// FullTune tunes every kernel worth tuning, without the per-compile
-	// budget (tunebudget.go) that otherwise leaves the least promising
-	// ones at their default (it is part of the key: the code differs).
-	// New sets it, or NoTune, from XLACACHE_CPU_TUNE.
-	FullTune bool
+	// BudgetTune bounds a cold compile's autotuning by a per-compile
+	// budget (tunebudget.go) that leaves the least promising kernels at
+	// their default; unset, every kernel worth tuning is tuned (the
+	// default: the cache pays for tuning once). It is part of the key: the
+	// code differs. New sets it, or NoTune, from XLACACHE_CPU_TUNE.
+	BudgetTune bool
 	// Jobs is how many C compiler processes run at once.
 	Jobs int
 	// Progress, when non-nil, is told about autotuning and compilation
@@ -64,8 +65,8 @@ type Backend struct {
 // New returns a cpu backend with default settings.
 func New() *Backend {
 	threads, err := config.CPUThreadsFromEnv(os.LookupEnv)
-	full, off, terr := parseTuneMode(os.LookupEnv)
-	return &Backend{TuneBudget: 1500 * time.Millisecond, Jobs: 2, Threads: threads, NoTune: off, FullTune: full, threadsErr: errors.Join(err, terr)}
+	budget, off, terr := parseTuneMode(os.LookupEnv)
+	return &Backend{TuneBudget: 1500 * time.Millisecond, Jobs: 2, Threads: threads, NoTune: off, BudgetTune: budget, threadsErr: errors.Join(err, terr)}
 }
 
 // threads is the effective thread bound.

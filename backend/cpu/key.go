@@ -97,15 +97,15 @@ func (b *Backend) KeyParts(ctx context.Context, p cache.Program) ([]cache.KeyPar
 }
 
 // optionsKey is the "options" key component: the backend settings that
-// change the code (NoTune, FullTune, the thread bound the autotuner times on) and
+// change the code (NoTune, BudgetTune, the thread bound the autotuner times on) and
 // the program's own options.
 func (b *Backend) optionsKey(p cache.Program) string {
-	full := ""
-	if b.FullTune && !b.NoTune {
+	budget := ""
+	if b.BudgetTune && !b.NoTune {
 		// Only when set, so that the default's keys stay as they were.
-		full = "\ntune=full"
+		budget = "\ntune=budget"
 	}
-	return fmt.Sprintf("notune=%v%s\nthreads=%d\noptions=%s", b.NoTune, full, b.threads(), p.Options)
+	return fmt.Sprintf("notune=%v%s\nthreads=%d\noptions=%s", b.NoTune, budget, b.threads(), p.Options)
 }
 
 // objectKey is the kernel-tier key of a final kernel: its source, the

@@ -42,20 +42,20 @@ const tuneBudgetFactor = 4
 
 // Tuning modes, the values of XLACACHE_CPU_TUNE.
 const (
-	tuneModeBudget = "budget" // the default: tune within the budget
-	tuneModeFull   = "full"   // tune every relevant kernel
+	tuneModeBudget = "budget" // tune within the budget
+	tuneModeFull   = "full"   // the default: tune every relevant kernel
 	tuneModeOff    = "off"    // tune nothing (Backend.NoTune)
 )
 
 // parseTuneMode reads XLACACHE_CPU_TUNE through lookup: unset or empty is
-// the budget; anything but budget, full or off is an error naming the
+// full tuning; anything but budget, full or off is an error naming the
 // variable.
-func parseTuneMode(lookup func(string) (string, bool)) (full, off bool, err error) {
+func parseTuneMode(lookup func(string) (string, bool)) (budget, off bool, err error) {
 	v, _ := lookup(config.EnvCPUTune)
 	switch v {
-	case "", tuneModeBudget:
+	case "", tuneModeFull:
 		return false, false, nil
-	case tuneModeFull:
+	case tuneModeBudget:
 		return true, false, nil
 	case tuneModeOff:
 		return false, true, nil
@@ -132,9 +132,9 @@ func (q *buildQueue) take() (int, bool) {
 // build, whose objects the final build takes from pl.held) and returns
 // tuneBudgetFactor times the wall time it took: the budget of the
 // candidate builds (see buildQueue). It returns -1 (no budget) without
-// building anything under FullTune.
+// building anything unless BudgetTune.
 func (pl *pipeline) tuneBudget(ctx context.Context, kernels []*kernel) (time.Duration, error) {
-	if pl.b.FullTune {
+	if !pl.b.BudgetTune {
 		return -1, nil
 	}
 	start := time.Now()

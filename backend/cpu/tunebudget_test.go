@@ -110,15 +110,15 @@ func TestTuneOrder(t *testing.T) {
 
 func TestParseTuneMode(t *testing.T) {
 	tests := []struct {
-		value     string
-		set       bool
-		full, off bool
-		bad       bool
+		value       string
+		set         bool
+		budget, off bool
+		bad         bool
 	}{
 		{"", false, false, false, false},
 		{"", true, false, false, false},
-		{"budget", true, false, false, false},
-		{"full", true, true, false, false},
+		{"full", true, false, false, false},
+		{"budget", true, true, false, false},
 		{"off", true, false, true, false},
 		{"Full", true, false, false, true},
 		{"on", true, false, false, true},
@@ -131,28 +131,32 @@ func TestParseTuneMode(t *testing.T) {
 				}
 				return tc.value, tc.set
 			}
-			full, off, err := parseTuneMode(lookup)
+			budget, off, err := parseTuneMode(lookup)
 			if (err != nil) != tc.bad {
 				t.Fatalf("err = %v, want an error: %v", err, tc.bad)
 			}
 			if err != nil && !strings.Contains(err.Error(), config.EnvCPUTune) {
 				t.Errorf("error %q does not name %s", err, config.EnvCPUTune)
 			}
-			if full != tc.full || off != tc.off {
-				t.Errorf("full, off = %v, %v; want %v, %v", full, off, tc.full, tc.off)
+			if budget != tc.budget || off != tc.off {
+				t.Errorf("budget, off = %v, %v; want %v, %v", budget, off, tc.budget, tc.off)
 			}
 		})
 	}
 }
 
 func TestNewReadsTuneMode(t *testing.T) {
-	t.Setenv(config.EnvCPUTune, "full")
-	if b := New(); !b.FullTune || b.NoTune {
-		t.Errorf("XLACACHE_CPU_TUNE=full: FullTune %v, NoTune %v", b.FullTune, b.NoTune)
+	t.Setenv(config.EnvCPUTune, "budget")
+	if b := New(); !b.BudgetTune || b.NoTune {
+		t.Errorf("XLACACHE_CPU_TUNE=budget: BudgetTune %v, NoTune %v", b.BudgetTune, b.NoTune)
+	}
+	t.Setenv(config.EnvCPUTune, "")
+	if b := New(); b.BudgetTune || b.NoTune {
+		t.Errorf("XLACACHE_CPU_TUNE unset: BudgetTune %v, NoTune %v, want full tuning", b.BudgetTune, b.NoTune)
 	}
 	t.Setenv(config.EnvCPUTune, "off")
-	if b := New(); b.FullTune || !b.NoTune {
-		t.Errorf("XLACACHE_CPU_TUNE=off: FullTune %v, NoTune %v", b.FullTune, b.NoTune)
+	if b := New(); b.BudgetTune || !b.NoTune {
+		t.Errorf("XLACACHE_CPU_TUNE=off: BudgetTune %v, NoTune %v", b.BudgetTune, b.NoTune)
 	}
 	t.Setenv(config.EnvCPUTune, "sometimes")
 	b := New()
@@ -163,16 +167,16 @@ func TestNewReadsTuneMode(t *testing.T) {
 
 func TestOptionsKeyTuneMode(t *testing.T) {
 	p := cache.Program{Name: "x"}
-	budget, full, off := &Backend{Threads: 2}, &Backend{Threads: 2, FullTune: true}, &Backend{Threads: 2, NoTune: true}
+	full, budget, off := &Backend{Threads: 2}, &Backend{Threads: 2, BudgetTune: true}, &Backend{Threads: 2, NoTune: true}
 	if budget.optionsKey(p) == full.optionsKey(p) {
 		t.Error("full tuning shares the budget's key, so it would load a budget-tuned executable")
 	}
-	if strings.Contains(budget.optionsKey(p), "tune=full") {
-		t.Errorf("the default's key changed: %q", budget.optionsKey(p))
+	if strings.Contains(full.optionsKey(p), "\ntune=") {
+		t.Errorf("the default's key changed: %q", full.optionsKey(p))
 	}
-	// Full tuning means nothing without tuning.
-	if off.optionsKey(p) != (&Backend{Threads: 2, NoTune: true, FullTune: true}).optionsKey(p) {
-		t.Error("NoTune with and without FullTune differ in key")
+	// A budget means nothing without tuning.
+	if off.optionsKey(p) != (&Backend{Threads: 2, NoTune: true, BudgetTune: true}).optionsKey(p) {
+		t.Error("NoTune with and without BudgetTune differ in key")
 	}
 }
 
@@ -211,14 +215,14 @@ func TestTuneBudgetLeavesKernelsForLater(t *testing.T) {
 	const n = 10
 	text := chainProgram(n)
 	dir := t.TempDir()
-	t.Setenv(config.EnvCPUTune, "") // the budget unless a case says otherwise
+	t.Setenv(config.EnvCPUTune, "") // each case sets the mode itself
 	compile := func(dir string, full, off bool) (*cache.Report, *Executable) {
 		opts := config.Defaults()
 		opts.Dir = dir
 		c := openCache(t, opts, nil)
 		defer c.Close()
 		b := New()
-		b.NoTune, b.FullTune = off, full
+		b.NoTune, b.BudgetTune = off, !full
 		b.TuneBudget = 20 * time.Millisecond
 		// One compiler, and a budget spent once anything is built: the
 		// budget compile builds the first unit in benefit order alone.
