@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -87,14 +88,7 @@ func tuneOrder(ks []*kernel) []int {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		ba, bb := tuneBenefit(ks[a]), tuneBenefit(ks[b])
-		switch {
-		case ba > bb:
-			return -1
-		case ba < bb:
-			return 1
-		}
-		return 0
+		return cmp.Compare(tuneBenefit(ks[b]), tuneBenefit(ks[a])) // decreasing
 	})
 	return order
 }
