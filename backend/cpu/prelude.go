@@ -90,11 +90,15 @@ XK_IPOW(uint16_t, 0)
 XK_IPOW(uint32_t, 0)
 XK_IPOW(uint64_t, 0)
 
-/* NaN-propagating maximum/minimum; -0 < +0. */
-XK_INLINE float xk_maxf(float a, float b) { if (a != a) return a; if (b != b) return b; if (a == b) return __builtin_signbitf(a) ? b : a; return a > b ? a : b; }
-XK_INLINE float xk_minf(float a, float b) { if (a != a) return a; if (b != b) return b; if (a == b) return __builtin_signbitf(a) ? a : b; return a < b ? a : b; }
-XK_INLINE double xk_max(double a, double b) { if (a != a) return a; if (b != b) return b; if (a == b) return __builtin_signbit(a) ? b : a; return a > b ? a : b; }
-XK_INLINE double xk_min(double a, double b) { if (a != a) return a; if (b != b) return b; if (a == b) return __builtin_signbit(a) ? a : b; return a < b ? a : b; }
+/* NaN-propagating maximum/minimum; -0 < +0. Written as selects, not
+   branches: with the branches a max-pool on random data mispredicted about
+   every other element and ran 10x slower, and the selects vectorize. Equal
+   operands differ at most in the sign of a zero, so AND of the bits (max)
+   or OR (min) picks +0 or -0. */
+XK_INLINE float xk_maxf(float a, float b) { uint32_t u, v; memcpy(&u, &a, 4); memcpy(&v, &b, 4); u &= v; float e; memcpy(&e, &u, 4); float r = a > b ? a : b; r = a == b ? e : r; r = b != b ? b : r; return a != a ? a : r; }
+XK_INLINE float xk_minf(float a, float b) { uint32_t u, v; memcpy(&u, &a, 4); memcpy(&v, &b, 4); u |= v; float e; memcpy(&e, &u, 4); float r = a < b ? a : b; r = a == b ? e : r; r = b != b ? b : r; return a != a ? a : r; }
+XK_INLINE double xk_max(double a, double b) { uint64_t u, v; memcpy(&u, &a, 8); memcpy(&v, &b, 8); u &= v; double e; memcpy(&e, &u, 8); double r = a > b ? a : b; r = a == b ? e : r; r = b != b ? b : r; return a != a ? a : r; }
+XK_INLINE double xk_min(double a, double b) { uint64_t u, v; memcpy(&u, &a, 8); memcpy(&v, &b, 8); u |= v; double e; memcpy(&e, &u, 8); double r = a < b ? a : b; r = a == b ? e : r; r = b != b ? b : r; return a != a ? a : r; }
 
 XK_INLINE float xk_signf(float x) { if (x != x || x == 0) return x; return x > 0 ? 1.0f : -1.0f; }
 XK_INLINE double xk_sign(double x) { if (x != x || x == 0) return x; return x > 0 ? 1.0 : -1.0; }
