@@ -30,6 +30,9 @@ type gen struct {
 	// needComplex and needFFT ask for the C helpers of complex values
 	// and of fft (complexc.go, fft.go) ahead of the kernel.
 	needComplex, needFFT bool
+	// selMinMax has maximum and minimum use the branch-free helpers
+	// (xk_maxf_sel, prelude.go): set by window ops for their bodies.
+	selMinMax bool
 }
 
 func newGen(l *lowering, fixed []*stablehlo.Value) *gen {
@@ -397,7 +400,15 @@ func (g *gen) computeRaw(op *stablehlo.Op, idx []string) string {
 	case 1:
 		return unaryExpr(op.Name, g.val(op.Operands[0], idx), dt)
 	case 2:
-		return binaryExpr(op.Name, g.val(op.Operands[0], idx), g.val(op.Operands[1], idx), dt)
+		a, b := g.val(op.Operands[0], idx), g.val(op.Operands[1], idx)
+		if g.selMinMax && (op.Name == "maximum" || op.Name == "minimum") && (dt == stablehlo.F32 || dt == stablehlo.F64) {
+			f := ""
+			if dt == stablehlo.F32 {
+				f = "f"
+			}
+			return fmt.Sprintf("xk_%s%s_sel(%s, %s)", op.Name[:3], f, a, b)
+		}
+		return binaryExpr(op.Name, a, b, dt)
 	}
 	g.fail(g.l.errorf(op, "cannot generate code for %s", op.Name))
 	return "0"

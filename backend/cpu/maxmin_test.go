@@ -8,12 +8,11 @@ import (
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
-// TestDifferentialMaxMinSpecial checks maximum and minimum (elementwise,
-// in reduce and in reduce_window, whose max-pool uses the same helpers)
-// against the interpreter on every pair of special values: NaNs, signed
-// zeros, infinities, subnormals and equal operands. The C helpers are
-// written as selects on the bits (prelude.go), so the signed-zero and NaN
-// rules are what this pins down; results are compared bit for bit.
+// TestDifferentialMaxMinSpecial checks maximum and minimum (elementwise
+// and in reduce: the branching helpers; in reduce_window: the masks on the
+// bits, xk_maxf_sel in prelude.go) against the interpreter on every pair
+// of special values: NaNs, signed zeros, infinities, subnormals and equal
+// operands. Results are compared bit for bit (any NaN matches any NaN).
 func TestDifferentialMaxMinSpecial(t *testing.T) {
 	negZero := math.Copysign(0, -1)
 	specials := []float64{0, negZero, 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), 1e-310, -1e-310, 3.5, 3.5, 1e-45, -2.5}

@@ -90,16 +90,25 @@ XK_IPOW(uint16_t, 0)
 XK_IPOW(uint32_t, 0)
 XK_IPOW(uint64_t, 0)
 
-/* NaN-propagating maximum/minimum; -0 < +0. Written as masks on the bits,
-   not branches: with branches (or ternaries, which GCC turns back into
-   branches) a max-pool on random data mispredicted about every other
-   element and ran 10-60x slower than this, which also vectorizes. Equal
+/* NaN-propagating maximum/minimum; -0 < +0. The branches suit a running
+   maximum (a reduce): the accumulator rarely changes, the branches are
+   predicted and the loop-carried chain is short. */
+XK_INLINE float xk_maxf(float a, float b) { if (a != a) return a; if (b != b) return b; if (a == b) return __builtin_signbitf(a) ? b : a; return a > b ? a : b; }
+XK_INLINE float xk_minf(float a, float b) { if (a != a) return a; if (b != b) return b; if (a == b) return __builtin_signbitf(a) ? a : b; return a < b ? a : b; }
+XK_INLINE double xk_max(double a, double b) { if (a != a) return a; if (b != b) return b; if (a == b) return __builtin_signbit(a) ? b : a; return a > b ? a : b; }
+XK_INLINE double xk_min(double a, double b) { if (a != a) return a; if (b != b) return b; if (a == b) return __builtin_signbit(a) ? a : b; return a < b ? a : b; }
+/* The same as masks on the bits, for small windows (reduce_window's
+   pooling), where each output combines a few unrelated elements: there the
+   branches mispredicted about every other element on random data (and
+   ternaries, which GCC turns back into branches, as much), and the masks
+   ran 10-60x faster and vectorize across outputs. Not for long running
+   reductions: the longer loop-carried chain made those 2x slower. Equal
    operands differ at most in the sign of a zero, so AND of their bits
    (max) or OR (min) picks +0 or -0. */
-XK_INLINE float xk_maxf(float a, float b) { uint32_t u, v; memcpy(&u, &a, 4); memcpy(&v, &b, 4); uint32_t m = -(uint32_t)(a > b), r = (u & m) | (v & ~m); m = -(uint32_t)(a == b); r = (r & ~m) | (u & v & m); m = -(uint32_t)(b != b); r = (r & ~m) | (v & m); m = -(uint32_t)(a != a); r = (r & ~m) | (u & m); float f; memcpy(&f, &r, 4); return f; }
-XK_INLINE float xk_minf(float a, float b) { uint32_t u, v; memcpy(&u, &a, 4); memcpy(&v, &b, 4); uint32_t m = -(uint32_t)(a < b), r = (u & m) | (v & ~m); m = -(uint32_t)(a == b); r = (r & ~m) | ((u | v) & m); m = -(uint32_t)(b != b); r = (r & ~m) | (v & m); m = -(uint32_t)(a != a); r = (r & ~m) | (u & m); float f; memcpy(&f, &r, 4); return f; }
-XK_INLINE double xk_max(double a, double b) { uint64_t u, v; memcpy(&u, &a, 8); memcpy(&v, &b, 8); uint64_t m = -(uint64_t)(a > b), r = (u & m) | (v & ~m); m = -(uint64_t)(a == b); r = (r & ~m) | (u & v & m); m = -(uint64_t)(b != b); r = (r & ~m) | (v & m); m = -(uint64_t)(a != a); r = (r & ~m) | (u & m); double f; memcpy(&f, &r, 8); return f; }
-XK_INLINE double xk_min(double a, double b) { uint64_t u, v; memcpy(&u, &a, 8); memcpy(&v, &b, 8); uint64_t m = -(uint64_t)(a < b), r = (u & m) | (v & ~m); m = -(uint64_t)(a == b); r = (r & ~m) | ((u | v) & m); m = -(uint64_t)(b != b); r = (r & ~m) | (v & m); m = -(uint64_t)(a != a); r = (r & ~m) | (u & m); double f; memcpy(&f, &r, 8); return f; }
+XK_INLINE float xk_maxf_sel(float a, float b) { uint32_t u, v; memcpy(&u, &a, 4); memcpy(&v, &b, 4); uint32_t m = -(uint32_t)(a > b), r = (u & m) | (v & ~m); m = -(uint32_t)(a == b); r = (r & ~m) | (u & v & m); m = -(uint32_t)(b != b); r = (r & ~m) | (v & m); m = -(uint32_t)(a != a); r = (r & ~m) | (u & m); float f; memcpy(&f, &r, 4); return f; }
+XK_INLINE float xk_minf_sel(float a, float b) { uint32_t u, v; memcpy(&u, &a, 4); memcpy(&v, &b, 4); uint32_t m = -(uint32_t)(a < b), r = (u & m) | (v & ~m); m = -(uint32_t)(a == b); r = (r & ~m) | ((u | v) & m); m = -(uint32_t)(b != b); r = (r & ~m) | (v & m); m = -(uint32_t)(a != a); r = (r & ~m) | (u & m); float f; memcpy(&f, &r, 4); return f; }
+XK_INLINE double xk_max_sel(double a, double b) { uint64_t u, v; memcpy(&u, &a, 8); memcpy(&v, &b, 8); uint64_t m = -(uint64_t)(a > b), r = (u & m) | (v & ~m); m = -(uint64_t)(a == b); r = (r & ~m) | (u & v & m); m = -(uint64_t)(b != b); r = (r & ~m) | (v & m); m = -(uint64_t)(a != a); r = (r & ~m) | (u & m); double f; memcpy(&f, &r, 8); return f; }
+XK_INLINE double xk_min_sel(double a, double b) { uint64_t u, v; memcpy(&u, &a, 8); memcpy(&v, &b, 8); uint64_t m = -(uint64_t)(a < b), r = (u & m) | (v & ~m); m = -(uint64_t)(a == b); r = (r & ~m) | ((u | v) & m); m = -(uint64_t)(b != b); r = (r & ~m) | (v & m); m = -(uint64_t)(a != a); r = (r & ~m) | (u & m); double f; memcpy(&f, &r, 8); return f; }
 
 XK_INLINE float xk_signf(float x) { if (x != x || x == 0) return x; return x > 0 ? 1.0f : -1.0f; }
 XK_INLINE double xk_sign(double x) { if (x != x || x == 0) return x; return x > 0 ? 1.0 : -1.0; }

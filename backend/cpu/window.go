@@ -65,7 +65,11 @@ func genReduceWindow(g *gen, op *stablehlo.Op) {
 	for i := range elems {
 		elems[i] = windowElement(g, op.Operands[i], inits[i], w, pos)
 	}
+	// A window combines a few unrelated elements per output: the
+	// branch-free max/min (see prelude.go) pays there.
+	g.selMinMax = true
 	next := regionBody(g, op.Regions[0], append(slices.Clone(accs), elems...))
+	g.selMinMax = false
 	for i := range accs {
 		g.line("%s = %s;", accs[i], next[i])
 	}
