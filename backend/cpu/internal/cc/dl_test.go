@@ -167,3 +167,33 @@ func TestOpenBytesCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkOpenBytes loads and closes a one-kernel library both ways: the
+// memory file saves the directory, file and removal of the fallback.
+func BenchmarkOpenBytes(b *testing.B) {
+	c, err := Find(context.Background())
+	if err != nil {
+		b.Skipf("no C compiler: %v", err)
+	}
+	so, err := c.BuildShared(context.Background(), Source{Name: "k_val", Code: []byte("void k_val(void** b){ *(int*)b[0] = 1; }\n")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range openModes {
+		b.Run(m.name, func(b *testing.B) {
+			if !m.off && !useMemfd() {
+				b.Skip("no memory files here")
+			}
+			was := memfdOff
+			memfdOff = m.off
+			defer func() { memfdOff = was }()
+			for b.Loop() {
+				lib, err := OpenBytes(so)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lib.Close()
+			}
+		})
+	}
+}
