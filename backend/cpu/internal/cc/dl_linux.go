@@ -13,19 +13,45 @@ import (
 // cover that path on machines that have memory files.
 var memfdOff bool
 
-// memfdOK is whether this process can create a memory file and reach it
-// through /proc/self/fd, probed once.
-var memfdOK = sync.OnceValue(func() bool {
-	fd, err := unix.MemfdCreate("xlacache-probe", unix.MFD_CLOEXEC)
+// memfdFlags are the memfd_create flags that give a memory file dlopen can
+// map, reachable through /proc/self/fd, probed once; -1 when none do.
+// MFD_EXEC asks for an executable file outright (Linux 6.3 and later warn
+// once about a memfd_create with neither MFD_EXEC nor MFD_NOEXEC_SEAL);
+// older kernels reject the flag, as does vm.memfd_noexec=2, so plain
+// MFD_CLOEXEC is tried next. The probe maps a page executable, as dlopen
+// maps code: where a security policy forbids that for shared memory,
+// OpenBytes uses the temporary directory rather than fail every load.
+var memfdFlags = sync.OnceValue(func() int {
+	for _, fl := range []int{unix.MFD_CLOEXEC | unix.MFD_EXEC, unix.MFD_CLOEXEC} {
+		fd, err := unix.MemfdCreate("xlacache-probe", fl)
+		if err != nil {
+			continue
+		}
+		ok := mapsExec(fd)
+		unix.Close(fd)
+		if ok {
+			return fl
+		}
+	}
+	return -1
+})
+
+// mapsExec reports whether a page of the memory file fd can be mapped
+// executable, as dlopen maps code, and /proc/self/fd names it.
+func mapsExec(fd int) bool {
+	var st unix.Stat_t
+	if unix.Ftruncate(fd, 4096) != nil || unix.Stat(procFD(fd), &st) != nil {
+		return false
+	}
+	m, err := unix.Mmap(fd, 0, 4096, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE)
 	if err != nil {
 		return false
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	return unix.Stat(procFD(fd), &st) == nil
-})
+	unix.Munmap(m)
+	return true
+}
 
-func useMemfd() bool { return !memfdOff && memfdOK() }
+func useMemfd() bool { return !memfdOff && memfdFlags() >= 0 }
 
 func procFD(fd int) string { return fmt.Sprintf("/proc/self/fd/%d", fd) }
 
@@ -48,7 +74,7 @@ const maxNameTries = 16
 // While this call holds descriptor N, no other OpenBytes can load that
 // name, so the check cannot race with another load here.
 func openMemfd(data []byte) (*Library, error) {
-	fd, err := unix.MemfdCreate("xlacache-so", unix.MFD_CLOEXEC)
+	fd, err := unix.MemfdCreate("xlacache-so", memfdFlags())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errNoMemfd, err)
 	}
