@@ -1,10 +1,12 @@
 package cpu
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -133,10 +135,24 @@ func FuzzDecodeExecutable(f *testing.F) {
 	p := &Plan{Format: formatVersion, Module: "m", Buffers: []Buffer{{DType: "f32", Shape: []int64{2}, Arg: 0}}, Outputs: []int{0}}
 	good, _ := encodeExecutable(p, []byte("so"))
 	f.Add(good)
+	rich, _ := encodeExecutable(richPlan(), []byte("so"))
+	f.Add(rich)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, _, err := decodeExecutable(data)
-		if err == nil && p.validate(nil) != nil {
+		p, so, err := decodeExecutable(data)
+		if err != nil {
+			return
+		}
+		if p.validate(nil) != nil {
 			t.Fatal("decode accepted an invalid plan")
+		}
+		// What decodes re-encodes to an executable that decodes the same.
+		again, err := encodeExecutable(p, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, so2, err := decodeExecutable(again)
+		if err != nil || !reflect.DeepEqual(p, q) || !bytes.Equal(so, so2) {
+			t.Fatalf("re-encoding changed the executable: %v", err)
 		}
 	})
 }

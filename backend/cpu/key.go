@@ -54,8 +54,9 @@ import (
 // version 3 the libraries' allocation-failure counter (xk_alloc_failures),
 // which the runtime requires; version 4 top_k's total order over NaNs and
 // triangular_solve's f32/f64 algorithm (XLA's expander), which change the
-// results of programs an older executable computed differently.
-const formatVersion = 4
+// results of programs an older executable computed differently; version 5
+// the plan's binary encoding (plancodec.go) in place of JSON.
+const formatVersion = 5
 
 // codegenFingerprint identifies the C the generated kernels are built
 // from: the preludes every kernel or some kernels include. It is part of

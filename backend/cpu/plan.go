@@ -3,7 +3,6 @@ package cpu
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -201,12 +200,9 @@ func (p *Plan) validate(numSyms map[string]bool) error {
 	return nil
 }
 
-// encodeExecutable lays out magic, plan JSON and the shared object.
+// encodeExecutable lays out magic, plan (plancodec.go) and the shared object.
 func encodeExecutable(p *Plan, so []byte) ([]byte, error) {
-	pj, err := json.Marshal(p)
-	if err != nil {
-		return nil, fmt.Errorf("cpu: encoding plan: %w", err)
-	}
+	pj := appendPlan(nil, p)
 	var b bytes.Buffer
 	b.Write(exeMagic)
 	binary.Write(&b, binary.LittleEndian, uint64(len(pj)))
@@ -245,14 +241,14 @@ func decodeExecutable(data []byte) (*Plan, []byte, error) {
 	if len(rest) != 0 {
 		return nil, nil, errors.New("cpu: trailing bytes after executable")
 	}
-	var p Plan
-	if err := json.Unmarshal(pj, &p); err != nil {
+	p, err := decodePlan(pj)
+	if err != nil {
 		return nil, nil, fmt.Errorf("cpu: decoding plan: %w", err)
 	}
 	if err := p.validate(nil); err != nil {
 		return nil, nil, fmt.Errorf("cpu: invalid plan: %w", err)
 	}
-	return &p, so, nil
+	return p, so, nil
 }
 
 // buildPlan assigns buffers and lists the steps: the kernels of the

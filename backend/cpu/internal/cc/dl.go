@@ -26,6 +26,7 @@ static void* xk_alloc(size_t n) {
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,10 +54,27 @@ func Open(path string) (*Library, error) {
 	return &Library{handle: h, path: path}, nil
 }
 
-// OpenBytes writes a shared object to a fresh private directory (0700, file
-// 0600) and opens it. The file is removed right after dlopen, which keeps the
-// mapping alive while leaving nothing behind.
+// OpenBytes loads a shared object held in memory. On Linux it goes through
+// an anonymous memory file (openMemfd); elsewhere, or when memory files or
+// /proc are unavailable, through a file in a fresh private directory
+// (openTempDir). Neither leaves anything behind, and in neither can another
+// user replace the bytes between the write and dlopen.
 func OpenBytes(data []byte) (*Library, error) {
+	if useMemfd() {
+		lib, err := openMemfd(data)
+		if !errors.Is(err, errNoMemfd) {
+			return lib, err
+		}
+		// A memory file that could not be made (a seccomp filter, a
+		// full fd table) leaves the directory path, which may still work.
+	}
+	return openTempDir(data)
+}
+
+// openTempDir writes a shared object to a fresh private directory (0700,
+// file 0600) and opens it. The directory is removed right after dlopen,
+// which keeps the mapping alive while leaving nothing behind.
+func openTempDir(data []byte) (*Library, error) {
 	dir, err := os.MkdirTemp("", "xlacache-so-")
 	if err != nil {
 		return nil, fmt.Errorf("cc: creating directory for shared object: %w", err)
@@ -70,6 +88,24 @@ func OpenBytes(data []byte) (*Library, error) {
 		return nil, fmt.Errorf("cc: writing shared object: %w", err)
 	}
 	return Open(path)
+}
+
+// errNoMemfd marks a failure to set up a memory file, as opposed to a
+// shared object that would not load: OpenBytes falls back on the former.
+var errNoMemfd = errors.New("cc: no memory file for shared object")
+
+// loaded reports whether the dynamic loader already has an object loaded
+// under name (dlopen with RTLD_NOLOAD matches loaded objects by the name
+// they were opened as, without loading anything).
+func loaded(name string) bool {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	h := C.dlopen(cname, C.RTLD_LAZY|C.RTLD_LOCAL|C.RTLD_NOLOAD)
+	if h == nil {
+		return false
+	}
+	C.dlclose(h) // NOLOAD took a reference
+	return true
 }
 
 func dlerror() string {
