@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"unsafe"
 )
@@ -47,6 +48,10 @@ type Library struct {
 func Open(path string) (*Library, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
+	// dlerror's message is per thread: the goroutine stays on the thread
+	// that called dlopen until it has read it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	h := C.dlopen(cpath, C.RTLD_NOW|C.RTLD_LOCAL)
 	if h == nil {
 		return nil, fmt.Errorf("cc: loading shared object %s: %s", path, dlerror())
@@ -125,6 +130,8 @@ func (l *Library) Sym(name string) (unsafe.Pointer, error) {
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
+	runtime.LockOSThread() // see Open
+	defer runtime.UnlockOSThread()
 	C.dlerror()
 	p := C.dlsym(l.handle, cname)
 	if p == nil {
@@ -140,6 +147,8 @@ func (l *Library) Close() error {
 	if l.handle == nil {
 		return nil
 	}
+	runtime.LockOSThread() // see Open
+	defer runtime.UnlockOSThread()
 	rc := C.dlclose(l.handle)
 	l.handle = nil
 	if rc != 0 {
