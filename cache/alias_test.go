@@ -130,27 +130,30 @@ func TestAliasFallsThrough(t *testing.T) {
 		damage func(t *testing.T, c *Cache, b *aliasBackend)
 		// compiles is how many compiles the next Compile of p takes.
 		compiles int64
+		// failLoad makes the next Compile's backend fail every load.
+		failLoad bool
 	}{
 		{"corrupt", func(t *testing.T, c *Cache, b *aliasBackend) {
 			if err := os.WriteFile(aliasPath(t, c, b, p), []byte("not an entry"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, 0},
+		}, 0, false},
 		{"target gone", func(t *testing.T, c *Cache, b *aliasBackend) {
 			k := fullKey(t, b, p)
 			if err := os.Remove(c.Tier(ExecutablesTier).path(k)); err != nil {
 				t.Fatal(err)
 			}
-		}, 1},
+		}, 1, false},
+		{"target does not load", func(t *testing.T, c *Cache, b *aliasBackend) {}, 1, true},
 		{"not a key", func(t *testing.T, c *Cache, b *aliasBackend) {
 			rewriteAlias(t, c, b, p, []byte("nonsense"))
-		}, 0},
+		}, 0, false},
 		{"other options", func(t *testing.T, c *Cache, b *aliasBackend) {
 			// An alias that names the executable of other options (stored
 			// and loadable): it must not be loaded for p.
 			compileAlias(t, c, b, other)
 			rewriteAlias(t, c, b, p, []byte(fullKey(t, b, other).String()))
-		}, 0},
+		}, 0, false},
 		{"foreign", func(t *testing.T, c *Cache, b *aliasBackend) {
 			// The other options' alias entry copied over p's: its header
 			// names another key.
@@ -162,7 +165,7 @@ func TestAliasFallsThrough(t *testing.T) {
 			if err := os.WriteFile(aliasPath(t, c, b, p), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, 0},
+		}, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -173,6 +176,7 @@ func TestAliasFallsThrough(t *testing.T) {
 
 			var logs logBuffer
 			b2 := newAliasBackend()
+			b2.failLoad.Store(tc.failLoad)
 			c2 := mustOpen(t, testOptions(dir), &logs)
 			r := compileAlias(t, c2, b2, p)
 			if r.Alias || r.Key != want || b2.keyParts.Load() != 1 || b2.compiles.Load() != tc.compiles {
