@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -29,8 +28,9 @@ import (
 const aliasDomain = "xlacache executable alias v1"
 
 // errAlias marks an alias entry that verified but names no usable
-// executable key.
-var errAlias = errors.New("alias names no executable this program's key parts allow")
+// executable key: an entry whose payload is unusable, counted as a "load"
+// error like an executable the backend refuses.
+var errAlias = fmt.Errorf("%w: the alias names no executable this program's key parts allow", errLoad)
 
 // aliasTierName is the aliases tier of backend ("cpu/aliases").
 func aliasTierName(backend string) string { return backend + "/" + layout.AliasesSub }
