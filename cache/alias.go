@@ -21,7 +21,10 @@ import (
 // entry's own recorded part digests before it is loaded: every part but
 // the program must be the one this process would key with. Any failure
 // (no alias, damaged, foreign, stale, a target that is gone or does not
-// load) falls through to the full path unchanged.
+// load) falls through to the full path unchanged. A client whose text
+// differs in every process (names drawn at random) never hits its alias
+// and leaves one small alias per process, trimmed like any entry: package
+// gomlx keeps its text stable for that reason.
 
 // aliasDomain is an extra part of every alias key, so that an alias key
 // can never equal an executable key (nor a future alias format's).
