@@ -48,3 +48,23 @@ type Backend interface {
 	// backend must still reject anything it cannot parse with an error.
 	Load(ctx context.Context, data []byte, env *Session) (Executable, error)
 }
+
+// ProgramTextPart names the key part a FastKeyer puts where KeyParts puts
+// "program": the program's exact bytes.
+const ProgramTextPart = "program.text"
+
+// FastKeyer is an optional Backend interface that lets a warm start skip
+// parsing the program, like Go's build cache maps an action ID to an
+// output ID. FastKeyParts returns exactly the parts KeyParts would return
+// (same names, same data: options, backend identity, topology, ...), except
+// that the "program" part (derived from the parsed program) is replaced by
+// one named ProgramTextPart holding p.Text unchanged, and it must not parse
+// p. Compile keeps, per such key, an alias entry naming the full key
+// (alias.go): a hit through it loads the executable without calling
+// KeyParts. Whatever changes KeyParts' other parts must change these too,
+// and a change to how a text is read (the parser) must change one of them
+// (the backend's version), or an alias could name an executable the text
+// no longer compiles to.
+type FastKeyer interface {
+	FastKeyParts(ctx context.Context, p Program) ([]KeyPart, error)
+}

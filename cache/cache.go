@@ -314,7 +314,7 @@ func (c *Cache) Tier(name string) *Tier {
 	if t, ok := c.tiers[name]; ok {
 		return t
 	}
-	t := &Tier{c: c, name: name, thresholds: name == ExecutablesTier}
+	t := &Tier{c: c, name: name, thresholds: name == ExecutablesTier, localOnly: isAliasTier(name)}
 	if c.dir != "" {
 		t.dir = layout.Dir(c.dir).Tier(name)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/config"
+	"github.com/xlacache/xlacache/internal/entry"
 	"github.com/xlacache/xlacache/internal/logonce"
 )
 
@@ -29,6 +30,15 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 		return c.compileUncached(ctx, b, p, env, whyCacheOff)
 	}
 
+	// A warm start by the program's exact text skips KeyParts (alias.go).
+	exe, fk, ok := c.loadByAlias(ctx, b, p, env)
+	if ok {
+		return exe, env.Report(), nil
+	}
+	if ctx.Err() != nil {
+		return nil, env.Report(), ctx.Err()
+	}
+
 	start := time.Now()
 	parts, err := b.KeyParts(ctx, p)
 	env.Phase("key", time.Since(start))
@@ -48,6 +58,7 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 	tier := c.Tier(ExecutablesTier).withSession(env)
 
 	if exe, ok := tryLoad(ctx, c, b, tier, key, env); ok {
+		c.writeAlias(ctx, b, fk, key, env)
 		return exe, env.Report(), nil
 	}
 	if ctx.Err() != nil {
@@ -85,6 +96,7 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 				if release != nil {
 					release()
 				}
+				c.writeAlias(ctx, b, fk, key, env)
 				return exe, env.Report(), nil
 			}
 		}
@@ -103,7 +115,8 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 			return nil, env.Report(), err
 		}
 	}
-	exe, compileTime, err := timedCompile(ctx, b, p, env)
+	var compileTime time.Duration
+	exe, compileTime, err = timedCompile(ctx, b, p, env)
 	env.mu.Lock()
 	env.report.Explain = explain
 	env.mu.Unlock()
@@ -129,6 +142,7 @@ func Compile(ctx context.Context, c *Cache, b Backend, p Program) (Executable, *
 			env.mu.Lock()
 			env.report.Stored = true
 			env.mu.Unlock()
+			c.writeAlias(ctx, b, fk, key, env)
 		} else {
 			env.mu.Lock()
 			env.report.NotStored = c.notStoredReason(compileTime+env.saved, len(data))
@@ -185,6 +199,12 @@ func tryLoad(ctx context.Context, c *Cache, b Backend, tier *Tier, key Key, env 
 		tier.countMiss()
 		return nil, false
 	}
+	return loadFound(ctx, c, b, tier, key, env, e, src, n)
+}
+
+// loadFound is tryLoad once key's entry e was found in src (n stored
+// bytes): it loads e and counts the hit, or the miss and the damage.
+func loadFound(ctx context.Context, c *Cache, b Backend, tier *Tier, key Key, env *Session, e *entry.Entry, src string, n int) (Executable, bool) {
 	ldstart := time.Now()
 	exe, err := b.Load(ctx, e.Payload, env)
 	env.Phase("load", time.Since(ldstart))

@@ -10,6 +10,10 @@ type Report struct {
 	Hit bool `json:"hit"`
 	// Source is where a hit came from: "local" or "shared".
 	Source string `json:"source,omitempty"`
+	// Alias is true when the hit was found through the alias of the
+	// program's exact text (alias.go): the backend's KeyParts, and its
+	// parse of the program, were skipped. Key is still the full key.
+	Alias bool `json:"alias,omitempty"`
 	// Stored is true when this compile's result was written to the cache.
 	Stored bool `json:"stored"`
 	// NotStored says why a compiled executable was not stored, when a
@@ -17,7 +21,8 @@ type Report struct {
 	NotStored string `json:"not_stored,omitempty"`
 	// Tiers counts lookups per tier name during this compile.
 	Tiers map[string]TierResult `json:"tiers"`
-	// Phases are timings in the order recorded: "key", "lookup", "load",
+	// Phases are timings in the order recorded: "alias" (the text's key
+	// and its alias lookup), "key", "lookup", "load",
 	// "wait", "compile" (the whole backend compile), "store", and the
 	// backend's own phases.
 	Phases []Phase `json:"phases"`

@@ -173,7 +173,7 @@ func (c *Cache) warnCompiled(env *Session, module, key, reason string, compileEr
 func subcacheMisses(r *Report) string {
 	var out []string
 	for name, tr := range r.Tiers {
-		if name == ExecutablesTier || tr.Misses == 0 {
+		if name == ExecutablesTier || isAliasTier(name) || tr.Misses == 0 {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s %d of %d missed", name, tr.Misses, tr.Hits+tr.Misses))

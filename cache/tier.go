@@ -30,6 +30,10 @@ type Tier struct {
 	dir        string   // "" when there is no usable local directory
 	thresholds bool     // apply MinCompileTime / MinEntrySize (executables only)
 	session    *Session // when obtained from a Session: lookups are reported there
+	// localOnly keeps the tier out of the shared store (the aliases
+	// tiers, alias.go: a round trip to a bucket would cost what the alias
+	// saves).
+	localOnly bool
 }
 
 // Name returns the tier's name ("executables", "cpu/autotune", ...).
@@ -166,7 +170,7 @@ func (t *Tier) find(ctx context.Context, key Key) (e *entry.Entry, src string, n
 			return e, "local", n, true
 		}
 	}
-	if c.shared != nil && ctx.Err() == nil {
+	if c.shared != nil && !t.localOnly && ctx.Err() == nil {
 		if e, n, ok := t.getShared(ctx, key); ok {
 			return e, "shared", n, true
 		}
@@ -390,7 +394,7 @@ func (t *Tier) Put(ctx context.Context, key Key, payload []byte, compileTime tim
 			errs = append(errs, err)
 		}
 	}
-	if c.shared != nil {
+	if c.shared != nil && !t.localOnly {
 		if err := t.publishShared(ctx, key, data); err != nil {
 			errs = append(errs, err)
 		}

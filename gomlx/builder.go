@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"time"
 	"unsafe"
@@ -253,11 +254,16 @@ func (b *Builder) Parameter(name string, shape shapes.Shape, sharding *backends.
 }
 
 // inputName is name as the program's inputs spell it (go-xla's
-// ConvertToValidName), made unique: a replica's input takes a name
-// derived from its parameter's, which a later parameter may have.
+// ConvertToValidName) without UUIDs, made unique: a replica's input takes
+// a name derived from its parameter's, which a later parameter may have.
 // Input names only label the program text.
 func (b *Builder) inputName(name string) string {
-	n := shlo.ConvertToValidName(name)
+	// GoMLX names some variables with a UUID drawn per process (its
+	// metrics' "..._uuid_<uuid>_mean"): kept, they make the same program's
+	// text differ between processes, and the cache's alias of a text
+	// (cache/alias.go), which spares a warm start the parse, would never
+	// match.
+	n := uuidRE.ReplaceAllString(shlo.ConvertToValidName(name), "")
 	for b.inNames[n] {
 		n += "_"
 	}
@@ -267,6 +273,10 @@ func (b *Builder) inputName(name string) string {
 	b.inNames[n] = true
 	return n
 }
+
+// uuidRE matches a UUID as ConvertToValidName spells it (dashes as
+// underscores).
+var uuidRE = regexp.MustCompile(`(?i)[0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12}`)
 
 // Constant implements backends.Builder.
 func (b *Builder) Constant(flat any, dims ...int) (backends.Op, error) {

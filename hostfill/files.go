@@ -66,10 +66,11 @@ func classifyAs(rel string, c layout.Class) fileKind {
 			return fileAutotune
 		}
 	case layout.Entry:
-		// A backend's tiers are its autotune and kernels subcaches: the
-		// walk (layout.OwnedTopDir) looks nowhere else, so a pack member
-		// named for another one would be written where no scan, trim or
-		// lookup ever finds it.
+		// A backend's tiers that travel are its autotune and kernels
+		// subcaches: the walk (layout.OwnedTopDir) looks nowhere else but
+		// its aliases, which stay local as they do with the shared tier
+		// (cache/alias.go), so a pack member named for another one would
+		// be written where no scan, trim or lookup ever finds it.
 		if _, sub, nested := strings.Cut(c.Tier, "/"); nested && sub != layout.AutotuneSub && sub != layout.KernelsSub {
 			return fileNone
 		}

@@ -18,7 +18,9 @@ import (
 //
 // The executable key (KeyParts; the core adds cache.KeyVersion and the
 // module name, cache/key.go) is made of:
-//   - program: the canonical program text (programKey);
+//   - program: the canonical program text (programKey); FastKeyParts,
+//     the key of the cache's alias of a program text (cache/alias.go),
+//     has the exact text in its place and the same other parts;
 //   - options: the settings that change generated code (optionsKey);
 //   - backend: formatVersion, codegenFingerprint and the compiler
 //     identity (cc.Compiler.Identity, internal/cc/cc.go: compiler path,
@@ -36,6 +38,9 @@ import (
 //   - the C of an existing op changes through the Go code generator
 //     (emit.go, the family files, ops.go), or the plan encoding or the
 //     kernel ABI changes (plan.go, exec.go, thread.go): formatVersion;
+//   - the StableHLO parser reads a text differently (package stablehlo):
+//     formatVersion, since an alias of that text (keyed by its bytes,
+//     not by what it parses to) would still name the old executable;
 //   - a prelude changes (prelude.go, chlo.go, complexc.go, fft.go):
 //     nothing, codegenFingerprint follows the text (list any new prelude
 //     in it);
@@ -85,12 +90,30 @@ func (b *Backend) KeyParts(ctx context.Context, p cache.Program) ([]cache.KeyPar
 	if err != nil {
 		return nil, err
 	}
+	return b.keyParts(ctx, p, cache.KeyPart{Name: "program", Data: programKey(m, p.Text)})
+}
+
+// FastKeyParts implements cache.FastKeyer: KeyParts' parts with the
+// program's exact text in place of its canonical form, without parsing
+// it, so that a warm start by the same text skips the parse (the cache's
+// alias, cache/alias.go).
+func (b *Backend) FastKeyParts(ctx context.Context, p cache.Program) ([]cache.KeyPart, error) {
+	if b.threadsErr != nil {
+		return nil, fmt.Errorf("cpu: %w", b.threadsErr)
+	}
+	return b.keyParts(ctx, p, cache.KeyPart{Name: cache.ProgramTextPart, Data: p.Text})
+}
+
+// keyParts is the executable key's parts with program as the program's:
+// the one list both KeyParts and FastKeyParts build, so that they can
+// never disagree on the others.
+func (b *Backend) keyParts(ctx context.Context, p cache.Program, program cache.KeyPart) ([]cache.KeyPart, error) {
 	c, err := cc.Find(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return []cache.KeyPart{
-		{Name: "program", Data: programKey(m, p.Text)},
+		program,
 		{Name: "options", Data: []byte(b.optionsKey(p))},
 		{Name: "backend", Data: []byte(fmt.Sprintf("cpu format=%d codegen=%s\n%s", formatVersion, codegenFingerprint(), c.Identity()))},
 		{Name: "topology", Data: []byte("host cpu x1")},

@@ -12,7 +12,7 @@ var clearCmd = &cobra.Command{
 	Use:   "clear",
 	Short: "Remove every tier, XLA's subcaches and xlacache's state from the directory",
 	Long: `Remove everything xlacache keeps in the cache directory: executables/, every
-backend tier (<backend>/autotune, <backend>/kernels), XLA's
+backend tier (<backend>/autotune, <backend>/kernels, <backend>/aliases), XLA's
 xla_gpu_per_fusion_autotune_cache_dir and xla_gpu_kernel_cache_file, the
 quarantine, and the state and lock directories. Files xlacache does not know
 are left alone, so a mistyped --dir cannot wipe an unrelated directory.

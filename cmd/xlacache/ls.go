@@ -16,8 +16,8 @@ import (
 var lsCmd = &cobra.Command{
 	Use:   "ls",
 	Short: "List the entries of every tier",
-	Long: `List every xlacache entry (executables and each backend's autotune and
-kernel tiers) with its size, recorded compile time and last use. Only entry
+	Long: `List every xlacache entry (executables and each backend's autotune,
+kernel and alias tiers) with its size, recorded compile time and last use. Only entry
 headers are read; use verify to check contents. XLA's raw subcache files
 are counted by stats, not listed. JAX entries sharing the directory are
 listed in a section of their own (in --json, as entries of tier "jax").

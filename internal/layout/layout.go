@@ -11,6 +11,7 @@
 //	  executables/<shard>/<key>                 xlacache's whole-program entries
 //	  <backend>/autotune/<shard>/<key>          a backend's autotune tier
 //	  <backend>/kernels/<shard>/<key>           a backend's kernel tier
+//	  <backend>/aliases/<shard>/<key>           a backend's program-text aliases (local only)
 //	  xla_gpu_per_fusion_autotune_cache_dir/    XLA's autotune cache (XLA owns the format)
 //	  xla_gpu_kernel_cache_file                 XLA's kernel cache (XLA owns the format)
 //	  quarantine/                               damaged entries moved aside
@@ -88,11 +89,13 @@ const (
 // cache directory.
 func QuarantineRel(name string) string { return QuarantineDir + "/" + name }
 
-// Names of a backend tier's subdirectories: "<backend>/autotune" and
-// "<backend>/kernels".
+// Names of a backend tier's subdirectories: "<backend>/autotune",
+// "<backend>/kernels" and "<backend>/aliases" (the executables' keys by
+// exact program text, cache/alias.go).
 const (
 	AutotuneSub = "autotune"
 	KernelsSub  = "kernels"
+	AliasesSub  = "aliases"
 )
 
 // JAX's names (jax/_src/lru_cache.py): an entry is "<key>-cache", its
@@ -410,8 +413,8 @@ func isJAXEntry(base string) bool {
 // OwnedTopDir reports whether the top-level directory name (at path p) may
 // hold files of the cache, so that scans descend into it: the executables
 // tier, XLA's autotune cache, the quarantine, and a backend's tier
-// directory, recognised by holding only "autotune" and "kernels"
-// subdirectories. Anything else (a JAX cache's neighbours, a user's files)
+// directory, recognised by holding only "autotune", "kernels" and
+// "aliases" subdirectories. Anything else (a JAX cache's neighbours, a user's files)
 // is left alone.
 func OwnedTopDir(name, p string) bool {
 	return ownedTopDir(name, func() ([]fs.DirEntry, error) { return os.ReadDir(p) })
@@ -433,7 +436,7 @@ func ownedTopDir(name string, readDir func() ([]fs.DirEntry, error)) bool {
 		return false
 	}
 	for _, e := range ents {
-		if !e.IsDir() || (e.Name() != AutotuneSub && e.Name() != KernelsSub) {
+		if !e.IsDir() || (e.Name() != AutotuneSub && e.Name() != KernelsSub && e.Name() != AliasesSub) {
 			return false
 		}
 	}

@@ -174,13 +174,15 @@ func TestOwnedTopDir(t *testing.T) {
 	}
 	mk("cpu/autotune")
 	mk("cpu/kernels")
+	mk("cpu/aliases")
+	mk("onlyaliases/aliases")
 	mk("mixed/autotune")
 	mk("mixed/other")
 	mk("empty")
 	for name, want := range map[string]bool{
 		"executables": true, "quarantine": true, XLAAutotuneDir: true,
 		".xlacache": false, "locks": false,
-		"cpu": true, "mixed": false, "empty": false, "missing": false, "Bad Name": false,
+		"cpu": true, "onlyaliases": true, "mixed": false, "empty": false, "missing": false, "Bad Name": false,
 	} {
 		if got := OwnedTopDir(name, filepath.Join(root, name)); got != want {
 			t.Errorf("OwnedTopDir(%q) = %v, want %v", name, got, want)
