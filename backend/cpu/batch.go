@@ -37,8 +37,8 @@ const maxBatchKernels = 16
 
 // The kernels of an untuned compile are built at cheaper levels than
 // -O3 (cc.Levels): almost all of an untuned cold compile is the C
-// compiler, and -O3's extra loop transformations cost a third of it
-// while the default configurations gain nothing measurable from them.
+// compiler, and the levels below cut its CPU time by about a tenth
+// (docs/cpu.md, issue 23) with the same run time within the noise.
 // Tuned kernels keep -O3, the level their candidates were timed at.
 //
 // cheapOpt is the level of untuned kernels whose inner loops are written
@@ -47,15 +47,15 @@ const maxBatchKernels = 16
 // contraction and the loop vectorizer (cc.LevelVectorCode). Without the
 // contraction (plain -O1) the results would differ in the last bits from
 // the -O3 object's (TestUntunedConvCheapLevel) and resnetblock ran about
-// 15% slower; with it the run time is that of -O2/-O3 and a convolution
-// compiles in about 0.6 of -O2's time (cnn's and resnetblock's two
-// convolution units: 340 ms of CPU at -O2, 210 ms at this level).
+// 15% slower; with it the run time is that of -O2/-O3 and the
+// convolutions compile a little faster than at -O2 (cnn's and
+// resnetblock's convolution units: 210 ms of CPU at -O2, 190 ms here).
 var cheapOpt = cc.LevelVectorCode
 
 // untunedOpt is the level of the other untuned kernels: plain loops,
 // reductions and the default (ikj) matrix products, which rely on the
 // loop vectorizer: -O2 with its cheap cost model (cc.LevelVectorize)
-// vectorizes the same loops -O3 does at about 0.8 of its compile time.
+// vectorizes the same loops -O3 does at about 0.88 of its compile time.
 // Plain -O2 (vectorizing only what needs no epilogue or alias check)
 // left the dot loops scalar and ran mlp 6x slower; -O1 with the
 // vectorizer skips the if-conversion that vectorizes max/min loops (cnn
