@@ -35,29 +35,45 @@ import (
 // keeping the per-unit overhead small (1/16 of it per kernel).
 const maxBatchKernels = 16
 
-// cheapOpt is the optimization level of the final objects of untuned
-// kernels whose inner loops are written with explicit vector types
-// (convolutions in their default register-blocked configuration, kind
-// "convgemm"): -O3 spends its extra time there on vectorizing and
-// unrolling loops that are already vector code. Tuned kernels keep -O3,
-// the level their candidates were timed at, and so do the other untuned
-// kernels: the default dot and loop kernels rely on -O3's vectorizer.
-// Not -O1: without -O2's expensive optimizations GCC does not contract
-// the multiply-adds into FMAs, so the results would differ in the last
-// bits from the -O3 object's (TestUntunedConvCheapLevel) and resnetblock
-// ran about 15% slower; at -O2 the run time is the same (measured in one
-// process, interleaved, by CPU time: cnn 3.1 vs 3.3 ms, resnetblock 349
-// vs 376 ms) and a convolution compiles in about 0.6 of the time.
-var cheapOpt = "-O2"
+// The kernels of an untuned compile are built at cheaper levels than
+// -O3 (cc.Levels): almost all of an untuned cold compile is the C
+// compiler, and the levels below cut its CPU time by about a tenth
+// (docs/cpu.md, issue 23) with the same run time within the noise.
+// Tuned kernels keep -O3, the level their candidates were timed at.
+//
+// cheapOpt is the level of untuned kernels whose inner loops are written
+// with explicit vector types (convolutions in their default
+// register-blocked configuration, kind "convgemm"): -O1 with FMA
+// contraction and the loop vectorizer (cc.LevelVectorCode). Without the
+// contraction (plain -O1) the results would differ in the last bits from
+// the -O3 object's (TestUntunedConvCheapLevel) and resnetblock ran about
+// 15% slower; with it the run time is that of -O2/-O3 and the
+// convolutions compile a little faster than at -O2 (cnn's and
+// resnetblock's convolution units: 210 ms of CPU at -O2, 190 ms here).
+var cheapOpt = cc.LevelVectorCode
+
+// untunedOpt is the level of the other untuned kernels: plain loops,
+// reductions and the default (ikj) matrix products, which rely on the
+// loop vectorizer: -O2 with its cheap cost model (cc.LevelVectorize)
+// vectorizes the same loops -O3 does at about 0.88 of its compile time.
+// Plain -O2 (vectorizing only what needs no epilogue or alias check)
+// left the dot loops scalar and ran mlp 6x slower; -O1 with the
+// vectorizer skips the if-conversion that vectorizes max/min loops (cnn
+// ran 2x slower).
+var untunedOpt = cc.LevelVectorize
 
 // kernelOpt is the optimization level (cc.Source.Opt) of k's final object:
-// cheapOpt for an untuned convgemm kernel, else the compiler's -O3 ("").
-// It is part of the object's kernel-tier key (objectKey).
+// cheapOpt for an untuned convgemm kernel, untunedOpt for another untuned
+// kernel, else the compiler's -O3 (""). It is part of the object's
+// kernel-tier key (objectKey).
 func kernelOpt(k *kernel, noTune bool) string {
-	if noTune && k.kind == "convgemm" {
+	switch {
+	case !noTune:
+		return ""
+	case k.kind == "convgemm":
 		return cheapOpt
 	}
-	return ""
+	return untunedOpt
 }
 
 // batchMagic starts every kernel-tier payload of a final kernel object.

@@ -491,3 +491,32 @@ func TestKernelTierLinkFailureRecompiles(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelOpt pins which level each kind of kernel is compiled at: the
+// cheaper levels only without tuning, and only ones the compiler accepts
+// (cc.Levels); the level is part of the object key, so a change here
+// must be a deliberate one.
+func TestKernelOpt(t *testing.T) {
+	tests := []struct {
+		kind   string
+		noTune bool
+		want   string
+	}{
+		{"convgemm", true, cc.LevelVectorCode},
+		{"dot", true, cc.LevelVectorize},
+		{"loop", true, cc.LevelVectorize},
+		{"reduce", true, cc.LevelVectorize},
+		{"convgemm", false, ""},
+		{"dot", false, ""},
+		{"loop", false, ""},
+	}
+	for _, tc := range tests {
+		got := kernelOpt(&kernel{kind: tc.kind}, tc.noTune)
+		if got != tc.want {
+			t.Errorf("kernelOpt(%s, noTune=%v) = %q, want %q", tc.kind, tc.noTune, got, tc.want)
+		}
+		if got != "" && !slices.Contains(cc.Levels, got) {
+			t.Errorf("kernelOpt(%s, noTune=%v) = %q, not one of cc.Levels", tc.kind, tc.noTune, got)
+		}
+	}
+}

@@ -346,32 +346,61 @@ type Source struct {
 	// Code is the complete C source.
 	Code []byte
 	// Opt, when not empty, is the optimization level the source is
-	// compiled at instead of the -O3 of Flags: "-O1" or "-O2". Callers
-	// that cache the object must key it on Opt too (Compiler.Identity
-	// holds only Flags).
+	// compiled at instead of the -O3 of Flags: one of Levels, a level
+	// and flags separated by spaces ("-O2", "-O2 -fvect-cost-model=cheap").
+	// Callers that cache the object must key it on Opt too
+	// (Compiler.Identity holds only Flags).
 	Opt string
 }
 
-// validOpt reports whether opt is a level Source.Opt may ask for instead
-// of the default -O3 (the cpu backend compiles kernels whose inner loops
-// are already written with explicit vector types at a cheaper level when
-// it does not tune them, see backend/cpu/batch.go), or empty. Anything
-// else would reach the compiler's command line.
+// Levels are the optimization levels Source.Opt may ask for instead of
+// the default -O3. The cpu backend compiles the kernels it does not tune
+// at cheaper levels (backend/cpu/batch.go, kernelOpt); each is a fixed
+// string here, never caller text, since it reaches the compiler's command
+// line.
+//
+// The two multi-flag levels keep what the generated kernels need from
+// -O3 at less compile time:
+//   - "-O2 -fvect-cost-model=cheap": -O2 with the loop vectorizer allowed
+//     to add epilogues and alias checks (-O2's own "very-cheap" model
+//     refuses them, which leaves the plain dot loops scalar, 6x slower);
+//     it skips -O3's extra loop transformations (peeling, unswitching,
+//     distribution, versioning by cost) and its costlier cost model.
+//   - "-O1 -fexpensive-optimizations -ftree-loop-vectorize": for code
+//     already written with explicit vector types (register-blocked
+//     convolutions): -fexpensive-optimizations keeps the multiply-add
+//     contraction into FMAs that -O2 and -O3 do (so the bits match
+//     theirs), -ftree-loop-vectorize the gather loops' vectorization.
+var Levels = []string{"-O1", "-O2", LevelVectorize, LevelVectorCode}
+
+// Named multi-flag levels (see Levels).
+const (
+	// LevelVectorize is -O2 with the loop vectorizer's cheap cost model.
+	LevelVectorize = "-O2 -fvect-cost-model=cheap"
+	// LevelVectorCode is -O1 with FMA contraction and the loop
+	// vectorizer, for code written with explicit vector types.
+	LevelVectorCode = "-O1 -fexpensive-optimizations -ftree-loop-vectorize"
+)
+
+// validOpt reports whether opt is one of Levels, or empty (-O3).
+// Anything else would reach the compiler's command line.
 func validOpt(opt string) bool {
-	return opt == "" || opt == "-O1" || opt == "-O2"
+	return opt == "" || slices.Contains(Levels, opt)
 }
 
 // flagsFor is the compiler flags for a source at optimization level opt:
-// Flags with its -O3 replaced by opt when opt is not empty.
+// Flags with its -O3 replaced by opt's flags when opt is not empty.
 func (c *Compiler) flagsFor(opt string) []string {
-	flags := slices.Clone(c.Flags)
 	if opt == "" {
-		return flags
+		return slices.Clone(c.Flags)
 	}
-	for i, f := range flags {
+	flags := make([]string, 0, len(c.Flags)+2)
+	for _, f := range c.Flags {
 		if f == "-O3" {
-			flags[i] = opt
+			flags = append(flags, strings.Fields(opt)...)
+			continue
 		}
+		flags = append(flags, f)
 	}
 	return flags
 }

@@ -230,9 +230,20 @@ func TestCompileOptLevels(t *testing.T) {
 	if got := c.flagsFor(""); !slices.Equal(got, c.Flags) {
 		t.Errorf("flags for the default level: %q, want %q", got, c.Flags)
 	}
+	// A multi-flag level is its flags, each its own argument, where -O3
+	// was; the other flags stay as they are.
+	for _, level := range []string{LevelVectorize, LevelVectorCode} {
+		got := c.flagsFor(level)
+		fields := strings.Fields(level)
+		i := slices.Index(c.Flags, "-O3")
+		if i < 0 || slices.Contains(got, "-O3") || !slices.Equal(got[i:i+len(fields)], fields) ||
+			!slices.Equal(got[:i], c.Flags[:i]) || !slices.Equal(got[i+len(fields):], c.Flags[i+1:]) {
+			t.Errorf("flags for %q: %q (Flags %q)", level, got, c.Flags)
+		}
+	}
 	// Levels mixed in one call; each source's object is its own.
 	var srcs []Source
-	for i, opt := range []string{"", "-O2", "", "-O1"} {
+	for i, opt := range []string{"", "-O2", "", "-O1", LevelVectorize, LevelVectorCode} {
 		name := fmt.Sprintf("u_add%d", i)
 		srcs = append(srcs, Source{Name: name, Opt: opt, Code: []byte(fmt.Sprintf("void %s(void** b){ float* x=b[0]; float* y=b[1]; for(int i=0;i<4;i++) y[i]=x[i]+%d; }\n", name, i))})
 	}
@@ -254,7 +265,7 @@ func TestCompileOptLevels(t *testing.T) {
 			t.Errorf("%s (level %q): got %v, want %v", s.Name, s.Opt, *out, want)
 		}
 	}
-	for _, opt := range []string{"-O0", "-fplugin=x.so", "-O3 -o /tmp/x"} {
+	for _, opt := range []string{"-O0", "-fplugin=x.so", "-O3 -o /tmp/x", LevelVectorize + " -fplugin=x.so", " " + LevelVectorCode, "-O2  -fvect-cost-model=cheap"} {
 		bad := Source{Name: "u_bad", Opt: opt, Code: []byte("int x;\n")}
 		if _, err := c.Compile(context.Background(), []Source{bad}, 1); err == nil || !strings.Contains(err.Error(), "optimization level") {
 			t.Errorf("Compile at level %q: %v, want an invalid level error", opt, err)
