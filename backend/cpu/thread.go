@@ -148,9 +148,21 @@ func (p *pool) parallel(part func(t, n int), threads, n int) {
 }
 
 // parMinElements is the size from which elementwise and reduce kernels
-// get a parallel entry point: below it, waking threads (a few
-// microseconds) costs about what a second core saves.
-const parMinElements = 1 << 17
+// get only parallel variants by default. parMinWork is the size from
+// which they get a parallel variant at all: between the two, the parallel
+// variant is the default and the serial one a candidate, so that the
+// autotuner keeps one thread where waking a second (a few microseconds)
+// costs more than it saves. Kernels of 32-64 K elements are worth
+// splitting when their elements are dear: the transformer example's
+// softmax maximum (4x128x128, a multiply fused in) and exponential took
+// 220-250 µs each and mlp's tanh layers (64x512) 125-135 µs on one
+// thread, while waking a blocked worker costs about 5-10 µs and a
+// worker that does not wake in time costs the caller only its parts,
+// which it runs itself (pool.parallel).
+const (
+	parMinElements = 1 << 17
+	parMinWork     = 1 << 15
+)
 
 // parGrain is how many iterations the flattened outer loops of a parallel
 // loop nest must have, so that parts are balanced to within a few percent.
