@@ -138,10 +138,10 @@ func loopKernel(k *kernel, op *stablehlo.Op) {
 	k.kind = "loop"
 	k.cands = defaultOnly()
 	k.work = op.Results[0].Type.NumElements()
-	if k.threads > 1 && k.work >= parMinWork && len(op.Results[0].Type.Shape) > 0 {
+	if k.threads > 1 && k.work >= parMin(k.l, op) && len(op.Results[0].Type.Shape) > 0 {
 		k.cands = []Config{{Name: "default", Params: map[string]int{"par": 1}}}
 		if k.work < parMinElements {
-			// Mid-sized: one thread stays a candidate (parMinWork).
+			// Mid-sized and dear: one thread stays a candidate (parMin).
 			k.cands = append(k.cands, Config{Name: "default"})
 		}
 	}

@@ -55,7 +55,7 @@ func simpleReducer(op *stablehlo.Op) string {
 func reduceKernel(k *kernel, op *stablehlo.Op) {
 	k.kind = "reduce"
 	k.work = op.Operands[0].Type.NumElements()
-	k.cands = reduceCandidates(op, k.threads, k.work)
+	k.cands = reduceCandidates(op, k.threads, k.work, parMin(k.l, op))
 	k.gen = genReduce
 }
 
@@ -72,8 +72,10 @@ func checkReduce(l *lowering, op *stablehlo.Op) error {
 	return l.checkBody(op, 0, n)
 }
 
-func reduceCandidates(op *stablehlo.Op, threads int, work int64) []Config {
-	// Reductions of parMinWork elements or more with enough kept
+// reduceCandidates lists reduce's variants; from parMin elements
+// (minPar) the parallel ones come first.
+func reduceCandidates(op *stablehlo.Op, threads int, work, minPar int64) []Config {
+	// Reductions of minPar elements or more with enough kept
 	// elements split those over threads (each output element is still
 	// reduced by one thread, in the same order, so results do not depend
 	// on the thread count). The serial scalar loop stays a candidate.
@@ -84,7 +86,7 @@ func reduceCandidates(op *stablehlo.Op, threads int, work int64) []Config {
 		keptN *= inShape[d]
 	}
 	var par map[string]int
-	if threads > 1 && work >= parMinWork && len(kept) > 0 && keptN >= int64(2*threads) {
+	if threads > 1 && work >= minPar && len(kept) > 0 && keptN >= int64(2*threads) {
 		par = map[string]int{"par": 1}
 	}
 	c := []Config{{Name: "scalar", Params: par}}

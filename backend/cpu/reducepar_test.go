@@ -10,18 +10,24 @@ import (
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
-// midPrograms have reductions and loops between parMinWork and
-// parMinElements elements, whose parallel variant is the default and
-// whose serial one a candidate, at edge sizes: kept elements fewer than
-// the parts of a call (6 rows, 8 or 12 parts), odd counts of kept rows
-// and columns, kept dims after the reduced one, a two-result reduction
-// (argmax, not reorderable), one kept row (too few to split) and empty
+// midPrograms have reductions and loops of dear elements (parMin)
+// between parMinWork and parMinElements elements, whose parallel variant
+// is the default and whose serial one a candidate, at edge sizes: kept
+// elements fewer than the parts of a call (6 rows, 8 or 12 parts), odd
+// counts of kept rows and columns, kept dims after the reduced one, a
+// two-result reduction (argmax, not reorderable); and kernels that stay
+// serial: cheap elements, one kept row (too few to split) and empty
 // tensors (no work at all).
 var midPrograms = map[string]string{
 	"few_rows": `func.func @main(%a: tensor<6x6001xf32>) -> tensor<6xf32> {
-  %z = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<6x6001xf32>, tensor<f32>) -> tensor<6xf32>
+  %z = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.maximum across dimensions = [1] : (tensor<6x6001xf32>, tensor<f32>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
+}`,
+	"cheap_sum": `func.func @main(%a: tensor<128x256xf32>) -> tensor<128xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<128x256xf32>, tensor<f32>) -> tensor<128xf32>
+  return %0 : tensor<128xf32>
 }`,
 	"softmax_max_odd": `func.func @main(%a: tensor<4x129x65xf32>) -> tensor<4x129xf32> {
   %s = stablehlo.constant dense<0.125> : tensor<4x129x65xf32>
@@ -32,12 +38,14 @@ var midPrograms = map[string]string{
 }`,
 	"kept_last": `func.func @main(%a: tensor<257x131xf64>) -> tensor<131xf64> {
   %z = stablehlo.constant dense<0.0> : tensor<f64>
-  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<257x131xf64>, tensor<f64>) -> tensor<131xf64>
+  %e = stablehlo.exponential %a : tensor<257x131xf64>
+  %0 = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [0] : (tensor<257x131xf64>, tensor<f64>) -> tensor<131xf64>
   return %0 : tensor<131xf64>
 }`,
-	"argmax": `func.func @main(%a: tensor<131x257xf32>, %i: tensor<131x257xi32>) -> (tensor<131xf32>, tensor<131xi32>) {
+	"argmax": `func.func @main(%x: tensor<131x257xf32>, %i: tensor<131x257xi32>) -> (tensor<131xf32>, tensor<131xi32>) {
   %m = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %z = stablehlo.constant dense<0> : tensor<i32>
+  %a = stablehlo.tanh %x : tensor<131x257xf32>
   %0:2 = stablehlo.reduce(%a init: %m), (%i init: %z) across dimensions = [1] : (tensor<131x257xf32>, tensor<131x257xi32>, tensor<f32>, tensor<i32>) -> (tensor<131xf32>, tensor<131xi32>)
    reducer(%x: tensor<f32>, %y: tensor<f32>) (%xi: tensor<i32>, %yi: tensor<i32>) {
     %ge = stablehlo.compare GE, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
@@ -53,8 +61,8 @@ var midPrograms = map[string]string{
   return %1 : tensor<3x101x111xf32>
 }`,
 	"one_row": `func.func @main(%a: tensor<1x40001xf32>) -> tensor<1xf32> {
-  %z = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<1x40001xf32>, tensor<f32>) -> tensor<1xf32>
+  %z = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.maximum across dimensions = [1] : (tensor<1x40001xf32>, tensor<f32>) -> tensor<1xf32>
   return %0 : tensor<1xf32>
 }`,
 	"empty": `func.func @main(%a: tensor<40000x0xf32>, %b: tensor<0x40000xf32>) -> (tensor<40000xf32>, tensor<40000xf32>) {
@@ -65,9 +73,9 @@ var midPrograms = map[string]string{
 }`,
 }
 
-// midSerial names the programs none of whose kernels may split: too few
-// kept rows, or no elements.
-var midSerial = map[string]bool{"one_row": true, "empty": true}
+// midSerial names the programs none of whose kernels may split: cheap
+// elements, too few kept rows, or no elements.
+var midSerial = map[string]bool{"cheap_sum": true, "one_row": true, "empty": true}
 
 // TestMidSizedParallelCandidates checks, for 2 and 3 threads, that every
 // kernel of midPrograms that may split has its parallel variant first

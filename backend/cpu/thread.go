@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/stablehlo"
 )
 
 // Kernels that pay for threads are generated with two entry points: the
@@ -148,21 +149,43 @@ func (p *pool) parallel(part func(t, n int), threads, n int) {
 }
 
 // parMinElements is the size from which elementwise and reduce kernels
-// get only parallel variants by default. parMinWork is the size from
-// which they get a parallel variant at all: between the two, the parallel
-// variant is the default and the serial one a candidate, so that the
-// autotuner keeps one thread where waking a second (a few microseconds)
-// costs more than it saves. Kernels of 32-64 K elements are worth
-// splitting when their elements are dear: the transformer example's
-// softmax maximum (4x128x128, a multiply fused in) and exponential took
-// 220-250 µs each and mlp's tanh layers (64x512) 125-135 µs on one
-// thread, while waking a blocked worker costs about 5-10 µs and a
-// worker that does not wake in time costs the caller only its parts,
-// which it runs itself (pool.parallel).
+// get a parallel entry point: below it, waking threads (a few
+// microseconds) costs about what a second core saves. Kernels whose
+// elements are dear (parMin) get one from parMinWork elements, as the
+// default with the serial variant a candidate, so that the autotuner can
+// keep one thread where that is faster: the transformer example's
+// softmax maximum (4x128x128, a multiply fused in, through the
+// branching xk_maxf) and exponential took 190-250 µs each and mlp's tanh
+// layers (64x512) 80-160 µs on one thread, while its cheap 32 K-element
+// sums (about 30 µs) measured slower split on the shared 2-core machine.
 const (
 	parMinElements = 1 << 17
 	parMinWork     = 1 << 15
+	// dearCost is the summed per-element cost (opTable) from which a
+	// kernel's elements are dear: one exponential, tanh or division.
+	dearCost = 8
 )
+
+// parMin returns how many elements the loop or reduce kernel rooted at
+// op needs for a parallel variant: parMinWork when its elements are dear
+// (transcendental or divided, fused in, or a running float maximum or
+// minimum, whose NaN and signed-zero branches cost several cycles an
+// element), else parMinElements.
+func parMin(l *lowering, op *stablehlo.Op) int64 {
+	c := 0
+	for _, f := range fusedOps(l, op) {
+		c += opTable[f.Name].cost
+	}
+	if op.Name == "reduce" {
+		if r := simpleReducer(op); (r == "maximum" || r == "minimum") && op.Results[0].Type.DType.IsFloat() {
+			c += dearCost
+		}
+	}
+	if c >= dearCost {
+		return parMinWork
+	}
+	return parMinElements
+}
 
 // parGrain is how many iterations the flattened outer loops of a parallel
 // loop nest must have, so that parts are balanced to within a few percent.
