@@ -24,6 +24,11 @@ var midPrograms = map[string]string{
   %0 = stablehlo.reduce(%a init: %z) applies stablehlo.maximum across dimensions = [1] : (tensor<6x6001xf32>, tensor<f32>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
 }`,
+	"cheap_divide": `func.func @main(%a: tensor<4x128x128xf32>, %b: tensor<4x128xf32>) -> tensor<4x128x128xf32> {
+  %0 = stablehlo.broadcast_in_dim %b, dims = [0, 1] : (tensor<4x128xf32>) -> tensor<4x128x128xf32>
+  %1 = stablehlo.divide %a, %0 : tensor<4x128x128xf32>
+  return %1 : tensor<4x128x128xf32>
+}`,
 	"cheap_sum": `func.func @main(%a: tensor<128x256xf32>) -> tensor<128xf32> {
   %z = stablehlo.constant dense<0.0> : tensor<f32>
   %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<128x256xf32>, tensor<f32>) -> tensor<128xf32>
@@ -75,7 +80,7 @@ var midPrograms = map[string]string{
 
 // midSerial names the programs none of whose kernels may split: cheap
 // elements, too few kept rows, or no elements.
-var midSerial = map[string]bool{"cheap_sum": true, "one_row": true, "empty": true}
+var midSerial = map[string]bool{"cheap_divide": true, "cheap_sum": true, "one_row": true, "empty": true}
 
 // TestMidSizedParallelCandidates checks, for 2 and 3 threads, that every
 // kernel of midPrograms that may split has its parallel variant first

@@ -161,28 +161,38 @@ func (p *pool) parallel(part func(t, n int), threads, n int) {
 const (
 	parMinElements = 1 << 17
 	parMinWork     = 1 << 15
-	// dearCost is the summed per-element cost (opTable) from which a
-	// kernel's elements are dear: one exponential, tanh or division.
-	dearCost = 8
 )
+
+// dearOps are the elementwise ops whose every element calls a
+// transcendental helper (tens of cycles, not vectorized). The opTable
+// cost (8 for these) is no guide here: it also rates division, square
+// roots, rounding and shifts at 8, which vectorize, and a 64 K-element
+// division loop measured slower split on 2 threads (15 -> 16-23 µs).
+var dearOps = map[string]bool{
+	"exponential": true, "exponential_minus_one": true, "log": true, "log_plus_one": true,
+	"logistic": true, "power": true, "sine": true, "cosine": true, "tan": true, "tanh": true,
+	"atan2": true, "cbrt": true,
+	"chlo.acos": true, "chlo.acosh": true, "chlo.asin": true, "chlo.asinh": true,
+	"chlo.atan": true, "chlo.atanh": true, "chlo.cosh": true, "chlo.sinh": true, "chlo.tan": true,
+	"chlo.digamma": true, "chlo.erf": true, "chlo.erf_inv": true, "chlo.erfc": true,
+	"chlo.lgamma": true, "chlo.bessel_i0e": true, "chlo.bessel_i1e": true,
+}
 
 // parMin returns how many elements the loop or reduce kernel rooted at
 // op needs for a parallel variant: parMinWork when its elements are dear
-// (transcendental or divided, fused in, or a running float maximum or
-// minimum, whose NaN and signed-zero branches cost several cycles an
-// element), else parMinElements.
+// (a dearOps op fused in, or a running float maximum or minimum, whose
+// NaN and signed-zero branches cost several cycles an element), else
+// parMinElements.
 func parMin(l *lowering, op *stablehlo.Op) int64 {
-	c := 0
-	for _, f := range fusedOps(l, op) {
-		c += opTable[f.Name].cost
-	}
 	if op.Name == "reduce" {
 		if r := simpleReducer(op); (r == "maximum" || r == "minimum") && op.Results[0].Type.DType.IsFloat() {
-			c += dearCost
+			return parMinWork
 		}
 	}
-	if c >= dearCost {
-		return parMinWork
+	for _, f := range fusedOps(l, op) {
+		if dearOps[f.Name] {
+			return parMinWork
+		}
 	}
 	return parMinElements
 }
