@@ -138,8 +138,12 @@ func loopKernel(k *kernel, op *stablehlo.Op) {
 	k.kind = "loop"
 	k.cands = defaultOnly()
 	k.work = op.Results[0].Type.NumElements()
-	if k.threads > 1 && k.work >= parMinElements && len(op.Results[0].Type.Shape) > 0 {
+	if k.threads > 1 && k.work >= parMin(k.l, op) && len(op.Results[0].Type.Shape) > 0 {
 		k.cands = []Config{{Name: "default", Params: map[string]int{"par": 1}}}
+		if k.work < parMinElements {
+			// Mid-sized and dear: one thread stays a candidate (parMin).
+			k.cands = append(k.cands, Config{Name: "default"})
+		}
 	}
 	k.gen = func(g *gen, op *stablehlo.Op, cfg Config) { genLoop(g, op, cfg.p("par") > 0) }
 }

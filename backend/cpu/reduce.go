@@ -55,7 +55,7 @@ func simpleReducer(op *stablehlo.Op) string {
 func reduceKernel(k *kernel, op *stablehlo.Op) {
 	k.kind = "reduce"
 	k.work = op.Operands[0].Type.NumElements()
-	k.cands = reduceCandidates(op, k.threads, k.work)
+	k.cands = reduceCandidates(op, k.threads, k.work, parMin(k.l, op))
 	k.gen = genReduce
 }
 
@@ -72,10 +72,13 @@ func checkReduce(l *lowering, op *stablehlo.Op) error {
 	return l.checkBody(op, 0, n)
 }
 
-func reduceCandidates(op *stablehlo.Op, threads int, work int64) []Config {
-	// Big reductions with enough kept elements split those over threads
-	// (each output element is still reduced by one thread, in the same
-	// order, so results do not depend on the thread count).
+// reduceCandidates lists reduce's variants; from parMin elements
+// (minPar) the parallel ones come first.
+func reduceCandidates(op *stablehlo.Op, threads int, work, minPar int64) []Config {
+	// Reductions of minPar elements or more with enough kept
+	// elements split those over threads (each output element is still
+	// reduced by one thread, in the same order, so results do not depend
+	// on the thread count). The serial scalar loop stays a candidate.
 	kept, reduced := reduceShape(op)
 	inShape := op.Operands[0].Type.Shape
 	keptN := int64(1)
@@ -83,7 +86,7 @@ func reduceCandidates(op *stablehlo.Op, threads int, work int64) []Config {
 		keptN *= inShape[d]
 	}
 	var par map[string]int
-	if threads > 1 && work >= parMinElements && len(kept) > 0 && keptN >= int64(2*threads) {
+	if threads > 1 && work >= minPar && len(kept) > 0 && keptN >= int64(2*threads) {
 		par = map[string]int{"par": 1}
 	}
 	c := []Config{{Name: "scalar", Params: par}}
@@ -92,6 +95,9 @@ func reduceCandidates(op *stablehlo.Op, threads int, work int64) []Config {
 		// accumulation gives the reference's result. Complex reductions
 		// keep that order too (and their products need the helpers the
 		// reordered variants do not emit).
+		if par != nil && work < parMinElements {
+			c = append(c, Config{Name: "scalar"}) // see parMinWork
+		}
 		return c
 	}
 	r := op.Operands[0].Type.Rank()
@@ -194,20 +200,44 @@ func genReduce(g *gen, op *stablehlo.Op, cfg Config) {
 		opName := simpleReducer(op)
 		rn := redShape[0]
 		o, no := parLoops(g, keptShape, "o", cfg.p("par") > 0)
-		accs := make([]string, u)
-		for j := range accs {
-			accs[j] = g.name("acc")
-			g.line("%s %s = %s;", ct, accs[j], initv[0])
+		// The init value joins once, as in the scalar order, since it
+		// need not be the reducer's identity (an empty or short row
+		// used to get it once per accumulator): each accumulator starts
+		// from its lane's first element and init joins at the end. With
+		// fewer elements than accumulators, one accumulator starting
+		// from init and the tail loop do it all.
+		lanes := u
+		if rn < int64(u) {
+			lanes = 1
 		}
-		g.line("int64_t r0 = 0;")
-		g.line("for (; r0 + %d <= %d; r0 += %d) {", u, rn, u)
-		g.ind++
-		g.push()
-		for j := 0; j < u; j++ {
-			x := g.val(in[0], merge(o, []string{fmt.Sprintf("(r0 + %d)", j)}))
-			g.line("%s = %s;", accs[j], binaryExpr(opName, accs[j], x, dt))
+		accs := make([]string, lanes)
+		if lanes == 1 {
+			accs[0] = g.name("acc")
+			g.line("%s %s = %s;", ct, accs[0], initv[0])
+		} else {
+			g.push()
+			for j := range accs {
+				x := g.val(in[0], merge(o, []string{fmt.Sprintf("%d", j)}))
+				accs[j] = g.name("acc")
+				g.line("%s %s = %s;", ct, accs[j], x)
+			}
+			g.pop()
 		}
-		g.closeBlock()
+		start := 0 // the elements the accumulators started from
+		if lanes > 1 {
+			start = u
+		}
+		g.line("int64_t r0 = %d;", start)
+		if lanes > 1 {
+			g.line("for (; r0 + %d <= %d; r0 += %d) {", u, rn, u)
+			g.ind++
+			g.push()
+			for j := 0; j < u; j++ {
+				x := g.val(in[0], merge(o, []string{fmt.Sprintf("(r0 + %d)", j)}))
+				g.line("%s = %s;", accs[j], binaryExpr(opName, accs[j], x, dt))
+			}
+			g.closeBlock()
+		}
 		g.line("for (; r0 < %d; r0++) {", rn)
 		g.ind++
 		g.push()
@@ -215,8 +245,11 @@ func genReduce(g *gen, op *stablehlo.Op, cfg Config) {
 		g.line("%s = %s;", accs[0], binaryExpr(opName, accs[0], x, dt))
 		g.closeBlock()
 		total := accs[0]
-		for j := 1; j < u; j++ {
+		for j := 1; j < lanes; j++ {
 			total = binaryExpr(opName, total, accs[j], dt)
+		}
+		if lanes > 1 {
+			total = binaryExpr(opName, initv[0], total, dt)
 		}
 		g.line("%s[%s] = %s;", outs[0], offset(keptShape, o), total)
 		g.endLoops(no)

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/stablehlo"
 )
 
 // Kernels that pay for threads are generated with two entry points: the
@@ -149,8 +150,52 @@ func (p *pool) parallel(part func(t, n int), threads, n int) {
 
 // parMinElements is the size from which elementwise and reduce kernels
 // get a parallel entry point: below it, waking threads (a few
-// microseconds) costs about what a second core saves.
-const parMinElements = 1 << 17
+// microseconds) costs about what a second core saves. Kernels whose
+// elements are dear (parMin) get one from parMinWork elements, as the
+// default with the serial variant a candidate, so that the autotuner can
+// keep one thread where that is faster: the transformer example's
+// softmax maximum (4x128x128, a multiply fused in, through the
+// branching xk_maxf) and exponential took 190-250 µs each and mlp's tanh
+// layers (64x512) 80-160 µs on one thread, while its cheap 32 K-element
+// sums (about 30 µs) measured slower split on the shared 2-core machine.
+const (
+	parMinElements = 1 << 17
+	parMinWork     = 1 << 15
+)
+
+// dearOps are the elementwise ops whose every element calls a
+// transcendental helper (tens of cycles, not vectorized). The opTable
+// cost (8 for these) is no guide here: it also rates division, square
+// roots, rounding and shifts at 8, which vectorize, and a 64 K-element
+// division loop measured slower split on 2 threads (15 -> 16-23 µs).
+var dearOps = map[string]bool{
+	"exponential": true, "exponential_minus_one": true, "log": true, "log_plus_one": true,
+	"logistic": true, "power": true, "sine": true, "cosine": true, "tan": true, "tanh": true,
+	"atan2": true, "cbrt": true,
+	"chlo.acos": true, "chlo.acosh": true, "chlo.asin": true, "chlo.asinh": true,
+	"chlo.atan": true, "chlo.atanh": true, "chlo.cosh": true, "chlo.sinh": true, "chlo.tan": true,
+	"chlo.digamma": true, "chlo.erf": true, "chlo.erf_inv": true, "chlo.erfc": true,
+	"chlo.lgamma": true, "chlo.bessel_i0e": true, "chlo.bessel_i1e": true,
+}
+
+// parMin returns how many elements the loop or reduce kernel rooted at
+// op needs for a parallel variant: parMinWork when its elements are dear
+// (a dearOps op fused in, or a running float maximum or minimum, whose
+// NaN and signed-zero branches cost several cycles an element), else
+// parMinElements.
+func parMin(l *lowering, op *stablehlo.Op) int64 {
+	if op.Name == "reduce" {
+		if r := simpleReducer(op); (r == "maximum" || r == "minimum") && op.Results[0].Type.DType.IsFloat() {
+			return parMinWork
+		}
+	}
+	for _, f := range fusedOps(l, op) {
+		if dearOps[f.Name] {
+			return parMinWork
+		}
+	}
+	return parMinElements
+}
 
 // parGrain is how many iterations the flattened outer loops of a parallel
 // loop nest must have, so that parts are balanced to within a few percent.
