@@ -111,3 +111,72 @@ func TestDotEdgeShapeCandidates(t *testing.T) {
 		})
 	}
 }
+
+// TestDotPackedPartsCandidates runs every candidate of products whose
+// operands need packing (transposed, batch dims not leading, free dims
+// split in two) as one part and as several, against the default, and the
+// default against the interpreter: each part packs only the batch
+// matrices, rows or column panels it reads (packRange), so a part that
+// read outside them would read unwritten memory and disagree.
+func TestDotPackedPartsCandidates(t *testing.T) {
+	comp, err := cc.Find(context.Background())
+	if err != nil {
+		t.Skip(err)
+	}
+	pl := &pipeline{b: New(), cc: comp, log: slog.Default()}
+	for _, tc := range []struct {
+		name, a, b, dims, c string
+	}{
+		// dW = x^T dy: A transposed.
+		{"lhs-transposed", "300x61", "300x70", "contracting_dims = [0] x [0]", "61x70"},
+		// x W^T: B transposed.
+		{"rhs-transposed", "50x200", "130x200", "contracting_dims = [1] x [1]", "50x130"},
+		// Attention's scores: both batched, B transposed.
+		{"attention", "5x67x40", "5x99x40", "batching_dims = [0] x [0], contracting_dims = [2] x [2]", "5x67x99"},
+		// A batch dim that is not leading and free dims in two pieces.
+		{"scattered", "3x4x150x7", "150x4x3x33", "batching_dims = [1] x [1], contracting_dims = [2] x [0]", "4x3x7x3x33"},
+	} {
+		for _, threads := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/threads=%d", tc.name, threads), func(t *testing.T) {
+				a, b, c := "tensor<"+tc.a+"xf32>", "tensor<"+tc.b+"xf32>", "tensor<"+tc.c+"xf32>"
+				text := fmt.Sprintf(`func.func @main(%%a: %[1]s, %%b: %[2]s) -> %[3]s {
+  %%0 = stablehlo.dot_general %%a, %%b, %[4]s : (%[1]s, %[2]s) -> %[3]s
+  return %%0 : %[3]s
+}
+`, a, b, c, tc.dims)
+				m := parseText(t, text)
+				flat, err := stablehlo.Inline(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l, err := analyze(flat.Main(), "dot")
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, err := newKernel(l, l.roots[0], threads)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pars := 0
+				for _, cfg := range k.cands {
+					if cfg.p("par") != parNone {
+						pars++
+					}
+				}
+				if pars == 0 {
+					t.Fatalf("%s: no parallel candidate among %v", k.desc, k.cands)
+				}
+				checkCandidates(t, pl, k, threads)
+
+				exe, err := (&Backend{NoTune: true, Threads: threads, Jobs: 1}).CompileModule(context.Background(), m, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer exe.Close()
+				args := randomArgs(m, 3)
+				got, want := runBoth(t, exe, m, args)
+				assertClose(t, got, want, 1e-5)
+			})
+		}
+	}
+}
