@@ -229,7 +229,8 @@ func dotCandidates(op *stablehlo.Op, threads int, work int64) []Config {
 
 // dotPartsPerThread is how many parts per thread a parallel dot variant
 // is cut into. Parts split by column panels pack only their own panels
-// of B and parts split by batch matrices share nothing, so these get up
+// of B (and get several only where they read A in place) and parts split
+// by batch matrices share nothing, so these get up
 // to 4 parts per thread (at least one panel or batch matrix each): on a
 // loaded machine a thread that loses its core then holds up the call by
 // a quarter of its share, since the others take its remaining parts.
@@ -241,6 +242,15 @@ func dotPartsPerThread(op *stablehlo.Op, cfg Config, threads int) int {
 	var units int64
 	switch cfg.p("par") {
 	case parCols:
+		if cfg.p("pa") == 1 || !inPlace(op.Operands[0], layoutOf(op).lhsOrder, ctype(op.Results[0].Type.DType)) {
+			// Every part packs all of A (into its micro-kernel order, or
+			// out of a transposed layout), so each extra part repeats
+			// that: on transformer4l's 512x512 products (2 threads,
+			// interleaved), 4 parts per thread ran 4.2-8.0 ms with A
+			// transposed against 2.7-3.3 ms with one, and 2.6-4.7 ms
+			// against 2.1-3.6 ms with A in place but packed (pa=1).
+			return 1
+		}
 		nr := int64(max(cfg.p("nv")*cfg.p("vw"), 1))
 		units = (n + nr - 1) / nr
 	case parBatch:
@@ -268,13 +278,7 @@ type packRange struct{ lo, hi [3]string }
 // than the part's multiply-adds and kept it from scaling at all.
 func packOperand(g *gen, v *stablehlo.Value, order []int, groups [3]int, rng packRange, acc string, name string) string {
 	src := g.input(v)
-	identity := ctype(v.Type.DType) == acc
-	for i, d := range order {
-		if d != i {
-			identity = false
-		}
-	}
-	if identity {
+	if inPlace(v, order, acc) {
 		g.line("const %s* %s = %s;", acc, name, src)
 		return name
 	}
@@ -329,6 +333,21 @@ func packOperand(g *gen, v *stablehlo.Value, order []int, groups [3]int, rng pac
 	g.line("}")
 	g.line("const %s* %s = %s_buf;", acc, name, name)
 	return name
+}
+
+// inPlace reports whether a dot operand v with canonical dim order order
+// is read where it lies: in canonical order already and of the
+// accumulation C type acc, so packOperand copies nothing.
+func inPlace(v *stablehlo.Value, order []int, acc string) bool {
+	if ctype(v.Type.DType) != acc {
+		return false
+	}
+	for i, d := range order {
+		if d != i {
+			return false
+		}
+	}
+	return true
 }
 
 // prevAt names the flat position of group gi-1's index (see packOperand).

@@ -10,10 +10,18 @@ import (
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
+// Flags or-ed into TestDotPartsPerThread's par: packed A (pa=1), and A
+// stored transposed.
+const (
+	paFlag = 1 << 8
+	lhsT   = 1 << 9
+)
+
 // TestDotPartsPerThread checks how many parts per thread parallel dot
 // variants are cut into: up to 4 for column-panel and batch splits, never
 // more than there are panels or batch matrices per thread, and one for
-// row splits (each of whose parts packs all of B).
+// row splits (each of whose parts packs all of B) and for column splits
+// that pack all of A in each part.
 func TestDotPartsPerThread(t *testing.T) {
 	for _, tc := range []struct {
 		b, m, k, n int
@@ -31,6 +39,10 @@ func TestDotPartsPerThread(t *testing.T) {
 		{3, 32, 32, 32, parBatch, 2, 1},
 		{5, 32, 32, 32, parBatch, 2, 2},
 		{1, 64, 784, 512, parNone, 2, 1},
+		// Column splits that pack all of A in every part: one part.
+		{1, 64, 784, 512, parCols | paFlag, 2, 1},
+		{1, 64, 784, 512, parCols | lhsT, 2, 1},
+		{32, 32, 32, 32, parBatch | lhsT, 2, 4},
 	} {
 		t.Run(fmt.Sprintf("%dx%dx%dx%d/par=%d/threads=%d", tc.b, tc.m, tc.k, tc.n, tc.par, tc.threads), func(t *testing.T) {
 			text := fmt.Sprintf(`func.func @main(%%a: tensor<%[1]dx%[2]dx%[3]dxf32>, %%b: tensor<%[1]dx%[3]dx%[4]dxf32>) -> tensor<%[1]dx%[2]dx%[4]dxf32> {
@@ -38,9 +50,20 @@ func TestDotPartsPerThread(t *testing.T) {
   return %%0 : tensor<%[1]dx%[2]dx%[4]dxf32>
 }
 `, tc.b, tc.m, tc.k, tc.n)
+			if tc.par&lhsT != 0 {
+				// A stored as [b][k][m]: transposed, so packed.
+				text = fmt.Sprintf(`func.func @main(%%a: tensor<%[1]dx%[3]dx%[2]dxf32>, %%b: tensor<%[1]dx%[3]dx%[4]dxf32>) -> tensor<%[1]dx%[2]dx%[4]dxf32> {
+  %%0 = stablehlo.dot_general %%a, %%b, batching_dims = [0] x [0], contracting_dims = [1] x [1] : (tensor<%[1]dx%[3]dx%[2]dxf32>, tensor<%[1]dx%[3]dx%[4]dxf32>) -> tensor<%[1]dx%[2]dx%[4]dxf32>
+  return %%0 : tensor<%[1]dx%[2]dx%[4]dxf32>
+}
+`, tc.b, tc.m, tc.k, tc.n)
+			}
 			m := parseText(t, text)
 			var op = m.Main().Body.Ops[0]
-			cfg := Config{Name: "micro", Params: map[string]int{"mr": 6, "nv": 2, "vw": 8, "kc": 256, "par": tc.par}}
+			cfg := Config{Name: "micro", Params: map[string]int{"mr": 6, "nv": 2, "vw": 8, "kc": 256, "par": tc.par &^ (paFlag | lhsT)}}
+			if tc.par&paFlag != 0 {
+				cfg.Params["pa"] = 1
+			}
 			if got := dotPartsPerThread(op, cfg, tc.threads); got != tc.want {
 				t.Errorf("dotPartsPerThread = %d, want %d", got, tc.want)
 			}
