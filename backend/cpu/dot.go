@@ -229,7 +229,8 @@ func dotCandidates(op *stablehlo.Op, threads int, work int64) []Config {
 
 // dotPartsPerThread is how many parts per thread a parallel dot variant
 // is cut into. Parts split by column panels pack only their own panels
-// of B and parts split by batch matrices share nothing, so these get up
+// of B (and get several only where they read A in place) and parts split
+// by batch matrices share nothing, so these get up
 // to 4 parts per thread (at least one panel or batch matrix each): on a
 // loaded machine a thread that loses its core then holds up the call by
 // a quarter of its share, since the others take its remaining parts.
@@ -241,6 +242,15 @@ func dotPartsPerThread(op *stablehlo.Op, cfg Config, threads int) int {
 	var units int64
 	switch cfg.p("par") {
 	case parCols:
+		if cfg.p("pa") == 1 || !inPlace(op.Operands[0], layoutOf(op).lhsOrder, ctype(op.Results[0].Type.DType)) {
+			// Every part packs all of A (into its micro-kernel order, or
+			// out of a transposed layout), so each extra part repeats
+			// that: on transformer4l's 512x512 products (2 threads,
+			// interleaved), 4 parts per thread ran 4.2-8.0 ms with A
+			// transposed against 2.7-3.3 ms with one, and 2.6-4.7 ms
+			// against 2.1-3.6 ms with A in place but packed (pa=1).
+			return 1
+		}
 		nr := int64(max(cfg.p("nv")*cfg.p("vw"), 1))
 		units = (n + nr - 1) / nr
 	case parBatch:
@@ -251,17 +261,24 @@ func dotPartsPerThread(op *stablehlo.Op, cfg Config, threads int) int {
 	return int(min(max(units/int64(max(threads, 1)), 1), 4))
 }
 
+// packRange restricts a packed copy (packOperand) to the elements one part
+// of a parallel variant reads: lo <= flat index < hi in each of the three
+// groups of canonical dims (batch, then the two matrix dims); an empty lo
+// means the whole group.
+type packRange struct{ lo, hi [3]string }
+
 // pack emits a copy of operand v into canonical order unless it already is
 // canonical with the accumulation type, and returns the pointer name.
-func packOperand(g *gen, v *stablehlo.Value, order []int, acc string, name string) string {
+// groups is how many of order's dims form each of the three canonical
+// groups. The copy is laid out for the whole operand but fills only the
+// part of it rng names: every part of a parallel call packs for itself
+// (parts keep their own scratch), and a part that packed the whole
+// operand did so once per part, which on transformer4l's transposed
+// 512x512 and attention operands (up to 8 parts on 2 threads) cost more
+// than the part's multiply-adds and kept it from scaling at all.
+func packOperand(g *gen, v *stablehlo.Value, order []int, groups [3]int, rng packRange, acc string, name string) string {
 	src := g.input(v)
-	identity := ctype(v.Type.DType) == acc
-	for i, d := range order {
-		if d != i {
-			identity = false
-		}
-	}
-	if identity {
+	if inPlace(v, order, acc) {
 		g.line("const %s* %s = %s;", acc, name, src)
 		return name
 	}
@@ -270,23 +287,97 @@ func packOperand(g *gen, v *stablehlo.Value, order []int, acc string, name strin
 	g.line("if (!%s_buf) { XK_ALLOC_FAILED(); goto done; }", name)
 	g.line("{")
 	g.ind++
-	g.line("int64_t p = 0;")
-	shape := make([]int64, len(order))
-	for i, d := range order {
-		shape[i] = v.Type.Shape[d]
+	srcIdx := make([]string, v.Type.Rank())
+	var dims [3][]int
+	var size [3]int64
+	var flat, lo, hi [3]string
+	first := 0
+	for gi := range 3 {
+		dims[gi] = order[first : first+groups[gi]]
+		first += groups[gi]
+		size[gi] = 1
+		for _, d := range dims[gi] {
+			size[gi] *= v.Type.Shape[d]
+		}
+		flat[gi] = g.name("pk")
+		lo[gi], hi[gi] = "0", fmt.Sprint(size[gi])
+		if rng.lo[gi] != "" {
+			lo[gi], hi[gi] = rng.lo[gi], rng.hi[gi]
+		}
 	}
-	idx := g.loops(shape, "q")
-	src_idx := make([]string, v.Type.Rank())
-	for i, d := range order {
-		src_idx[d] = idx[i]
+	// decode names the source index of each of group gi's dims.
+	decode := func(gi int) {
+		stride := size[gi]
+		for _, d := range dims[gi] {
+			stride /= v.Type.Shape[d]
+			q := g.name("pq")
+			if len(dims[gi]) == 1 {
+				g.line("const int64_t %s = %s;", q, flat[gi])
+			} else {
+				g.line("const int64_t %s = (%s / %d) %% %d;", q, flat[gi], stride, v.Type.Shape[d])
+			}
+			srcIdx[d] = q
+		}
 	}
-	g.line("%s_buf[p++] = %s;", name, convertExpr(fmt.Sprintf("%s[%s]", src, offset(v.Type.Shape, src_idx)), v.Type.DType, accType(v.Type.DType, acc)))
-	g.endLoops(len(idx))
+	open := func(gi int, from, to string) {
+		g.line("for (int64_t %s = %s; %s < %s; %s++) {", flat[gi], from, flat[gi], to, flat[gi])
+		g.ind++
+		decode(gi)
+	}
+	g.line("for (int64_t %s = %s; %s < %s; %s++) {", flat[0], lo[0], flat[0], hi[0], flat[0])
+	g.ind++
+	decode(0)
+	// A transposed operand (the source's innermost dim in the middle
+	// group) is copied in strips of packTile rows of the middle group: a
+	// strip reads packTile consecutive source elements per step and
+	// writes packTile rows of the copy, which stay in L1. Element by
+	// element along the copy's rows it read one source cache line per
+	// element: transposing an 8x512x512 operand took about 5 ms, as long
+	// as the product.
+	transposed := len(dims[1]) > 0 && len(dims[2]) > 0 && dims[1][len(dims[1])-1] == v.Type.Rank()-1
+	loops := 3
+	if transposed {
+		blk := g.name("pkb")
+		g.line("for (int64_t %s = %s; %s < %s; %s += %d) {", blk, lo[1], blk, hi[1], blk, packTile)
+		g.ind++
+		g.line("const int64_t %s_end = %s + %d < %s ? %s + %d : %s;", blk, blk, packTile, hi[1], blk, packTile, hi[1])
+		open(2, lo[2], hi[2])
+		open(1, blk, blk+"_end")
+		loops = 4
+	} else {
+		open(1, lo[1], hi[1])
+		open(2, lo[2], hi[2])
+	}
+	at := fmt.Sprintf("(%s*%d + %s)*%d + %s", flat[0], size[1], flat[1], size[2], flat[2])
+	g.line("%s_buf[%s] = %s;", name, at, convertExpr(fmt.Sprintf("%s[%s]", src, offset(v.Type.Shape, srcIdx)), v.Type.DType, accType(v.Type.DType, acc)))
+	for range loops {
+		g.ind--
+		g.line("}")
+	}
 	g.ind--
 	g.line("}")
 	g.line("const %s* %s = %s_buf;", acc, name, name)
 	return name
 }
+
+// inPlace reports whether a dot operand v with canonical dim order order
+// is read where it lies: in canonical order already and of the
+// accumulation C type acc, so packOperand copies nothing.
+func inPlace(v *stablehlo.Value, order []int, acc string) bool {
+	if ctype(v.Type.DType) != acc {
+		return false
+	}
+	for i, d := range order {
+		if d != i {
+			return false
+		}
+	}
+	return true
+}
+
+// packTile is how many rows of the middle canonical group packOperand
+// copies at once out of a transposed operand: 16 f32 are one cache line.
+const packTile = 16
 
 // accType maps the accumulation C type back to a dtype for conversions.
 func accType(from stablehlo.DType, acc string) stablehlo.DType {
@@ -309,9 +400,32 @@ func genDot(g *gen, op *stablehlo.Op, cfg Config) {
 	out := g.output(r)
 	g.line("%s* A_buf = NULL;", acc)
 	g.line("%s* Bm_buf = NULL;", acc)
-	A := packOperand(g, op.Operands[0], L.lhsOrder, acc, "A")
-	B := packOperand(g, op.Operands[1], L.rhsOrder, acc, "Bm")
 	M, K, N := L.m, L.k, L.n
+	dd := op.Attrs.Dot
+	nb, nf, nc := len(dd.LhsBatch), len(L.lhsOrder)-len(dd.LhsBatch)-len(dd.LhsContracting), len(dd.LhsContracting)
+	nrf := len(L.rhsOrder) - nb - nc
+	// Each part packs only what it reads: its batch matrices, its row
+	// blocks of A or its column panels of B (the ranges genMicro gives it).
+	var ra, rb packRange
+	if cfg.Name == "micro" {
+		switch cfg.p("par") {
+		case parBatch:
+			lo, hi := fmt.Sprintf("%d*xk_tid/xk_nt", L.b), fmt.Sprintf("%d*(xk_tid + 1)/xk_nt", L.b)
+			ra.lo[0], ra.hi[0], rb.lo[0], rb.hi[0] = lo, hi, lo, hi
+		case parRows:
+			mr := int64(cfg.p("mr"))
+			nbl := (M + mr - 1) / mr
+			ra.lo[1] = fmt.Sprintf("(%d*xk_tid/xk_nt)*%d", nbl, mr)
+			ra.hi[1] = fmt.Sprintf("((%d*(xk_tid + 1)/xk_nt)*%d < %d ? (%d*(xk_tid + 1)/xk_nt)*%d : %d)", nbl, mr, M, nbl, mr, M)
+		case parCols:
+			nr := int64(cfg.p("nv") * cfg.p("vw"))
+			np := (N + nr - 1) / nr
+			rb.lo[2] = fmt.Sprintf("(%d*xk_tid/xk_nt)*%d", np, nr)
+			rb.hi[2] = fmt.Sprintf("((%d*(xk_tid + 1)/xk_nt)*%d < %d ? (%d*(xk_tid + 1)/xk_nt)*%d : %d)", np, nr, N, np, nr, N)
+		}
+	}
+	A := packOperand(g, op.Operands[0], L.lhsOrder, [3]int{nb, nf, nc}, ra, acc, "A")
+	B := packOperand(g, op.Operands[1], L.rhsOrder, [3]int{nb, nc, nrf}, rb, acc, "Bm")
 	if cfg.p("par") == parBatch {
 		g.line("for (int64_t bt = %d*xk_tid/xk_nt; bt < %d*(xk_tid + 1)/xk_nt; bt++) {", L.b, L.b)
 	} else {
