@@ -27,6 +27,35 @@ func parseText(t *testing.T, src string) *stablehlo.Module {
 	return m
 }
 
+// lowerText parses and verifies src (named file) and lowers it with
+// lowerModule: what tests of one kernel start from.
+func lowerText(tb testing.TB, src, file string) *lowering {
+	tb.Helper()
+	m, err := stablehlo.Parse([]byte(src), file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := stablehlo.Verify(m); err != nil {
+		tb.Fatal(err)
+	}
+	return lowerModule(tb, m, file)
+}
+
+// lowerModule inlines m and analyzes its main function, as the pipeline
+// does before it builds kernels.
+func lowerModule(tb testing.TB, m *stablehlo.Module, file string) *lowering {
+	tb.Helper()
+	flat, err := stablehlo.Inline(m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l, err := analyze(flat.Main(), file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l
+}
+
 // compileText parses src and compiles it with a fresh backend, outside
 // any cache; the executable is closed when the test ends. A compile
 // failure shows the source, since random programs are only reproducible

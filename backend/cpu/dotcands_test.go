@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
-
-	"github.com/xlacache/xlacache/stablehlo"
 )
 
 // configComment matches the comment naming a kernel's configuration.
@@ -24,15 +22,7 @@ func TestDotCandidatesCompileToDistinctCode(t *testing.T) {
   return %%0 : tensor<256x256xf32>
 }
 `, tc.k, tc.k, tc.k, tc.k)
-			m := parseText(t, text)
-			flat, err := stablehlo.Inline(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := analyze(flat.Main(), "dot")
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := lowerText(t, text, "dot")
 			k, err := newKernel(l, l.roots[0], tc.threads)
 			if err != nil {
 				t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
-	"github.com/xlacache/xlacache/stablehlo"
 )
 
 // Flags or-ed into TestDotPartsPerThread's par: packed A (pa=1), and A
@@ -105,14 +104,7 @@ func TestDotEdgeShapeCandidates(t *testing.T) {
 }
 `, a, b, c)
 			m := parseText(t, text)
-			flat, err := stablehlo.Inline(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := analyze(flat.Main(), "dot")
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := lowerModule(t, m, "dot")
 			k, err := newKernel(l, l.roots[0], threads)
 			if err != nil {
 				t.Fatal(err)
@@ -168,14 +160,7 @@ func TestDotPackedPartsCandidates(t *testing.T) {
 }
 `, a, b, c, tc.dims)
 				m := parseText(t, text)
-				flat, err := stablehlo.Inline(m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				l, err := analyze(flat.Main(), "dot")
-				if err != nil {
-					t.Fatal(err)
-				}
+				l := lowerModule(t, m, "dot")
 				k, err := newKernel(l, l.roots[0], threads)
 				if err != nil {
 					t.Fatal(err)

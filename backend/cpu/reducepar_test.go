@@ -96,18 +96,7 @@ func TestMidSizedParallelCandidates(t *testing.T) {
 	for _, threads := range []int{2, 3} {
 		for name, src := range midPrograms {
 			t.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(t *testing.T) {
-				m, err := stablehlo.Parse([]byte(src), name+".mlir")
-				if err != nil {
-					t.Fatal(err)
-				}
-				flat, err := stablehlo.Inline(m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				l, err := analyze(flat.Main(), name+".mlir")
-				if err != nil {
-					t.Fatal(err)
-				}
+				l := lowerText(t, src, name+".mlir")
 				for _, op := range l.roots {
 					k, err := newKernel(l, op, threads)
 					if err != nil {

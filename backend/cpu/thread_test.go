@@ -70,18 +70,7 @@ func TestParallelCandidatesMatchSerial(t *testing.T) {
 	pl := &pipeline{b: New(), cc: comp, log: slog.Default()}
 	for name, src := range parallelPrograms {
 		t.Run(name, func(t *testing.T) {
-			m, err := stablehlo.Parse([]byte(src), name+".mlir")
-			if err != nil {
-				t.Fatal(err)
-			}
-			flat, err := stablehlo.Inline(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := analyze(flat.Main(), name+".mlir")
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := lowerText(t, src, name+".mlir")
 			sawParallel := false
 			for _, op := range l.roots {
 				k, err := newKernel(l, op, threads)
