@@ -607,8 +607,11 @@ func newHarness(k *kernel) (*harness, error) {
 		h.free()
 		return nil, fmt.Errorf("autotuning %s: out of memory", k.desc)
 	}
-	slots := unsafe.Slice((*unsafe.Pointer)(h.ptrs), len(all)+1)
-	copy(slots, h.bufs)
+	// Integers, not pointers, in C memory (see Executable.Run).
+	slots := unsafe.Slice((*uintptr)(h.ptrs), len(all)+1)
+	for i, p := range h.bufs {
+		slots[i] = uintptr(p)
+	}
 	return h, nil
 }
 

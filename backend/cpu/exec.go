@@ -334,7 +334,15 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 		e.idleMu.Unlock()
 		cc.Free(arena)
 	}()
-	slots := unsafe.Slice((*unsafe.Pointer)(arena), e.nptr+1)
+	// The slots are C memory, which the garbage collector neither scans
+	// nor owns: they are written as integers. Written as unsafe.Pointer,
+	// each store would run the write barrier on the slot's old value, and
+	// a recycled arena (e.idle) still holds the last Run's pointers,
+	// among them pointers to Go outputs long since freed: "found bad
+	// pointer in Go heap" (TestRunRecycledArenaUnderGC). What the slots
+	// point to stays alive without them: Go memory is pinned for the
+	// Run, the rest is C memory.
+	slots := unsafe.Slice((*uintptr)(arena), e.nptr+1)
 	ptr := func(id int) unsafe.Pointer {
 		if direct[id] != nil {
 			return direct[id]
@@ -361,7 +369,7 @@ func (e *Executable) Run(ctx context.Context, args []*stablehlo.Tensor) ([]*stab
 	at := 0
 	for _, s := range e.plan.Steps {
 		for _, id := range s.Bufs {
-			slots[at] = ptr(id)
+			slots[at] = uintptr(ptr(id))
 			at++
 		}
 	}
