@@ -199,7 +199,8 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 	g.line("}")
 	// This part's row blocks.
 	if cfg.p("par") == parRows {
-		g.line("const int64_t ib0 = %d*xk_tid/xk_nt, ib1 = %d*(xk_tid + 1)/xk_nt;", nb, nb)
+		lo, hi := partUnits(nb)
+		g.line("const int64_t ib0 = %s, ib1 = %s;", lo, hi)
 	} else {
 		g.line("const int64_t ib0 = 0, ib1 = %d;", nb)
 	}

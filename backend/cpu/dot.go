@@ -375,6 +375,17 @@ func inPlace(v *stablehlo.Value, order []int, acc string) bool {
 	return true
 }
 
+// partSpan returns C expressions for the elements [lo, hi) of part
+// xk_tid's blocks (partUnits of n blocks of size elements), the end
+// clamped to limit, since the last block may be short. genDot packs, for
+// each part, the span genMicro's loops then cover: both cut with it (or
+// with partUnits), or a part would read what it did not pack.
+func partSpan(n, size, limit int64) (lo, hi string) {
+	u0, u1 := partUnits(n)
+	end := fmt.Sprintf("(%s)*%d", u1, size)
+	return fmt.Sprintf("(%s)*%d", u0, size), fmt.Sprintf("(%s < %d ? %s : %d)", end, limit, end, limit)
+}
+
 // packTile is how many rows of the middle canonical group packOperand
 // copies at once out of a transposed operand: 16 f32 are one cache line.
 const packTile = 16
@@ -410,24 +421,21 @@ func genDot(g *gen, op *stablehlo.Op, cfg Config) {
 	if cfg.Name == "micro" {
 		switch cfg.p("par") {
 		case parBatch:
-			lo, hi := fmt.Sprintf("%d*xk_tid/xk_nt", L.b), fmt.Sprintf("%d*(xk_tid + 1)/xk_nt", L.b)
+			lo, hi := partUnits(L.b)
 			ra.lo[0], ra.hi[0], rb.lo[0], rb.hi[0] = lo, hi, lo, hi
 		case parRows:
 			mr := int64(cfg.p("mr"))
-			nbl := (M + mr - 1) / mr
-			ra.lo[1] = fmt.Sprintf("(%d*xk_tid/xk_nt)*%d", nbl, mr)
-			ra.hi[1] = fmt.Sprintf("((%d*(xk_tid + 1)/xk_nt)*%d < %d ? (%d*(xk_tid + 1)/xk_nt)*%d : %d)", nbl, mr, M, nbl, mr, M)
+			ra.lo[1], ra.hi[1] = partSpan((M+mr-1)/mr, mr, M)
 		case parCols:
 			nr := int64(cfg.p("nv") * cfg.p("vw"))
-			np := (N + nr - 1) / nr
-			rb.lo[2] = fmt.Sprintf("(%d*xk_tid/xk_nt)*%d", np, nr)
-			rb.hi[2] = fmt.Sprintf("((%d*(xk_tid + 1)/xk_nt)*%d < %d ? (%d*(xk_tid + 1)/xk_nt)*%d : %d)", np, nr, N, np, nr, N)
+			rb.lo[2], rb.hi[2] = partSpan((N+nr-1)/nr, nr, N)
 		}
 	}
 	A := packOperand(g, op.Operands[0], L.lhsOrder, [3]int{nb, nf, nc}, ra, acc, "A")
 	B := packOperand(g, op.Operands[1], L.rhsOrder, [3]int{nb, nc, nrf}, rb, acc, "Bm")
 	if cfg.p("par") == parBatch {
-		g.line("for (int64_t bt = %d*xk_tid/xk_nt; bt < %d*(xk_tid + 1)/xk_nt; bt++) {", L.b, L.b)
+		lo, hi := partUnits(L.b)
+		g.line("for (int64_t bt = %s; bt < %s; bt++) {", lo, hi)
 	} else {
 		g.line("for (int64_t bt = 0; bt < %d; bt++) {", L.b)
 	}
@@ -491,16 +499,15 @@ func genMicro(g *gen, cfg Config, acc string, M, K, N int64) {
 	// This part's column panels [jp0, jp1) and rows [ir0, ir1): all of
 	// them unless the work is split by columns or by row blocks (at
 	// multiples of mr, so blocks never straddle parts).
-	jpRange, irRange := fmt.Sprintf("jp0 = 0, jp1 = %d", np), fmt.Sprintf("ir0 = 0, ir1 = %d", M)
+	jp0, jp1, ir0, ir1 := "0", fmt.Sprint(np), "0", fmt.Sprint(M)
 	switch cfg.p("par") {
 	case parCols:
-		jpRange = fmt.Sprintf("jp0 = %d*xk_tid/xk_nt, jp1 = %d*(xk_tid + 1)/xk_nt", np, np)
+		jp0, jp1 = partUnits(np)
 	case parRows:
-		nb := (M + int64(mr) - 1) / int64(mr)
-		irRange = fmt.Sprintf("ir0 = (%d*xk_tid/xk_nt)*%d, ir1 = (%d*(xk_tid + 1)/xk_nt)*%d < %d ? (%d*(xk_tid + 1)/xk_nt)*%d : %d", nb, mr, nb, mr, M, nb, mr, M)
+		ir0, ir1 = partSpan((M+int64(mr)-1)/int64(mr), int64(mr), M)
 	}
-	g.line("const int64_t %s;", jpRange)
-	g.line("const int64_t %s;", irRange)
+	g.line("const int64_t jp0 = %s, jp1 = %s;", jp0, jp1)
+	g.line("const int64_t ir0 = %s, ir1 = %s;", ir0, ir1)
 	if int64(kc) > K {
 		kc = int(K)
 	}

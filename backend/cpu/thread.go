@@ -197,6 +197,14 @@ func parMin(l *lowering, op *stablehlo.Op) int64 {
 	return parMinElements
 }
 
+// partUnits returns C expressions for the units [lo, hi) of n that part
+// xk_tid of xk_nt takes in a parallel entry point: every kernel that
+// splits work over parts (loop nests, row blocks, column panels, batch
+// matrices) cuts it this way.
+func partUnits(n int64) (lo, hi string) {
+	return fmt.Sprintf("%d*xk_tid/xk_nt", n), fmt.Sprintf("%d*(xk_tid + 1)/xk_nt", n)
+}
+
 // parGrain is how many iterations the flattened outer loops of a parallel
 // loop nest must have, so that parts are balanced to within a few percent.
 const parGrain = 64
@@ -220,7 +228,8 @@ func parLoops(g *gen, shape []int64, prefix string, par bool) ([]string, int) {
 		idx[i] = fmt.Sprintf("%s%d", prefix, i)
 	}
 	f := g.name("pf")
-	g.line("for (int64_t %s = %d*xk_tid/xk_nt; %s < %d*(xk_tid + 1)/xk_nt; %s++) {", f, flat, f, flat, f)
+	lo, hi := partUnits(flat)
+	g.line("for (int64_t %s = %s; %s < %s; %s++) {", f, lo, f, hi, f)
 	g.ind++
 	stride := flat
 	for i := 0; i < d; i++ {
