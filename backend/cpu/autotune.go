@@ -442,7 +442,7 @@ func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUn
 					return
 				}
 				start := time.Now()
-				so, err := pl.cc.BuildShared(ctx, units[i].src)
+				obj, so, err := pl.cc.BuildObjectShared(ctx, units[i].src)
 				if err != nil {
 					errMu.Lock()
 					errs = append(errs, fmt.Errorf("autotuning %s (candidates %s): %w", ks[i].desc, units[i].src.Name, err))
@@ -451,6 +451,7 @@ func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUn
 					return
 				}
 				libs[i] = so
+				pl.keepCandidates(ks[i], units[i], obj)
 				if err := tier.Put(ctx, units[i].key, so, time.Since(start)); err != nil {
 					pl.log.Debug("storing autotune candidates failed", "kernel", ks[i].desc, "err", err) // the cache logs it once
 				}

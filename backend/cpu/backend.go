@@ -179,6 +179,10 @@ type pipeline struct {
 	// build takes the untuned build's objects from it, without a second
 	// lookup or compile.
 	held map[string]heldObject
+	// candObjs is the candidate object of each kernel whose candidates
+	// this compile built, for the final library (reuse.go).
+	candMu   sync.Mutex
+	candObjs map[*kernel]candidateObject
 
 	warnMu sync.Mutex
 	warned map[string]bool // warnOnce kinds already logged at Warn
@@ -274,6 +278,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	pl.phase("codegen", start)
 
 	start = time.Now()
+	reused := pl.reuseCandidates(ctx, kernels, configs, srcs)
 	objs, err := pl.compileObjects(ctx, srcs, infos, nil)
 	if err != nil {
 		return nil, err
@@ -284,11 +289,12 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 
 	start = time.Now()
 	so, err := pl.cc.Link(ctx, objs)
-	if err != nil && slices.ContainsFunc(infos, func(i KernelInfo) bool { return i.ObjectHit }) {
+	if err != nil && (reused > 0 || slices.ContainsFunc(infos, func(i KernelInfo) bool { return i.ObjectHit })) {
 		// An object from the kernel tier verified but does not link (an
-		// entry a faulty build stored, say): a cache failure, which
-		// degrades to compiling every kernel afresh; the entries used are
-		// quarantined and the fresh objects replace them.
+		// entry a faulty build stored, say), or one made from candidate
+		// objects does not (reuse.go): a cache failure, which degrades to
+		// compiling every kernel afresh; the entries used are quarantined
+		// and the fresh objects replace them.
 		pl.log.Warn("linking objects from the kernel tier failed; compiling every kernel afresh", "program", file, "err", err)
 		if objs, err = pl.compileObjects(ctx, srcs, infos, fmt.Errorf("object does not link: %w", err)); err != nil {
 			return nil, err

@@ -1,0 +1,164 @@
+package cpu
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xlacache/xlacache/config"
+)
+
+// definedByFinalCompiles is the set of kernels that the compiles of
+// final kernels in the invocation log define.
+func definedByFinalCompiles(t *testing.T, logPath string) map[string]bool {
+	t.Helper()
+	final, _, _ := invocations(t, logPath)
+	out := map[string]bool{}
+	for _, line := range final {
+		_, defs, _ := strings.Cut(line, "# defines")
+		for _, k := range strings.Fields(defs) {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// TestTunedColdCompileReusesCandidateObjects checks that a tuned cold
+// compile takes each tuned kernel's final object from its candidates'
+// object (reuse.go) instead of compiling the winner again, at 1 and 2
+// threads (where parallel candidates, with their _par and _parts
+// symbols, can win); that the program computes what the interpreter
+// does; and that the objects it stored serve a later compile from the
+// kernel tier with no compile at all.
+func TestTunedColdCompileReusesCandidateObjects(t *testing.T) {
+	for _, threads := range []int{1, 2} {
+		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {
+			logPath := countingCompiler(t)
+			dir := t.TempDir()
+			m := parseText(t, tunedProgram)
+			args := randomArgs(m, 5)
+			compile := func() ([]KernelInfo, map[string]bool) {
+				t.Helper()
+				os.Remove(logPath)
+				opts := config.Defaults()
+				opts.Dir = dir
+				c := openCache(t, opts, nil)
+				defer c.Close()
+				b := New()
+				b.TuneBudget = 20 * time.Millisecond
+				b.Threads = threads
+				rep, exe := compileIn(t, c, b, "tuned", tunedProgram)
+				defer exe.Close()
+				if rep.Hit {
+					t.Fatal("executable hit, want a compile")
+				}
+				got, want := runBoth(t, exe, m, args)
+				assertClose(t, got, want, 1e-4)
+				return exe.Kernels(), definedByFinalCompiles(t, logPath)
+			}
+			kernels, compiled := compile()
+			tuned := 0
+			for _, k := range kernels {
+				if !k.Tuned {
+					continue
+				}
+				tuned++
+				if compiled[k.Name] {
+					t.Errorf("tuned kernel %s (%s, %s) was compiled again for the final library", k.Name, k.Desc, k.Config)
+				}
+			}
+			if tuned == 0 {
+				t.Fatal("no kernel was tuned; the test needs one")
+			}
+
+			// With the executable gone, the objects made from candidates
+			// come from the kernel tier.
+			if err := os.RemoveAll(filepath.Join(dir, "executables")); err != nil {
+				t.Fatal(err)
+			}
+			kernels, compiled = compile()
+			for _, k := range kernels {
+				if !k.ObjectHit {
+					t.Errorf("kernel tier warm: kernel %s (%s) was not an object hit", k.Name, k.Desc)
+				}
+			}
+			if len(compiled) != 0 {
+				t.Errorf("kernel tier warm: compiled %v", compiled)
+			}
+		})
+	}
+}
+
+// TestCandidateObjectReuseFailure checks that a candidate object that
+// cannot be made into the final kernel's object (the symbol rewrite
+// fails, produces garbage, or leaves the symbols as they were: what a
+// corrupt object or a broken objcopy would do) degrades to compiling the
+// kernel as before, with one warning, and a correct program.
+func TestCandidateObjectReuseFailure(t *testing.T) {
+	for _, tc := range []struct{ name, objcopy string }{
+		{"fails", "echo broken >&2; exit 1"},
+		{"garbage", `for a; do out=$a; done; printf 'not an object' > "$out"`},
+		{"unchanged", `for a; do in=$out; out=$a; done; cp "$in" "$out"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tools := t.TempDir()
+			fake := filepath.Join(tools, "objcopy")
+			if err := os.WriteFile(fake, []byte("#!/bin/sh\n"+tc.objcopy+"\n"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			// The compiler names its objcopy (-print-prog-name); the
+			// wrapper names the fake one, and logs the rest.
+			logPath := filepath.Join(t.TempDir(), "invocations.log")
+			wrapCompiler(t, fmt.Sprintf(`case "$1" in -print-prog-name=objcopy) echo '%s'; exit 0;; esac
+defs=""
+for a in "$@"; do case "$a" in *_b_*.c) defs="$defs $(sed -n 's/^void \(k_[0-9a-f]*\)(void\*\* bufs).*/\1/p' "$a" | tr '\n' ' ')";; esac; done
+printf '%%s # defines %%s\n' "$*" "$defs" >> '%s'
+`, fake, logPath))
+			var logs bytes.Buffer
+			opts := config.Defaults()
+			opts.Dir = t.TempDir()
+			c := openCache(t, opts, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
+			defer c.Close()
+			b := New()
+			b.TuneBudget = 20 * time.Millisecond
+			_, exe := compileIn(t, c, b, "tuned", tunedProgram)
+			defer exe.Close()
+			m := parseText(t, tunedProgram)
+			got, want := runBoth(t, exe, m, randomArgs(m, 5))
+			assertClose(t, got, want, 1e-4)
+			compiled := definedByFinalCompiles(t, logPath)
+			tuned := 0
+			for _, k := range exe.Kernels() {
+				if k.Tuned {
+					tuned++
+					if !compiled[k.Name] {
+						t.Errorf("tuned kernel %s was not compiled after its candidate object failed", k.Name)
+					}
+				}
+			}
+			if tuned == 0 {
+				t.Fatal("no kernel was tuned; the test needs one")
+			}
+			if n := strings.Count(logs.String(), "candidate object failed"); n != 1 {
+				t.Errorf("%d warnings about candidate objects, want 1:\n%s", n, logs.String())
+			}
+		})
+	}
+}
+
+// TestWinnerObjectRejectsCorruptObject checks winnerObject on an object
+// that is not ELF: an error, never a panic.
+func TestWinnerObjectRejectsCorruptObject(t *testing.T) {
+	co := candidateObject{unit: tuneUnit{syms: []string{"a_x_c0"}}}
+	co.obj.Name, co.obj.Data = "a_x", []byte("\x7fELF garbage")
+	pl := &pipeline{b: New()}
+	if _, err := pl.winnerObject(context.Background(), co, 0, "k_0"); err == nil {
+		t.Fatal("winnerObject accepted a corrupt object")
+	}
+}
