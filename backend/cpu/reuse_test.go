@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/config"
 )
 
@@ -160,5 +161,113 @@ func TestWinnerObjectRejectsCorruptObject(t *testing.T) {
 	pl := &pipeline{b: New()}
 	if _, err := pl.winnerObject(context.Background(), co, 0, "k_0"); err == nil {
 		t.Fatal("winnerObject accepted a corrupt object")
+	}
+}
+
+// TestWinnerObjectsMatchCandidates makes every plausible candidate
+// (tuneSet) of every kernel of parallelPrograms into a final kernel
+// object (winnerObject), links all of a kernel's into one library (the
+// other candidates' symbols are local, so they must not clash) and checks
+// each final kernel against its candidate in the timed library: the same
+// entry points (serial, parallel and parts count) and bit-identical
+// outputs at 1 and 3 threads.
+func TestWinnerObjectsMatchCandidates(t *testing.T) {
+	comp, err := cc.Find(context.Background())
+	if err != nil {
+		t.Skip(err)
+	}
+	const threads = 3
+	pl := &pipeline{b: New(), cc: comp, log: slog.Default()}
+	ctx := context.Background()
+	for name, src := range parallelPrograms {
+		t.Run(name, func(t *testing.T) {
+			l := lowerText(t, src, name+".mlir")
+			sawParallel := false
+			for _, op := range l.roots {
+				k, err := newKernel(l, op, threads)
+				if err != nil {
+					t.Fatal(err)
+				}
+				u, err := pl.candidateUnit(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				obj, so, err := comp.BuildObjectShared(ctx, u.src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				co := candidateObject{unit: u, obj: obj}
+				var finals []cc.Object
+				names := make([]string, len(u.cands))
+				for n, c := range u.cands {
+					s, err := finalSource(k, k.cands[c])
+					if err != nil {
+						t.Fatal(err)
+					}
+					names[n] = s.Name
+					o, err := pl.winnerObject(ctx, co, n, s.Name)
+					if err != nil {
+						t.Fatalf("%s %s: %v", k.desc, k.cands[c], err)
+					}
+					finals = append(finals, o)
+					sawParallel = sawParallel || k.parallel(k.cands[c])
+				}
+				linked, err := comp.Link(ctx, finals)
+				if err != nil {
+					t.Fatalf("%s: linking its %d final objects together: %v", k.desc, len(finals), err)
+				}
+				compareLibraries(t, k, so, u.syms, linked, names, threads)
+			}
+			if !sawParallel {
+				t.Fatalf("no plausible candidate of %s is parallel", name)
+			}
+		})
+	}
+}
+
+// compareLibraries checks that kernel k's symbols want in library a and
+// got in library b have the same entry points and compute bit-identical
+// outputs at 1 and threads threads.
+func compareLibraries(t *testing.T, k *kernel, a []byte, want []string, b []byte, got []string, threads int) {
+	t.Helper()
+	la, err := cc.OpenBytes(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer la.Close()
+	lb, err := cc.OpenBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Close()
+	h, err := newHarness(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.free()
+	for n := range want {
+		fa, err := resolveKernel(la, want[n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb, err := resolveKernel(lb, got[n])
+		if err != nil {
+			t.Fatalf("%s: final kernel %s: %v", k.desc, got[n], err)
+		}
+		if (fa.part != nil) != (fb.part != nil) || fa.parts != fb.parts {
+			t.Fatalf("%s: final kernel %s: parallel %v with %d parts, candidate %v with %d", k.desc, got[n], fb.part != nil, fb.parts, fa.part != nil, fa.parts)
+		}
+		for _, th := range []int{1, threads} {
+			h.clearOutputs()
+			fa.run(h.ptrs, th)
+			wantOut := h.outputs()
+			h.clearOutputs()
+			fb.run(h.ptrs, th)
+			for i, o := range h.outputs() {
+				if !bytes.Equal(o, wantOut[i]) {
+					t.Errorf("%s: final kernel %s output %d at %d threads differs from its candidate's", k.desc, got[n], i, th)
+				}
+			}
+		}
 	}
 }
