@@ -50,6 +50,10 @@ type Backend struct {
 	// compile; 0 means maxBatchKernels. Benchmarks set 1 to compare with
 	// a unit per kernel.
 	batchLimit int
+	// noReuse compiles tuned kernels' final objects again instead of
+	// taking them from their candidates' objects (reuse.go); benchmarks
+	// set it to compare the two.
+	noReuse bool
 	// tuneFactor replaces tuneBudgetFactor when positive; tests set a
 	// tiny one to make the budget's choice certain.
 	tuneFactor float64

@@ -64,7 +64,7 @@ func (pl *pipeline) keepCandidates(k *kernel, u tuneUnit, obj cc.Object) {
 // in the kernel tier. srcs are the kernels' final sources (finalSource).
 // It returns how many final objects it made.
 func (pl *pipeline) reuseCandidates(ctx context.Context, kernels []*kernel, configs []Config, srcs []cc.Source) int {
-	if pl.b.NoTune || len(pl.candObjs) == 0 {
+	if pl.b.NoTune || pl.b.noReuse || len(pl.candObjs) == 0 {
 		return 0
 	}
 	type job struct {

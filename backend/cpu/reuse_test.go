@@ -2,12 +2,15 @@ package cpu
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -270,4 +273,97 @@ func compareLibraries(t *testing.T, k *kernel, a []byte, want []string, b []byte
 			}
 		}
 	}
+}
+
+// BenchmarkTunedColdCompileReuse compiles examples cold and tuned two
+// ways, interleaved round by round so that the machine's load hits both
+// alike: compiling the tuned kernels' winners again for the final library
+// (as before reuse.go) and reusing their candidates' objects. It reports
+// the medians of the wall time and of the CPU time of the compile's child
+// processes (the C compiler, linker and objcopy: robust to load), and the
+// two ways' run times, interleaved (the reused code is the code that was
+// timed, so it must not run slower). Run with -benchtime=1x; the examples
+// with XLACACHE_REUSE_EXAMPLES (comma-separated, default mlp,transformer,
+// cnn,embedding), the threads with XLACACHE_REUSE_THREADS (default 1).
+func BenchmarkTunedColdCompileReuse(b *testing.B) {
+	const rounds = 3
+	examples := cmp.Or(os.Getenv("XLACACHE_REUSE_EXAMPLES"), "mlp,transformer,cnn,embedding")
+	threads, _ := strconv.Atoi(cmp.Or(os.Getenv("XLACACHE_REUSE_THREADS"), "1"))
+	for _, ex := range strings.Split(examples, ",") {
+		b.Run(ex, func(b *testing.B) {
+			text, err := os.ReadFile(filepath.Join("../../examples", ex, ex+".mlir"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := loadModule(b, filepath.Join("../../examples", ex, ex+".mlir"))
+			args := randomArgs(m, 1)
+			exes := map[bool]*Executable{}
+			defer func() {
+				for _, e := range exes {
+					e.Close()
+				}
+			}()
+			cold := func(noReuse bool) (wall, cpu time.Duration) {
+				c := testCache(b, b.TempDir())
+				defer c.Close()
+				be := New()
+				be.Threads, be.noReuse = threads, noReuse
+				before := childCPU(b)
+				start := time.Now()
+				rep, exe := compileIn(b, c, be, ex, string(text))
+				wall, cpu = time.Since(start), childCPU(b)-before
+				var phases []string
+				for _, p := range rep.Phases {
+					if p.Name == "autotune" || p.Name == "cc" || p.Name == "link" {
+						phases = append(phases, fmt.Sprintf("%s=%v", p.Name, p.Duration.Round(time.Millisecond)))
+					}
+				}
+				b.Logf("reuse=%v: %v wall, %v compiler CPU, phases %s", !noReuse, wall.Round(time.Millisecond), cpu.Round(time.Millisecond), strings.Join(phases, " "))
+				if old := exes[noReuse]; old != nil {
+					old.Close()
+				}
+				exes[noReuse] = exe
+				return wall, cpu
+			}
+			for i := 0; i < b.N; i++ {
+				walls := map[bool][]time.Duration{}
+				cpus := map[bool][]time.Duration{}
+				for r := range rounds {
+					for _, noReuse := range []bool{r%2 == 0, r%2 != 0} {
+						w, c := cold(noReuse)
+						walls[noReuse] = append(walls[noReuse], w)
+						cpus[noReuse] = append(cpus[noReuse], c)
+					}
+				}
+				runs := map[bool][]time.Duration{}
+				for range 15 {
+					for _, noReuse := range []bool{true, false} {
+						start := time.Now()
+						if _, err := exes[noReuse].Run(context.Background(), args); err != nil {
+							b.Fatal(err)
+						}
+						runs[noReuse] = append(runs[noReuse], time.Since(start))
+					}
+				}
+				b.Logf("tuned cold compile: recompiling winners %v wall, %v compiler CPU; reusing candidates %v wall, %v compiler CPU (medians of %d interleaved rounds); run %v vs %v",
+					median(walls[true]).Round(time.Millisecond), median(cpus[true]).Round(time.Millisecond),
+					median(walls[false]).Round(time.Millisecond), median(cpus[false]).Round(time.Millisecond), rounds,
+					median(runs[true]).Round(time.Microsecond), median(runs[false]).Round(time.Microsecond))
+				b.ReportMetric(float64(median(walls[true]).Milliseconds()), "recompile-ms")
+				b.ReportMetric(float64(median(walls[false]).Milliseconds()), "reuse-ms")
+				b.ReportMetric(float64(median(cpus[true]).Milliseconds()), "recompile-cc-cpu-ms")
+				b.ReportMetric(float64(median(cpus[false]).Milliseconds()), "reuse-cc-cpu-ms")
+			}
+		})
+	}
+}
+
+// childCPU is the user and system CPU time of this process's waited-for
+// child processes so far.
+func childCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
