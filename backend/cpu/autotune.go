@@ -413,7 +413,9 @@ func (pl *pipeline) candidateLibs(ctx context.Context, ks []*kernel, units []tun
 }
 
 // buildUnits compiles the units listed in todo, in that order, up to jobs
-// at once, and stores each library in the kernel tier; step is called
+// at once, each to an object and a library linked from it, and stores
+// each library in the kernel tier; the objects are kept for the final
+// library (keepCandidates, reuse.go). step is called
 // after each one. Once budget (if not negative) has passed since the
 // call, no unit is started (see buildQueue): those left have nil libs.
 func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUnit, libs [][]byte, todo []int, budget time.Duration, step func()) error {
