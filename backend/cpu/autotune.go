@@ -105,6 +105,16 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 		if err != nil {
 			return nil, nil, err
 		}
+		won := make([]Config, len(todo))
+		for m, rec := range recs {
+			if rec != nil {
+				won[m] = rec.Config
+			}
+		}
+		// The final objects before the records: see reuseCandidates.
+		if err := pl.reuseCandidates(ctx, todo, won); err != nil {
+			return nil, nil, err
+		}
 		per := time.Since(start) / time.Duration(len(miss))
 		for m, n := range miss {
 			i := tuned[n]

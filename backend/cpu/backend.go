@@ -187,6 +187,8 @@ type pipeline struct {
 	// this compile built, for the final library (reuse.go).
 	candMu   sync.Mutex
 	candObjs map[*kernel]candidateObject
+	// reused counts the final objects made from candidate objects.
+	reused int
 
 	warnMu sync.Mutex
 	warned map[string]bool // warnOnce kinds already logged at Warn
@@ -282,7 +284,6 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	pl.phase("codegen", start)
 
 	start = time.Now()
-	reused := pl.reuseCandidates(ctx, kernels, configs, srcs)
 	objs, err := pl.compileObjects(ctx, srcs, infos, nil)
 	if err != nil {
 		return nil, err
@@ -293,7 +294,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 
 	start = time.Now()
 	so, err := pl.cc.Link(ctx, objs)
-	if err != nil && (reused > 0 || slices.ContainsFunc(infos, func(i KernelInfo) bool { return i.ObjectHit })) {
+	if err != nil && (pl.reused > 0 || slices.ContainsFunc(infos, func(i KernelInfo) bool { return i.ObjectHit })) {
 		// An object from the kernel tier verified but does not link (an
 		// entry a faulty build stored, say), or one made from candidate
 		// objects does not (reuse.go): a cache failure, which degrades to

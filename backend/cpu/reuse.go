@@ -58,17 +58,21 @@ func (pl *pipeline) keepCandidates(k *kernel, u tuneUnit, obj cc.Object) {
 	pl.candObjs[k] = candidateObject{unit: u, obj: obj}
 }
 
-// reuseCandidates makes the final object of each tuned kernel whose
-// candidates were compiled in this compile from its candidate object
+// reuseCandidates makes the final object of each kernel of ks (tuned in
+// this compile, in configuration configs[i]) from its candidate object
 // (see winnerObject), holds it for compileObjects (pl.held) and stores it
-// in the kernel tier. srcs are the kernels' final sources (finalSource).
-// It returns how many final objects it made.
-func (pl *pipeline) reuseCandidates(ctx context.Context, kernels []*kernel, configs []Config, srcs []cc.Source) int {
+// in the kernel tier. autotune calls it before it stores the kernels'
+// autotune records and releases their claims: another process waiting
+// for a record then finds the final object in the kernel tier too,
+// rather than compiling it. It adds how many final objects it made to
+// pl.reused.
+func (pl *pipeline) reuseCandidates(ctx context.Context, ks []*kernel, configs []Config) error {
 	if pl.b.NoTune || pl.b.noReuse || len(pl.candObjs) == 0 {
-		return 0
+		return nil
 	}
 	type job struct {
-		i   int
+		k   *kernel
+		src cc.Source
 		co  candidateObject
 		n   int // the winner's position in co.unit
 		obj cc.Object
@@ -77,13 +81,20 @@ func (pl *pipeline) reuseCandidates(ctx context.Context, kernels []*kernel, conf
 	}
 	var jobs []*job
 	seen := map[string]bool{}
-	for i, k := range kernels {
+	for i, k := range ks {
 		co, ok := pl.candObjs[k]
-		name := srcs[i].Name
-		if !ok || srcs[i].Opt != "" || seen[name] {
-			continue
+		if !ok || configs[i].Name == "" {
+			continue // candidates not built here, or left out by the budget
 		}
-		if _, held := pl.held[name]; held {
+		s, err := finalSource(k, configs[i])
+		if err != nil {
+			return err
+		}
+		s.Opt = kernelOpt(k, false)
+		if s.Opt != "" || seen[s.Name] {
+			continue // tuned kernels are -O3, the level of their candidates
+		}
+		if _, held := pl.held[s.Name]; held {
 			continue
 		}
 		n := -1
@@ -95,11 +106,11 @@ func (pl *pipeline) reuseCandidates(ctx context.Context, kernels []*kernel, conf
 		if n < 0 {
 			continue // a configuration not among those built (none should be)
 		}
-		seen[name] = true
-		jobs = append(jobs, &job{i: i, co: co, n: n})
+		seen[s.Name] = true
+		jobs = append(jobs, &job{k: k, src: s, co: co, n: n})
 	}
 	if len(jobs) == 0 {
-		return 0
+		return nil
 	}
 	// Each rename is an objcopy process of a few milliseconds; the jobs
 	// setting bounds them like compiler processes.
@@ -111,7 +122,7 @@ func (pl *pipeline) reuseCandidates(ctx context.Context, kernels []*kernel, conf
 			defer wg.Done()
 			for j := range next {
 				start := time.Now()
-				j.obj, j.err = pl.winnerObject(ctx, j.co, j.n, srcs[j.i].Name)
+				j.obj, j.err = pl.winnerObject(ctx, j.co, j.n, j.src.Name)
 				j.dur = time.Since(start)
 			}
 		}()
@@ -122,21 +133,19 @@ func (pl *pipeline) reuseCandidates(ctx context.Context, kernels []*kernel, conf
 	close(next)
 	wg.Wait()
 	tier := pl.env.Tier(subKernels)
-	made := 0
 	for _, j := range jobs {
-		s := srcs[j.i]
 		if j.err != nil {
-			pl.warnOnce("candidate-object", "reusing a tuned kernel's candidate object failed; compiling the kernel", "kernel", kernels[j.i].desc, "err", j.err)
+			pl.warnOnce("candidate-object", "reusing a tuned kernel's candidate object failed; compiling the kernel", "kernel", j.k.desc, "err", j.err)
 			continue
 		}
-		members := []string{s.Name}
-		pl.hold(s.Name, heldObject{obj: j.obj, members: members})
-		if err := tier.Put(ctx, pl.objectKey(s), encodeBatch(members, j.obj.Data), j.dur); err != nil {
-			pl.log.Debug("storing a compiled kernel failed", "kernel", s.Name, "err", err) // the cache logs it once
+		members := []string{j.src.Name}
+		pl.hold(j.src.Name, heldObject{obj: j.obj, members: members})
+		if err := tier.Put(ctx, pl.objectKey(j.src), encodeBatch(members, j.obj.Data), j.dur); err != nil {
+			pl.log.Debug("storing a compiled kernel failed", "kernel", j.src.Name, "err", err) // the cache logs it once
 		}
-		made++
+		pl.reused++
 	}
-	return made
+	return nil
 }
 
 // winnerObject is the final object of the kernel named name, made from
