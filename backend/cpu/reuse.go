@@ -13,10 +13,10 @@ import (
 // A tuned cold compile used to compile each tuned kernel twice at -O3:
 // once among its candidates (tuneUnit), to time them, and again, the
 // winner alone, in a batch of final kernels (compileObjects), about 30%
-// of the whole compile. The candidates are now compiled to an object
-// first (cc.BuildObjectShared) and the library the autotuner loads is
-// linked from it; the final library takes the winner's code from that
-// object instead of compiling it again: a copy of the object with the
+// of the whole compile. The compile that builds the candidates' library
+// now keeps the object the library is linked from (cc.BuildObjectShared),
+// and the final library takes the winner's code from that object instead
+// of compiling it again: a copy of the object with the
 // winner's symbols renamed to the final kernel's (k_<hash>, <sym>_par,
 // <sym>_parts) and the other candidates' symbols made local (cc.Rename),
 // so that they are neither exported nor able to clash with another
