@@ -91,6 +91,12 @@ func reduceCandidates(op *stablehlo.Op, threads int, work, minPar int64) []Confi
 		par = map[string]int{"par": 1}
 	}
 	c := []Config{{Name: "scalar", Params: par}}
+	if lanesReduce(op) {
+		// The lanes variant gives the scalar loop's bits several times
+		// faster (genLanesReduce), so it is the default: kernels this
+		// small are often left untuned (autotune.go, relevant).
+		c = []Config{{Name: "lanes", Params: par}, {Name: "scalar", Params: par}}
+	}
 	if dt := op.Results[0].Type.DType; simpleReducer(op) == "" || isHalf(dt) || dt.IsComplex() {
 		// 16-bit floats round after every step: only the in-order
 		// accumulation gives the reference's result. Complex reductions
@@ -110,13 +116,6 @@ func reduceCandidates(op *stablehlo.Op, threads int, work, minPar int64) []Confi
 			}
 			c = append(c, Config{Name: "unroll", Params: p})
 		}
-	}
-	if lanesReduce(op) {
-		p := map[string]int{}
-		if par != nil {
-			p["par"] = 1
-		}
-		c = append(c, Config{Name: "lanes", Params: p})
 	}
 	c = append(c, Config{Name: "rowmajor"})
 	if par != nil {

@@ -111,8 +111,8 @@ func TestReduceLanesMatchesScalar(t *testing.T) {
 					cases = append(cases, tc{dt, op, init, 24, n, n%2 == 1, 1})
 				}
 			}
-			// Enough rows for the parallel variant (parMinWork elements).
-			cases = append(cases, tc{dt, op, inf, 1030, 33, true, 3})
+			// Enough rows for the parallel variant (parMinElements elements).
+			cases = append(cases, tc{dt, op, inf, 4100, 33, true, 3})
 		}
 	}
 	for _, c := range cases {
