@@ -96,6 +96,9 @@ func reduceCandidates(op *stablehlo.Op, threads int, work, minPar int64) []Confi
 		// faster (genLanesReduce), so it is the default: kernels this
 		// small are often left untuned (autotune.go, relevant).
 		c = []Config{{Name: "lanes", Params: par}, {Name: "scalar", Params: par}}
+	} else if rowsReduce(op) {
+		// So is the rows variant (genRowsReduce).
+		c = []Config{{Name: "rows", Params: par}, {Name: "scalar", Params: par}}
 	}
 	if dt := op.Results[0].Type.DType; simpleReducer(op) == "" || isHalf(dt) || dt.IsComplex() {
 		// 16-bit floats round after every step: only the in-order
@@ -199,6 +202,9 @@ func genReduce(g *gen, op *stablehlo.Op, cfg Config) {
 		dst := fmt.Sprintf("%s[%s]", outs[0], offset(keptShape, oi))
 		g.line("%s = %s;", dst, binaryExpr(opName, dst, x, dt))
 		g.endLoops(len(idx))
+		return
+	case "rows":
+		genRowsReduce(g, op, cfg, keptShape, redShape, initv[0], outs[0], merge)
 		return
 	case "lanes":
 		genLanesReduce(g, op, cfg, keptShape, redShape[0], initv[0], outs[0], merge)
@@ -391,5 +397,62 @@ func genLanesReduce(g *gen, op *stablehlo.Op, cfg Config, keptShape []int64, rn 
 	g.ind--
 	g.line("}")
 	g.line("%s[%s] = %s;", out, offset(keptShape, o), acc)
+	g.endLoops(no)
+}
+
+// rowsBlock is how many outputs the rows variant reduces at once.
+const rowsBlock = 8
+
+// rowsReduce reports whether op gets the rows variant: one f32 or f64
+// result whose last kept dimension is a multiple of rowsBlock.
+func rowsReduce(op *stablehlo.Op) bool {
+	if len(op.Results) != 1 {
+		return false
+	}
+	if dt := op.Results[0].Type.DType; dt != stablehlo.F32 && dt != stablehlo.F64 {
+		return false
+	}
+	kept, _ := reduceShape(op)
+	if len(kept) == 0 {
+		return false
+	}
+	last := op.Operands[0].Type.Shape[kept[len(kept)-1]]
+	return last > 0 && last%rowsBlock == 0
+}
+
+// genRowsReduce emits the rows variant: rowsBlock neighbouring outputs
+// (along the last kept dimension) reduced side by side, each by its own
+// accumulator in the scalar loop's order, so the results are the scalar
+// loop's bit for bit. One output's running sum is a chain of dependent
+// additions, each waiting out the adder's latency; eight independent
+// chains keep the adders busy (the embedding's layer-norm sums, 256 rows
+// of 128: 15.8 -> 5.5 µs a kernel).
+func genRowsReduce(g *gen, op *stablehlo.Op, cfg Config, keptShape, redShape []int64, initv, out string, merge func(o, r []string) []string) {
+	dt := op.Results[0].Type.DType
+	ct := ctype(dt)
+	last := len(keptShape) - 1
+	blocks := append([]int64(nil), keptShape...)
+	blocks[last] /= rowsBlock
+	o, no := parLoops(g, blocks, "o", cfg.p("par") > 0)
+	oj := make([][]string, rowsBlock)
+	accs := make([]string, rowsBlock)
+	for j := range oj {
+		oj[j] = append([]string(nil), o...)
+		oj[j][last] = fmt.Sprintf("(%s*%d + %d)", o[last], rowsBlock, j)
+		accs[j] = g.name("acc")
+		g.line("%s %s = %s;", ct, accs[j], initv)
+	}
+	r := g.loops(redShape, "r")
+	for j := range oj {
+		x := g.val(op.Operands[0], merge(oj[j], r))
+		next := reducerBody(g, op, accs[j:j+1], []string{x})
+		n := g.name("n")
+		g.line("const %s %s = %s;", ct, n, next[0])
+		g.line("%s = %s;", accs[j], n)
+	}
+	g.endLoops(len(r))
+	for j := range oj {
+		g.line("%s[%s] = %s;", out, offset(keptShape, oj[j]), storeExpr(dt, accs[j]))
+	}
 	g.endLoops(no)
 }
