@@ -97,8 +97,15 @@ func reduceCandidates(op *stablehlo.Op, threads int, work, minPar int64) []Confi
 		// small are often left untuned (autotune.go, relevant).
 		c = []Config{{Name: "lanes", Params: par}, {Name: "scalar", Params: par}}
 	} else if rowsReduce(op) {
-		// So is the rows variant (genRowsReduce).
-		c = []Config{{Name: "rows", Params: par}, {Name: "scalar", Params: par}}
+		// So is the rows variant (genRowsReduce), unless it would leave
+		// threads idle: it splits blocks of rowsBlock outputs, and with
+		// fewer than two per thread the scalar loop's split of single
+		// outputs stays the default.
+		if par == nil || keptN/rowsBlock >= int64(2*threads) {
+			c = []Config{{Name: "rows", Params: par}, {Name: "scalar", Params: par}}
+		} else {
+			c = append(c, Config{Name: "rows"})
+		}
 	}
 	if dt := op.Results[0].Type.DType; simpleReducer(op) == "" || isHalf(dt) || dt.IsComplex() {
 		// 16-bit floats round after every step: only the in-order

@@ -329,3 +329,36 @@ func checkVariant(t *testing.T, pl *pipeline, src, variant string, want bool, th
 		t.Fatalf("%s %s differs from the interpreter at %d: %v, want %v", k.desc, k.cands[vi], i, got.Float64At(i), ref[0].Float64At(i))
 	}
 }
+
+// TestReduceRowsLeavesThreadsBusy checks that the rows variant is the
+// default only where its blocks of rowsBlock outputs give every thread
+// two: a big reduction with fewer blocks keeps the scalar loop's split
+// (single outputs) as its default, with a serial rows candidate.
+func TestReduceRowsLeavesThreadsBusy(t *testing.T) {
+	for _, c := range []struct {
+		rows, threads int
+		def           string
+	}{{8, 2, "scalar par=1"}, {24, 2, "scalar par=1"}, {32, 2, "rows par=1"}, {8, 1, "rows"}} {
+		n := (1 << 18) / c.rows
+		src := fmt.Sprintf(`func.func @main(%%a: tensor<%[1]dx%[2]dxf32>) -> tensor<%[1]dxf32> {
+  %%z = stablehlo.constant dense<0.0> : tensor<f32>
+  %%r = stablehlo.reduce(%%a init: %%z) applies stablehlo.add across dimensions = [1] : (tensor<%[1]dx%[2]dxf32>, tensor<f32>) -> tensor<%[1]dxf32>
+  return %%r : tensor<%[1]dxf32>
+}`, c.rows, n)
+		l := lowerText(t, src, "rows.mlir")
+		k, err := newKernel(l, l.roots[0], c.threads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := k.cands[0].String(); got != c.def {
+			t.Errorf("%dx%d on %d threads: default %s, want %s (candidates %v)", c.rows, n, c.threads, got, c.def, k.cands)
+		}
+		rows := false
+		for _, cfg := range k.cands {
+			rows = rows || cfg.Name == "rows"
+		}
+		if !rows {
+			t.Errorf("%dx%d on %d threads: no rows candidate in %v", c.rows, n, c.threads, k.cands)
+		}
+	}
+}
