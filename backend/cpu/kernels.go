@@ -237,6 +237,18 @@ func (k *kernel) body(cfg Config, symbol string) (string, error) {
 func genLoop(g *gen, op *stablehlo.Op, par bool) {
 	r := op.Results[0]
 	out := g.output(r)
+	if o := op.Operands; op.Name == "reshape" && !r.Type.DType.IsComplex() && o[0].Type.NumElements() == r.Type.NumElements() {
+		// A reshape keeps the row-major order of its elements, so the
+		// loop runs over the operand's shape, with the output offset
+		// linear in it: the operand's index needs no division at all
+		// (the embedding's transpose + reshape back to 256x128 divided
+		// both output indices per element: 34 µs, against 5 µs for the
+		// transposes it mirrors).
+		idx, n := parLoops(g, o[0].Type.Shape, "i", par)
+		g.line("%s[%s] = %s;", out, offset(o[0].Type.Shape, idx), storeExpr(r.Type.DType, g.val(o[0], idx)))
+		g.endLoops(n)
+		return
+	}
 	idx, n := parLoops(g, r.Type.Shape, "i", par)
 	x := g.compute(op, idx)
 	g.line("%s[%s] = %s;", out, offset(r.Type.Shape, idx), storeExpr(r.Type.DType, x))

@@ -185,7 +185,8 @@ var dearOps = map[string]bool{
 // parMinElements.
 func parMin(l *lowering, op *stablehlo.Op) int64 {
 	if op.Name == "reduce" {
-		if r := simpleReducer(op); (r == "maximum" || r == "minimum") && op.Results[0].Type.DType.IsFloat() {
+		// The lanes variant (reduce.go) takes the branches out.
+		if r := simpleReducer(op); (r == "maximum" || r == "minimum") && op.Results[0].Type.DType.IsFloat() && !lanesReduce(op) {
 			return parMinWork
 		}
 	}

@@ -1,0 +1,137 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"strings"
+
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// reshapeRootPrograms end in a reshape that is its kernel's root, which
+// genLoop runs over the operand's shape (kernels.go): dims merged after a
+// transpose (the embedding's attention output), dims split, a reshape
+// that neither merges nor splits (6x4 -> 4x6), dims of size 1, to a
+// scalar, an empty tensor, 16-bit floats and booleans, and one of
+// parMinElements elements whose loop splits over threads.
+var reshapeRootPrograms = map[string]string{
+	"merge_transposed": `func.func @main(%a: tensor<8x4x32x32xf32>) -> tensor<256x128xf32> {
+  %0 = stablehlo.transpose %a, dims = [0, 2, 1, 3] : (tensor<8x4x32x32xf32>) -> tensor<8x32x4x32xf32>
+  %1 = stablehlo.reshape %0 : (tensor<8x32x4x32xf32>) -> tensor<256x128xf32>
+  return %1 : tensor<256x128xf32>
+}`,
+	"split": `func.func @main(%a: tensor<24x10xf64>) -> tensor<2x3x4x5x2xf64> {
+  %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<24x10xf64>) -> tensor<10x24xf64>
+  %1 = stablehlo.reshape %0 : (tensor<10x24xf64>) -> tensor<2x3x4x5x2xf64>
+  return %1 : tensor<2x3x4x5x2xf64>
+}`,
+	"regroup": `func.func @main(%a: tensor<4x6xi32>) -> tensor<6x4xi32> {
+  %0 = stablehlo.negate %a : tensor<4x6xi32>
+  %1 = stablehlo.reshape %0 : (tensor<4x6xi32>) -> tensor<6x4xi32>
+  return %1 : tensor<6x4xi32>
+}`,
+	"unit_dims": `func.func @main(%a: tensor<1x7x1x3xf32>) -> tensor<3x1x7xf32> {
+  %0 = stablehlo.exponential %a : tensor<1x7x1x3xf32>
+  %1 = stablehlo.reshape %0 : (tensor<1x7x1x3xf32>) -> tensor<3x1x7xf32>
+  return %1 : tensor<3x1x7xf32>
+}`,
+	"to_scalar": `func.func @main(%a: tensor<1x1xf32>) -> tensor<f32> {
+  %0 = stablehlo.abs %a : tensor<1x1xf32>
+  %1 = stablehlo.reshape %0 : (tensor<1x1xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}`,
+	"empty": `func.func @main(%a: tensor<3x0x5xf32>) -> tensor<0x15xf32> {
+  %0 = stablehlo.negate %a : tensor<3x0x5xf32>
+  %1 = stablehlo.reshape %0 : (tensor<3x0x5xf32>) -> tensor<0x15xf32>
+  return %1 : tensor<0x15xf32>
+}`,
+	"half": `func.func @main(%a: tensor<6x10xbf16>, %b: tensor<6x10xf16>) -> (tensor<60xbf16>, tensor<3x20xf16>) {
+  %0 = stablehlo.multiply %a, %a : tensor<6x10xbf16>
+  %1 = stablehlo.reshape %0 : (tensor<6x10xbf16>) -> tensor<60xbf16>
+  %2 = stablehlo.add %b, %b : tensor<6x10xf16>
+  %3 = stablehlo.reshape %2 : (tensor<6x10xf16>) -> tensor<3x20xf16>
+  return %1, %3 : tensor<60xbf16>, tensor<3x20xf16>
+}`,
+	"bool": `func.func @main(%a: tensor<5x6xf32>, %b: tensor<5x6xf32>) -> tensor<30xi1> {
+  %0 = stablehlo.compare GT, %a, %b : (tensor<5x6xf32>, tensor<5x6xf32>) -> tensor<5x6xi1>
+  %1 = stablehlo.reshape %0 : (tensor<5x6xi1>) -> tensor<30xi1>
+  return %1 : tensor<30xi1>
+}`,
+	"big_parallel": `func.func @main(%a: tensor<16x64x130xf32>) -> tensor<1024x130xf32> {
+  %0 = stablehlo.transpose %a, dims = [1, 0, 2] : (tensor<16x64x130xf32>) -> tensor<64x16x130xf32>
+  %1 = stablehlo.reshape %0 : (tensor<64x16x130xf32>) -> tensor<1024x130xf32>
+  return %1 : tensor<1024x130xf32>
+}`,
+}
+
+// TestReshapeRootMatchesInterpreter compiles reshapeRootPrograms untuned
+// on 1, 2 and 3 threads and requires the interpreter's outputs bit for
+// bit (moving elements rounds nothing; the exponential is the prelude's,
+// which matches it too).
+func TestReshapeRootMatchesInterpreter(t *testing.T) {
+	if _, err := cc.Find(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	for name, src := range reshapeRootPrograms {
+		m, err := stablehlo.Parse([]byte(src), name+".mlir")
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := randomArgs(m, 11)
+		want, err := stablehlo.Eval(m, "", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2, 3} {
+			t.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(t *testing.T) {
+				b := New()
+				b.Threads = threads
+				b.NoTune = true
+				exe, err := b.CompileModule(context.Background(), m, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer exe.Close()
+				got, err := exe.Run(context.Background(), args)
+				if err != nil {
+					t.Fatal(err)
+				}
+				assertSame(t, "", got, want)
+			})
+		}
+	}
+}
+
+// TestReshapeRootLoopsOverOperand checks that a root reshape's kernel
+// reads its operand with plain loop indices: no division or remainder
+// left in the generated C of the embedding's transpose + reshape (a
+// parallel one's part bounds divide), and a parallel default for a big
+// one.
+func TestReshapeRootLoopsOverOperand(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		threads int
+		par     bool
+	}{{"merge_transposed", 1, false}, {"big_parallel", 2, true}} {
+		l := lowerText(t, reshapeRootPrograms[c.name], c.name+".mlir")
+		for _, op := range l.roots {
+			k, err := newKernel(l, op, c.threads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.parallel(k.cands[0]) != c.par {
+				t.Errorf("%s: default %s, parallel want %v", c.name, k.cands[0], c.par)
+			}
+			src, err := k.body(k.cands[0], "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body := src[strings.Index(src, "void k"):]; !c.par && strings.ContainsAny(body, "/%") {
+				t.Errorf("%s: kernel divides its indices:\n%s", c.name, body)
+			}
+		}
+	}
+}
