@@ -87,10 +87,14 @@ static void xk_pool_run(void* fn, void** bufs, int64_t n, int helpers) {
 		if (xk_pool_tail) xk_pool_tail->link = &j; else xk_pool_head = &j;
 		xk_pool_tail = &j;
 		// Wake as many idle workers as the job wants, no more: a worker
-		// woken for nothing takes a core from whatever else runs.
+		// woken for nothing takes a core from whatever else runs. The
+		// signals follow the unlock, so that a woken worker does not
+		// block at once on the mutex this thread still holds; a worker
+		// counted idle is already waiting, and one that is not checks
+		// the queue before it waits, so none is missed.
 		int wake = helpers < xk_pool_idle ? helpers : xk_pool_idle;
-		for (int i = 0; i < wake; i++) pthread_cond_signal(&xk_pool_work);
 		pthread_mutex_unlock(&xk_pool_mu);
+		for (int i = 0; i < wake; i++) pthread_cond_signal(&xk_pool_work);
 	}
 	xk_pool_parts(&j);
 	if (helpers > 0) {
