@@ -132,6 +132,7 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -149,15 +150,20 @@ import (
 // one (a call's library stays loaded until the call returns).
 var pool struct {
 	mu      sync.Mutex
-	started int
+	started atomic.Int64 // written under mu
 }
 
 // StartWorkers starts pool workers until n are running. Workers never
 // exit; an idle one is an OS thread blocked on a condition variable.
+// Every parallel kernel call asks, so the common case (enough running)
+// takes no lock.
 func StartWorkers(n int) {
+	if pool.started.Load() >= int64(n) {
+		return
+	}
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
-	for ; pool.started < n; pool.started++ {
+	for ; pool.started.Load() < int64(n); pool.started.Add(1) {
 		go func() {
 			runtime.LockOSThread()
 			C.xk_pool_worker()
