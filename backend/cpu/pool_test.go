@@ -59,8 +59,8 @@ func checkRun(exe *Executable, args, want []*stablehlo.Tensor) error {
 // than the machine has cores from many goroutines at once, so that calls
 // queue behind each other and callers run parts themselves: every result
 // must be right and no Run may wait forever (the test would time out).
-// It runs again with GOMAXPROCS=1, where workers get a processor only
-// when a caller blocks in C.
+// It runs again with GOMAXPROCS=1, where the callers share one Go
+// processor (the pool's workers run C and need none).
 func TestThreadPoolManyConcurrentRuns(t *testing.T) {
 	loop, la, lw := poolProgram(t, "loop_and_reduce", 6)
 	conv, ca, cw := poolProgram(t, "conv", 5)

@@ -2,9 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
@@ -61,91 +58,23 @@ func resolveKernel(lib *cc.Library, sym string) (kernelFn, error) {
 }
 
 // run calls the kernel on bufs (C memory holding the buffer pointers) with
-// up to threads parts at once.
+// up to threads parts at once, on the calling thread and threads-1 workers
+// of the process-wide pool (cc.RunParts: C threads, started once, that
+// grow to the largest thread count asked for and never shrink).
+//
+// Workers block between calls rather than polling for the next one:
+// polling (50 µs after each call, by workers and caller, as Eigen's and
+// OpenMP's pools do) was measured slower on a shared 2-core machine (cnn,
+// mlp, transformer on 2 threads, 10-65% slower per run, serial kernels
+// included) because a polling thread takes the core the caller's next
+// serial kernel needs when other processes hold the other.
 func (f kernelFn) run(bufs unsafe.Pointer, threads int) {
 	if f.part == nil || threads <= 1 {
 		cc.Call(f.serial, bufs)
 		return
 	}
-	workers.parallel(func(t, n int) { cc.CallPart(f.part, bufs, t, n) }, threads, threads*max(f.parts, 1))
-}
-
-// pool is the process-wide set of kernel worker goroutines. It grows to
-// the largest thread count asked for (less one: the caller works too) and
-// never shrinks; idle workers cost a blocked goroutine and an OS thread.
-//
-// Workers block on the channel between calls rather than polling for the
-// next one: polling (50 µs after each call, by workers and caller, as
-// Eigen's and OpenMP's pools do) was measured slower on a shared 2-core
-// machine (cnn, mlp, transformer on 2 threads, 10-65% slower per run,
-// serial kernels included) because a polling thread takes the core the
-// caller's next serial kernel needs when other processes hold the other.
-type pool struct {
-	mu      sync.Mutex
-	started int
-	calls   chan *parCall
-}
-
-var workers = &pool{calls: make(chan *parCall, 256)}
-
-// parCall is one parallel kernel call: its parts are claimed one at a time
-// from next by the caller and by whichever workers receive the call, so a
-// part no worker picks up in time (all busy with another Executable's
-// kernels, or not yet started) is run by the caller itself. A call is
-// never waited on by a worker, so calls cannot deadlock, and concurrent
-// runs never put more than the pool's threads to work.
-type parCall struct {
-	part func(t, n int)
-	n    int64
-	next atomic.Int64
-	wg   sync.WaitGroup
-}
-
-// do runs parts of c until none is left.
-func (c *parCall) do() {
-	for {
-		t := c.next.Add(1) - 1
-		if t >= c.n {
-			return
-		}
-		c.part(int(t), int(c.n))
-		c.wg.Done()
-	}
-}
-
-// ensure starts workers until n are running.
-func (p *pool) ensure(n int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for ; p.started < n; p.started++ {
-		go p.work()
-	}
-}
-
-// work is one worker. It is locked to its OS thread so that a kernel part
-// starts on a thread that is already running rather than waiting for the
-// scheduler to hand one over after the cgo call blocks.
-func (p *pool) work() {
-	runtime.LockOSThread()
-	for c := range p.calls {
-		c.do()
-	}
-}
-
-// parallel runs the n parts of part, on up to threads threads, and
-// returns when all are done (at once for n = 0).
-func (p *pool) parallel(part func(t, n int), threads, n int) {
-	p.ensure(threads - 1)
-	c := &parCall{part: part, n: int64(n)}
-	c.wg.Add(n)
-	for i := 1; i < min(threads, n); i++ {
-		select {
-		case p.calls <- c:
-		default: // queue full: the caller does the rest
-		}
-	}
-	c.do()
-	c.wg.Wait()
+	cc.StartWorkers(threads - 1)
+	cc.RunParts(f.part, bufs, threads*max(f.parts, 1), threads-1)
 }
 
 // parMinElements is the size from which elementwise and reduce kernels

@@ -1,0 +1,188 @@
+package cc
+
+/*
+#cgo LDFLAGS: -pthread
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+typedef void (*xk_pool_pfn)(void**, int64_t, int64_t);
+
+// One parallel kernel call. It lives on its caller's C stack: the caller
+// unlinks it and waits until every worker that joined it has left before
+// returning, so no worker touches it afterwards.
+typedef struct xk_job {
+	xk_pool_pfn fn;
+	void** bufs;
+	int64_t n;
+	atomic_llong next;     // the next part to claim
+	int helpers;           // workers still wanted (under xk_pool_mu)
+	int joined;            // workers in the job now (under xk_pool_mu)
+	int queued;            // still on the queue (under xk_pool_mu)
+	struct xk_job* link;   // the next queued job (under xk_pool_mu)
+} xk_job;
+
+static pthread_mutex_t xk_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t xk_pool_work = PTHREAD_COND_INITIALIZER; // a job was queued
+static pthread_cond_t xk_pool_left = PTHREAD_COND_INITIALIZER; // a worker left its job
+static xk_job* xk_pool_head = NULL;
+static xk_job* xk_pool_tail = NULL;
+static int xk_pool_idle = 0;
+
+static void xk_pool_parts(xk_job* j) {
+	for (;;) {
+		int64_t t = atomic_fetch_add(&j->next, 1);
+		if (t >= j->n) return;
+		j->fn(j->bufs, t, j->n);
+	}
+}
+
+// xk_pool_unlink takes j off the queue (under xk_pool_mu).
+static void xk_pool_unlink(xk_job* j) {
+	xk_job* prev = NULL;
+	for (xk_job* q = xk_pool_head; q; prev = q, q = q->link) {
+		if (q != j) continue;
+		if (prev) prev->link = j->link; else xk_pool_head = j->link;
+		if (xk_pool_tail == j) xk_pool_tail = prev;
+		break;
+	}
+	j->queued = 0;
+}
+
+// xk_pool_worker is a worker's whole life: it blocks until a job is
+// queued, runs parts of it until none is left, and waits again.
+static void xk_pool_worker(void) {
+	pthread_mutex_lock(&xk_pool_mu);
+	for (;;) {
+		while (!xk_pool_head) {
+			xk_pool_idle++;
+			pthread_cond_wait(&xk_pool_work, &xk_pool_mu);
+			xk_pool_idle--;
+		}
+		xk_job* j = xk_pool_head;
+		j->joined++;
+		if (--j->helpers <= 0) xk_pool_unlink(j);
+		pthread_mutex_unlock(&xk_pool_mu);
+		xk_pool_parts(j);
+		pthread_mutex_lock(&xk_pool_mu);
+		if (--j->joined == 0) pthread_cond_broadcast(&xk_pool_left);
+	}
+}
+
+static void xk_pool_run(void* fn, void** bufs, int64_t n, int helpers) {
+	xk_job j;
+	j.fn = (xk_pool_pfn)fn;
+	j.bufs = bufs;
+	j.n = n;
+	atomic_init(&j.next, 0);
+	j.joined = 0;
+	j.queued = 0;
+	j.link = NULL;
+	if (helpers > n - 1) helpers = n - 1;
+	j.helpers = helpers;
+	if (helpers > 0) {
+		pthread_mutex_lock(&xk_pool_mu);
+		j.queued = 1;
+		if (xk_pool_tail) xk_pool_tail->link = &j; else xk_pool_head = &j;
+		xk_pool_tail = &j;
+		// Wake as many idle workers as the job wants, no more: a worker
+		// woken for nothing takes a core from whatever else runs. The
+		// signals follow the unlock, so that a woken worker does not
+		// block at once on the mutex this thread still holds; a worker
+		// counted idle is already waiting, and one that is not checks
+		// the queue before it waits, so none is missed.
+		int wake = helpers < xk_pool_idle ? helpers : xk_pool_idle;
+		pthread_mutex_unlock(&xk_pool_mu);
+		for (int i = 0; i < wake; i++) pthread_cond_signal(&xk_pool_work);
+	}
+	xk_pool_parts(&j);
+	if (helpers > 0) {
+		pthread_mutex_lock(&xk_pool_mu);
+		if (j.queued) xk_pool_unlink(&j);
+		while (j.joined > 0) pthread_cond_wait(&xk_pool_left, &xk_pool_mu);
+		pthread_mutex_unlock(&xk_pool_mu);
+	}
+}
+
+// xk_pool_test_part is a part function for the pool's tests: it counts
+// its part in ((atomic_llong*)bufs[0])[t], checks n against
+// *(int64_t*)bufs[1] (counting a mismatch in ((atomic_llong*)bufs[0])[n]),
+// then works: for *(int64_t*)bufs[2] nanoseconds when that is positive,
+// else a loop as long as t % 5 says (uneven parts: some finish later).
+static void xk_pool_test_part(void** bufs, int64_t t, int64_t n) {
+	atomic_llong* counts = (atomic_llong*)bufs[0];
+	if (n != *(int64_t*)bufs[1]) atomic_fetch_add(&counts[n], 1);
+	atomic_fetch_add(&counts[t], 1);
+	int64_t ns = *(int64_t*)bufs[2];
+	if (ns > 0) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		do clock_gettime(CLOCK_MONOTONIC, &b);
+		while ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) < ns);
+		return;
+	}
+	volatile int64_t x = 0;
+	for (int64_t i = 0; i < (t % 5) * 2000; i++) x += i;
+}
+static void* xk_pool_test_fn(void) { return (void*)xk_pool_test_part; }
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The pool runs the parts of parallel kernels on threads that wait in C,
+// not on goroutines. Waking a goroutine takes the Go scheduler two thread
+// hand-offs (a spinning thread steals the goroutine from the caller's
+// processor, then hands that processor to the goroutine's locked thread,
+// after backing off a few microseconds that the kernel's timer slack makes
+// about 50): the second part of a two-part call on this 2-core VM started
+// a median 70 µs after the call against 10 µs for a C thread woken through
+// a condition variable, longer than the whole of many small kernels. The
+// worker threads are still started (and owned) by the Go runtime: each is
+// a goroutine locked to its thread inside a cgo call that never returns,
+// so no generated library starts threads and none can be unloaded under
+// one (a call's library stays loaded until the call returns).
+var pool struct {
+	mu      sync.Mutex
+	started atomic.Int64 // written under mu
+}
+
+// StartWorkers starts pool workers until n are running. Workers never
+// exit; an idle one is an OS thread blocked on a condition variable.
+// Every parallel kernel call asks, so the common case (enough running)
+// takes no lock.
+func StartWorkers(n int) {
+	if pool.started.Load() >= int64(n) {
+		return
+	}
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	for ; pool.started.Load() < int64(n); pool.started.Add(1) {
+		go func() {
+			runtime.LockOSThread()
+			C.xk_pool_worker()
+		}()
+	}
+}
+
+// RunParts runs parts 0..n-1 of the parallel kernel fn (the ABI of
+// CallPart) on bufs: on the calling thread and on up to helpers pool
+// workers (started with StartWorkers) that are idle or become so before
+// the parts run out. It returns when every part has run, once. The caller
+// runs parts too, so a call no worker picks up (all busy with other
+// calls, or not yet started) still finishes, and callers never wait on
+// one another: concurrent calls cannot deadlock and never put more than
+// the pool's threads plus the callers to work.
+func RunParts(fn, bufs unsafe.Pointer, n, helpers int) {
+	C.xk_pool_run(fn, (*unsafe.Pointer)(bufs), C.int64_t(n), C.int(helpers))
+}
+
+// testPartFn is xk_pool_test_part, for the pool's tests (cgo cannot be
+// used in test files).
+func testPartFn() unsafe.Pointer { return C.xk_pool_test_fn() }
