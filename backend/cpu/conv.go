@@ -17,7 +17,7 @@ func convKernel(k *kernel, op *stablehlo.Op) {
 		k.kind = "convgemm"
 		m, n, taps, kI := convGemmDims(op)
 		k.work = m * n * taps * kI
-		k.cands = convCandidates(op, k.threads, k.work, convDirectOK(k.l, op))
+		k.cands = convCandidates(op, k.threads, k.work, convDirectOK(k.l, op), convWinoOK(k.l, op))
 		k.gen = genConvGemm
 		return
 	}
@@ -81,7 +81,7 @@ func convGemmDims(op *stablehlo.Op) (m, n, taps, kI int64) {
 // convCandidates are genConvGemm's variants: rows per block (mr) and
 // vectors per column panel (nv), split by row blocks over threads when
 // the convolution is big enough, plus a serial run.
-func convCandidates(op *stablehlo.Op, threads int, work int64, direct bool) []Config {
+func convCandidates(op *stablehlo.Op, threads int, work int64, direct, wino bool) []Config {
 	vw := vectorWidth(op.Results[0].Type.DType.Size())
 	m, n, _, _ := convGemmDims(op)
 	nv := 2
@@ -98,6 +98,13 @@ func convCandidates(op *stablehlo.Op, threads int, work int64, direct bool) []Co
 	}
 	cfg := func(mr, nv, par, da int) Config {
 		p := map[string]int{"mr": mr, "nv": nv, "vw": vw}
+		if da < 0 {
+			// genConvWino: mr tiles and nv vectors per register block.
+			if par != parNone {
+				p["par"] = par
+			}
+			return Config{Name: "wino", Params: p}
+		}
 		if par != parNone {
 			p["par"] = par
 		}
@@ -112,6 +119,10 @@ func convCandidates(op *stablehlo.Op, threads int, work int64, direct bool) []Co
 		big, small = 12, 8
 	}
 	c := []Config{cfg(big, nv, par, da), cfg(small, nv, par, da), cfg(big, 3-nv, par, da)}
+	if wino {
+		// Second, so that tuneSet's bound never drops it.
+		c = append(c[:1], append([]Config{cfg(big, nv, par, -1)}, c[1:]...)...)
+	}
 	if da != 0 {
 		c = append(c, cfg(big, nv, par, 0)) // the gathering variant
 	}
@@ -131,6 +142,10 @@ func convCandidates(op *stablehlo.Op, threads int, work int64, direct bool) []Co
 // element is summed in the reference's order (window row-major, input
 // features inner), whatever the blocking or the thread split.
 func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
+	if cfg.Name == "wino" {
+		genConvWino(g, op, cfg)
+		return
+	}
 	lhs, rhs := op.Operands[0], op.Operands[1]
 	r := op.Results[0]
 	out := g.output(r)
