@@ -7,8 +7,9 @@ import (
 )
 
 // This file lowers convolution, a kernel root: genConvGemm, the tuned
-// register-blocked path for float convolutions (convGemmOK), and genConv,
-// the interpreter's loop (stablehlo/conv.go) for every other form.
+// register-blocked path for float convolutions (convGemmOK; its Winograd
+// candidate is convwino.go's genConvWino), and genConv, the interpreter's
+// loop (stablehlo/conv.go) for every other form.
 
 // convKernel builds convolution's kernel: the tuned gemm (genConvGemm)
 // where convGemmOK, the interpreter's loop (genConv) otherwise.
@@ -80,7 +81,9 @@ func convGemmDims(op *stablehlo.Op) (m, n, taps, kI int64) {
 
 // convCandidates are genConvGemm's variants: rows per block (mr) and
 // vectors per column panel (nv), split by row blocks over threads when
-// the convolution is big enough, plus a serial run.
+// the convolution is big enough, plus a serial run; where wino
+// (convWinoOK), genConvWino's Winograd variant second, with the default's
+// register block and split (tiles per block for rows).
 func convCandidates(op *stablehlo.Op, threads int, work int64, direct, wino bool) []Config {
 	vw := vectorWidth(op.Results[0].Type.DType.Size())
 	m, n, _, _ := convGemmDims(op)

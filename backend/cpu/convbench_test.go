@@ -18,7 +18,9 @@ const convRounds = 9
 // BenchmarkConvCandidates times every candidate of resnetblock's
 // convolution (convBenchProgram, 7.4 GFLOP) on one thread, interleaved
 // in one process (so load on a shared machine hits them alike),
-// and logs each one's GFLOP/s beside the core's estimated FMA peak. It
+// and logs each one's GFLOP/s beside the core's estimated FMA peak (the
+// direct product's 2·M·N·9·K operations over the time, so a Winograd
+// candidate, which does fewer, can exceed the peak). It
 // is how a change to genConvGemm is measured; run it with
 // -benchtime=1x -v. XLACACHE_CONV_DUMP=dir writes each candidate's C
 // there to read or to compile to assembly.
