@@ -29,6 +29,10 @@ func convWinoOK(l *lowering, op *stablehlo.Op) bool {
 	if len(d.InputSpatial) != 2 || !convDirectOK(l, op) {
 		return false
 	}
+	// Nothing to compute (and its scratch sizes would be zero or less).
+	if op.Results[0].Type.NumElements() == 0 || op.Operands[0].Type.NumElements() == 0 {
+		return false
+	}
 	kt := op.Operands[1].Type
 	for s := 0; s < 2; s++ {
 		if kt.Shape[d.KernelSpatial[s]] != 3 || c.Strides[s] != 1 || c.RhsDilation[s] != 1 || c.LhsDilation[s] != 1 {
@@ -134,7 +138,7 @@ func genConvWino(g *gen, op *stablehlo.Op, cfg Config) {
 	alloc("vp", 16*int64(mr)*kI)
 	alloc("mp", 16*int64(mr)*NP)
 	alloc("zr", kI)
-	alloc("dump", (N-1)*sf+1) // outputs past an odd output size
+	alloc("dump", (N-1)*sf+1) // outputs past an odd output size; N ≥ 1 (convWinoOK)
 	g.line("if (!up || !vp || !mp || !zr || !dump) { XK_ALLOC_FAILED(); goto done; }")
 	g.line("for (int64_t i = 0; i < %d; i++) zr[i] = 0;", kI)
 

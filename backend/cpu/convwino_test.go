@@ -37,6 +37,7 @@ var winoCases = []winoCase{
 	// not innermost.
 	{"stride2", "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "stride = [2, 2], pad = [[1, 1], [1, 1]]", "1x8x8x4xf32", "3x3x4x8xf32", "1x4x4x8xf32", false, 0, false},
 	{"window5", "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "stride = [1, 1], pad = [[2, 2], [2, 2]]", "1x8x8x4xf32", "5x5x4x8xf32", "1x8x8x8xf32", false, 0, false},
+	{"empty", "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "stride = [1, 1], pad = [[1, 1], [1, 1]]", "0x8x8x4xf32", "3x3x4x8xf32", "0x8x8x8xf32", false, 0, false},
 	{"nchw_in", "[b, f, 0, 1]x[0, 1, i, o]->[b, 0, 1, f]", "stride = [1, 1], pad = [[1, 1], [1, 1]]", "1x4x8x8xf32", "3x3x4x8xf32", "1x8x8x8xf32", false, 0, false},
 }
 
