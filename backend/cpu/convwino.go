@@ -245,10 +245,66 @@ func genConvWino(g *gen, op *stablehlo.Op, cfg Config) {
 		}
 	}
 	g.line("const %s* restrict mr0 = mp + r*%d;", acc, NP)
+	g.line("int nf = 0;")
 	g.line("for (int64_t co = 0; co < %d; co++) {", N)
 	g.ind++
+	g.line("%s y_0_0, y_0_1, y_1_0, y_1_1;", acc)
 	winoApply(g, acc, winoAT, func(a, b int) string { return fmt.Sprintf("mr0[%d + co]", int64(a*4+b)*int64(mr)*NP) },
-		func(i, j int) string { return fmt.Sprintf("o_%d_%d[co*%d]", i, j, sf) })
+		func(i, j int) string { return fmt.Sprintf("y_%d_%d", i, j) })
+	for i := 0; i < 2; i++ {
+		for j := 0; j < 2; j++ {
+			g.line("o_%d_%d[co*%d] = y_%d_%d;", i, j, sf, i, j)
+		}
+	}
+	// s - s is 0 for a finite s and NaN otherwise (no -ffast-math: see
+	// internal/cc); an integer OR, unlike a float sum, vectorizes.
+	g.line("const %s s_ = y_0_0 + y_0_1 + y_1_0 + y_1_1;", acc)
+	g.line("nf |= s_ - s_ != 0;")
+	g.ind--
+	g.line("}")
+	// An infinity or NaN among the tile's outputs: an infinite or NaN
+	// input or weight (which the transforms spread to outputs the
+	// reference leaves finite or infinite: ∞ - ∞), or a transform
+	// overflowing. The tile's outputs are then recomputed by the direct
+	// sum in the reference's order, padding skipped, so that non-finite
+	// values come out as the interpreter's do.
+	g.line("if (nf) {")
+	g.ind++
+	for i := 0; i < 2; i++ {
+		for j := 0; j < 2; j++ {
+			g.line("if (o_%d_%d != dump)", i, j)
+			g.line("for (int64_t co = 0; co < %d; co++) {", N)
+			g.ind++
+			g.line("%s sum = 0;", acc)
+			g.line("for (int64_t kh = 0; kh < 3; kh++)")
+			g.line("for (int64_t kw = 0; kw < 3; kw++) {")
+			g.ind++
+			g.line("const int64_t ih = 2*th[r] + %d + kh, iw = 2*tw[r] + %d + kw;", int64(i)-c.PadLow[0], int64(j)-c.PadLow[1])
+			g.line("if (ih < 0 || ih >= %d || iw < 0 || iw >= %d) continue;", lt.Shape[d.InputSpatial[0]], lt.Shape[d.InputSpatial[1]])
+			g.line("const %s* restrict xr = %s + tb[r]*%d + ih*%d + iw*%d;", acc, base, ls[d.InputBatch], ls[d.InputSpatial[0]], ls[d.InputSpatial[1]])
+			g.line("for (int64_t ci = 0; ci < %d; ci++) {", kI)
+			g.ind++
+			g.push()
+			kk := make([]string, kt.Rank())
+			kk[d.KernelInputFeature] = "ci"
+			kk[d.KernelOutputFeature] = "co"
+			for s, v := range []string{"kh", "kw"} {
+				if c.Reversal[s] {
+					v = "(2 - " + v + ")"
+				}
+				kk[d.KernelSpatial[s]] = v
+			}
+			g.line("sum += xr[ci] * %s;", g.val(rhs, kk))
+			g.pop()
+			g.ind--
+			g.line("}")
+			g.ind--
+			g.line("}")
+			g.line("o_%d_%d[co*%d] = sum;", i, j, sf)
+			g.ind--
+			g.line("}")
+		}
+	}
 	g.ind--
 	g.line("}")
 	g.ind--
