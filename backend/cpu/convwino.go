@@ -17,7 +17,8 @@ import (
 // reference's order (the transforms add and subtract inputs and halve
 // kernel weights), so its results differ from the default's by rounding:
 // the autotuner keeps it only where closeEnough agrees, and only where
-// it is faster.
+// it is faster. Infinities and NaNs it does not leave to rounding: a tile
+// with a non-finite output is recomputed directly (see genConvWino).
 
 // convWinoOK reports whether genConvWino applies: a 2-D convolution with
 // a 3×3 window, unit strides and unit dilations (convGemmOK's other
@@ -107,7 +108,8 @@ func winoApply(g *gen, acc string, t [][]float64, x func(a, b int) string, dst f
 // genConvGemm's (rank1Update), into mp ([element][tile][feature]), and
 // the output transform writes each tile's 2×2 outputs (those past an odd
 // output size go to a scratch row). The transforms run over features in
-// their innermost loops so that they vectorize.
+// their innermost loops so that they vectorize. A tile whose outputs
+// include an infinity or NaN is recomputed by the direct sum.
 func genConvWino(g *gen, op *stablehlo.Op, cfg Config) {
 	lhs, rhs := op.Operands[0], op.Operands[1]
 	r := op.Results[0]
