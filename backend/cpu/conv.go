@@ -126,8 +126,14 @@ func convCandidates(op *stablehlo.Op, threads int, work int64, direct, wino bool
 		// Second, so that tuneSet's bound never drops it.
 		c = append(c[:1], append([]Config{cfg(big, nv, par, -1)}, c[1:]...)...)
 	}
-	if da != 0 {
-		c = append(c, cfg(big, nv, par, 0)) // the gathering variant
+	if da != 0 && !wino {
+		// The gathering variant. Where Winograd applies it is left out:
+		// it lost to both the direct variant and Winograd on each of
+		// resnetblock's and cnn's convolutions (95/0.21/0.44 ms against
+		// 79/0.18/0.33 direct and 45/0.14/0.20 Winograd, 1 thread), and
+		// building and timing it cost the tuned compile as much as
+		// Winograd's candidate adds.
+		c = append(c, cfg(big, nv, par, 0))
 	}
 	if par != parNone && work < parSerialMax {
 		c = append(c, cfg(big, nv, parNone, da)) // see dotCandidates

@@ -23,7 +23,8 @@ const convRounds = 9
 // candidate, which does fewer, can exceed the peak). It
 // is how a change to genConvGemm is measured; run it with
 // -benchtime=1x -v. XLACACHE_CONV_DUMP=dir writes each candidate's C
-// there to read or to compile to assembly.
+// there to read or to compile to assembly; XLACACHE_CONV_PROGRAM=file
+// times the first kernel of that program instead (a convolution's).
 func BenchmarkConvCandidates(b *testing.B) {
 	comp, err := cc.Find(context.Background())
 	if err != nil {
@@ -32,7 +33,15 @@ func BenchmarkConvCandidates(b *testing.B) {
 	be := New()
 	be.Threads = 1
 	pl := &pipeline{b: be, cc: comp, log: slog.Default()}
-	l := lowerText(b, convBenchProgram, "conv.mlir")
+	src := convBenchProgram
+	if p := os.Getenv("XLACACHE_CONV_PROGRAM"); p != "" {
+		text, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src = string(text)
+	}
+	l := lowerText(b, src, "conv.mlir")
 	k, err := newKernel(l, l.roots[0], 1)
 	if err != nil {
 		b.Fatal(err)
