@@ -272,41 +272,50 @@ func genConvWino(g *gen, op *stablehlo.Op, cfg Config) {
 	// values come out as the interpreter's do.
 	g.line("if (nf) {")
 	g.ind++
-	for i := 0; i < 2; i++ {
-		for j := 0; j < 2; j++ {
-			g.line("if (o_%d_%d != dump)", i, j)
-			g.line("for (int64_t co = 0; co < %d; co++) {", N)
-			g.ind++
-			g.line("%s sum = 0;", acc)
-			g.line("for (int64_t kh = 0; kh < 3; kh++)")
-			g.line("for (int64_t kw = 0; kw < 3; kw++) {")
-			g.ind++
-			g.line("const int64_t ih = 2*th[r] + %d + kh, iw = 2*tw[r] + %d + kw;", int64(i)-c.PadLow[0], int64(j)-c.PadLow[1])
-			g.line("if (ih < 0 || ih >= %d || iw < 0 || iw >= %d) continue;", lt.Shape[d.InputSpatial[0]], lt.Shape[d.InputSpatial[1]])
-			g.line("const %s* restrict xr = %s + tb[r]*%d + ih*%d + iw*%d;", acc, base, ls[d.InputBatch], ls[d.InputSpatial[0]], ls[d.InputSpatial[1]])
-			g.line("for (int64_t ci = 0; ci < %d; ci++) {", kI)
-			g.ind++
-			g.push()
-			kk := make([]string, kt.Rank())
-			kk[d.KernelInputFeature] = "ci"
-			kk[d.KernelOutputFeature] = "co"
-			for s, v := range []string{"kh", "kw"} {
-				if c.Reversal[s] {
-					v = "(2 - " + v + ")"
-				}
-				kk[d.KernelSpatial[s]] = v
-			}
-			g.line("sum += xr[ci] * %s;", g.val(rhs, kk))
-			g.pop()
-			g.ind--
-			g.line("}")
-			g.ind--
-			g.line("}")
-			g.line("o_%d_%d[co*%d] = sum;", i, j, sf)
-			g.ind--
-			g.line("}")
+	// One loop over the tile's outputs and one over the window, kept
+	// rolled: this path is for rare tiles, and unrolled (four outputs ×
+	// nine window positions) it more than doubled the kernel's compile
+	// time.
+	g.line("%s* const oq[4] = {o_0_0, o_0_1, o_1_0, o_1_1};", acc)
+	g.line("#pragma GCC unroll 1")
+	g.line("for (int64_t q = 0; q < 4; q++) {")
+	g.ind++
+	g.line("if (oq[q] == dump) continue;")
+	g.line("#pragma GCC unroll 1")
+	g.line("for (int64_t co = 0; co < %d; co++) {", N)
+	g.ind++
+	g.line("%s sum = 0;", acc)
+	g.line("#pragma GCC unroll 1")
+	g.line("for (int64_t kt = 0; kt < 9; kt++) {")
+	g.ind++
+	g.line("const int64_t kh = kt / 3, kw = kt %% 3;")
+	g.line("const int64_t ih = 2*th[r] + q/2 + kh - %d, iw = 2*tw[r] + q%%2 + kw - %d;", c.PadLow[0], c.PadLow[1])
+	g.line("if (ih < 0 || ih >= %d || iw < 0 || iw >= %d) continue;", lt.Shape[d.InputSpatial[0]], lt.Shape[d.InputSpatial[1]])
+	g.line("const %s* restrict xr = %s + tb[r]*%d + ih*%d + iw*%d;", acc, base, ls[d.InputBatch], ls[d.InputSpatial[0]], ls[d.InputSpatial[1]])
+	g.line("#pragma GCC unroll 1")
+	g.line("for (int64_t ci = 0; ci < %d; ci++) {", kI)
+	g.ind++
+	g.push()
+	kk = make([]string, kt.Rank())
+	kk[d.KernelInputFeature] = "ci"
+	kk[d.KernelOutputFeature] = "co"
+	for s, v := range []string{"kh", "kw"} {
+		if c.Reversal[s] {
+			v = "(2 - " + v + ")"
 		}
+		kk[d.KernelSpatial[s]] = v
 	}
+	g.line("sum += xr[ci] * %s;", g.val(rhs, kk))
+	g.pop()
+	g.ind--
+	g.line("}")
+	g.ind--
+	g.line("}")
+	g.line("oq[q][co*%d] = sum;", sf)
+	g.ind--
+	g.line("}")
+	g.ind--
+	g.line("}")
 	g.ind--
 	g.line("}")
 	g.ind--
