@@ -7,8 +7,9 @@ import (
 )
 
 // This file lowers convolution, a kernel root: genConvGemm, the tuned
-// register-blocked path for float convolutions (convGemmOK), and genConv,
-// the interpreter's loop (stablehlo/conv.go) for every other form.
+// register-blocked path for float convolutions (convGemmOK; its Winograd
+// candidate is convwino.go's genConvWino), and genConv, the interpreter's
+// loop (stablehlo/conv.go) for every other form.
 
 // convKernel builds convolution's kernel: the tuned gemm (genConvGemm)
 // where convGemmOK, the interpreter's loop (genConv) otherwise.
@@ -17,7 +18,7 @@ func convKernel(k *kernel, op *stablehlo.Op) {
 		k.kind = "convgemm"
 		m, n, taps, kI := convGemmDims(op)
 		k.work = m * n * taps * kI
-		k.cands = convCandidates(op, k.threads, k.work, convDirectOK(k.l, op))
+		k.cands = convCandidates(op, k.threads, k.work, convDirectOK(k.l, op), convWinoOK(k.l, op))
 		k.gen = genConvGemm
 		return
 	}
@@ -80,8 +81,10 @@ func convGemmDims(op *stablehlo.Op) (m, n, taps, kI int64) {
 
 // convCandidates are genConvGemm's variants: rows per block (mr) and
 // vectors per column panel (nv), split by row blocks over threads when
-// the convolution is big enough, plus a serial run.
-func convCandidates(op *stablehlo.Op, threads int, work int64, direct bool) []Config {
+// the convolution is big enough, plus a serial run; where wino
+// (convWinoOK), genConvWino's Winograd variant second, with the default's
+// register block and split (tiles per block for rows).
+func convCandidates(op *stablehlo.Op, threads int, work int64, direct, wino bool) []Config {
 	vw := vectorWidth(op.Results[0].Type.DType.Size())
 	m, n, _, _ := convGemmDims(op)
 	nv := 2
@@ -98,6 +101,13 @@ func convCandidates(op *stablehlo.Op, threads int, work int64, direct bool) []Co
 	}
 	cfg := func(mr, nv, par, da int) Config {
 		p := map[string]int{"mr": mr, "nv": nv, "vw": vw}
+		if da < 0 {
+			// genConvWino: mr tiles and nv vectors per register block.
+			if par != parNone {
+				p["par"] = par
+			}
+			return Config{Name: "wino", Params: p}
+		}
 		if par != parNone {
 			p["par"] = par
 		}
@@ -112,8 +122,18 @@ func convCandidates(op *stablehlo.Op, threads int, work int64, direct bool) []Co
 		big, small = 12, 8
 	}
 	c := []Config{cfg(big, nv, par, da), cfg(small, nv, par, da), cfg(big, 3-nv, par, da)}
-	if da != 0 {
-		c = append(c, cfg(big, nv, par, 0)) // the gathering variant
+	if wino {
+		// Second, so that tuneSet's bound never drops it.
+		c = append(c[:1], append([]Config{cfg(big, nv, par, -1)}, c[1:]...)...)
+	}
+	if da != 0 && !wino {
+		// The gathering variant. Where Winograd applies it is left out:
+		// it lost to both the direct variant and Winograd on each of
+		// resnetblock's and cnn's convolutions (95/0.21/0.44 ms against
+		// 79/0.18/0.33 direct and 45/0.14/0.20 Winograd, 1 thread), and
+		// building and timing it cost the tuned compile as much as
+		// Winograd's candidate adds.
+		c = append(c, cfg(big, nv, par, 0))
 	}
 	if par != parNone && work < parSerialMax {
 		c = append(c, cfg(big, nv, parNone, da)) // see dotCandidates
@@ -131,6 +151,10 @@ func convCandidates(op *stablehlo.Op, threads int, work int64, direct bool) []Co
 // element is summed in the reference's order (window row-major, input
 // features inner), whatever the blocking or the thread split.
 func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
+	if cfg.Name == "wino" {
+		genConvWino(g, op, cfg)
+		return
+	}
 	lhs, rhs := op.Operands[0], op.Operands[1]
 	r := op.Results[0]
 	out := g.output(r)
