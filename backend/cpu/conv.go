@@ -222,12 +222,7 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 	g.ind--
 	g.line("}")
 	// This part's row blocks.
-	if cfg.p("par") == parRows {
-		lo, hi := partUnits(nb)
-		g.line("const int64_t ib0 = %s, ib1 = %s;", lo, hi)
-	} else {
-		g.line("const int64_t ib0 = 0, ib1 = %d;", nb)
-	}
+	blockRange(g, cfg, nb)
 	// Output row geometry: row = (b, o_0, ..., o_{ns-1}) row-major.
 	oShape := make([]int64, ns)
 	for s := range oShape {
@@ -502,4 +497,16 @@ func genConv(g *gen, op *stablehlo.Op) {
 	}
 	g.line("%s[%s] = %s;", out, offset(r.Type.Shape, oi), storeExpr(r.Type.DType, res))
 	g.endLoops(len(oi))
+}
+
+// blockRange declares ib0 and ib1, the blocks of nb that this part runs:
+// its share (partUnits) under the row split, all of them otherwise. The
+// direct and the Winograd convolutions split their blocks the same way.
+func blockRange(g *gen, cfg Config, nb int64) {
+	if cfg.p("par") == parRows {
+		lo, hi := partUnits(nb)
+		g.line("const int64_t ib0 = %s, ib1 = %s;", lo, hi)
+	} else {
+		g.line("const int64_t ib0 = 0, ib1 = %d;", nb)
+	}
 }

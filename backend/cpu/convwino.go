@@ -179,12 +179,7 @@ func genConvWino(g *gen, op *stablehlo.Op, cfg Config) {
 	g.line("}")
 
 	// This part's tile blocks.
-	if cfg.p("par") == parRows {
-		lo, hi := partUnits(nb)
-		g.line("const int64_t ib0 = %s, ib1 = %s;", lo, hi)
-	} else {
-		g.line("const int64_t ib0 = 0, ib1 = %d;", nb)
-	}
+	blockRange(g, cfg, nb)
 	base := g.input(lhs)
 	g.line("for (int64_t ib = ib0; ib < ib1; ib++) {")
 	g.ind++
