@@ -64,24 +64,8 @@ func BenchmarkConvCandidates(b *testing.B) {
 			}
 		}
 	}
-	u, err := pl.candidateUnitOf(k, all)
-	if err != nil {
-		b.Fatal(err)
-	}
-	so, err := comp.BuildShared(context.Background(), u.src)
-	if err != nil {
-		b.Fatal(err)
-	}
-	lib, err := cc.OpenBytes(so)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer lib.Close()
-	h, err := newHarness(k)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.free()
+	u, lib, h, done := openCandidates(b, pl, k, all)
+	defer done()
 	fns := make([]*kernelFn, len(u.syms))
 	var ref [][]byte
 	for n, sym := range u.syms {

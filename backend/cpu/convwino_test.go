@@ -102,24 +102,8 @@ func TestDifferentialConvWino(t *testing.T) {
 // the interpreter on those inputs.
 func checkWino(t *testing.T, pl *pipeline, m *stablehlo.Module, k *kernel, wi, threads int, tol float64, poke int) {
 	t.Helper()
-	u, err := pl.candidateUnitOf(k, []int{0, wi})
-	if err != nil {
-		t.Fatal(err)
-	}
-	so, err := pl.cc.BuildShared(context.Background(), u.src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, err := cc.OpenBytes(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.Close()
-	h, err := newHarness(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.free()
+	u, lib, h, done := openCandidates(t, pl, k, []int{0, wi})
+	defer done()
 	for i, v := range k.inputs {
 		if v.Index == 0 && poke >= 1 {
 			setFloat(h.bufs[i], v.Type.DType, map[int]float64{5: math.Inf(1), 100: math.Inf(-1), 333: math.NaN(), 334: math.Inf(1)})

@@ -266,27 +266,12 @@ func checkVariant(t *testing.T, pl *pipeline, src, variant string, want bool, th
 	if scalar < 0 || vi < 0 {
 		t.Fatalf("candidates %v: want scalar and %s (parallel: %v)", k.cands, variant, threads > 1)
 	}
-	u, err := pl.candidateUnitOf(k, []int{scalar, vi})
-	if err != nil {
-		t.Fatal(err)
-	}
-	so, err := pl.cc.BuildShared(context.Background(), u.src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, err := cc.OpenBytes(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.Close()
-	h, err := newHarness(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.free()
+	u, lib, h, done := openCandidates(t, pl, k, []int{scalar, vi})
+	defer done()
 
 	shape := k.inputs[0].Type.Shape
 	var arg *stablehlo.Tensor
+	var err error
 	if k.inputs[0].Type.DType == stablehlo.F32 {
 		arg, err = stablehlo.FromFloat32s(shape, f32s(vals))
 	} else {

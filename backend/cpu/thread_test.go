@@ -93,6 +93,29 @@ func TestParallelCandidatesMatchSerial(t *testing.T) {
 // distinctCandidates keeps the default and the first candidate of each
 // kind of code (variant name, split, packing, in-place input): the others
 // differ only in block sizes, and compiling them all would make the test
+// openCandidates builds the candidates set of kernel k as one unit,
+// loads it and allocates a harness with random inputs for k; done closes
+// the library and frees the harness.
+func openCandidates(tb testing.TB, pl *pipeline, k *kernel, set []int) (u tuneUnit, lib *cc.Library, h *harness, done func()) {
+	tb.Helper()
+	u, err := pl.candidateUnitOf(k, set)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	so, err := pl.cc.BuildShared(context.Background(), u.src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if lib, err = cc.OpenBytes(so); err != nil {
+		tb.Fatal(err)
+	}
+	if h, err = newHarness(k); err != nil {
+		lib.Close()
+		tb.Fatal(err)
+	}
+	return u, lib, h, func() { h.free(); lib.Close() }
+}
+
 // slow.
 func distinctCandidates(cands []Config) []Config {
 	out := cands[:1:1]
@@ -113,24 +136,8 @@ func checkCandidates(t *testing.T, pl *pipeline, k *kernel, threads int) {
 	for c := range all {
 		all[c] = c
 	}
-	u, err := pl.candidateUnitOf(k, all)
-	if err != nil {
-		t.Fatal(err)
-	}
-	so, err := pl.cc.BuildShared(context.Background(), u.src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib, err := cc.OpenBytes(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lib.Close()
-	h, err := newHarness(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.free()
+	u, lib, h, done := openCandidates(t, pl, k, all)
+	defer done()
 	var ref [][]byte
 	for c, sym := range u.syms {
 		fn, err := resolveKernel(lib, sym)
