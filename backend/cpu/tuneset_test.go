@@ -170,3 +170,34 @@ func TestClearWinner(t *testing.T) {
 		}
 	}
 }
+
+// TestSettled: timing also stops when no rival has taken a single sample
+// more than stableBand below the median of the candidate that would be
+// chosen now, and goes on while one has.
+func TestSettled(t *testing.T) {
+	us := func(v ...float64) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x * float64(time.Microsecond))
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		samples [][]time.Duration
+		want    bool
+	}{
+		{"clear winner", [][]time.Duration{us(100, 110, 105), us(50, 52, 51)}, true},
+		{"tie within the band", [][]time.Duration{us(100, 101, 102), us(98, 99, 99)}, true},
+		{"slow default, two tied", [][]time.Duration{us(3000), us(170, 174, 172), us(175, 169, 171)}, true},
+		{"rival faster in one sample", [][]time.Duration{us(100, 101, 102), us(120, 90, 121)}, false},
+		{"pick by order, rival far below once", [][]time.Duration{us(100, 100, 100), us(99, 80, 101)}, false},
+		{"noisy leader, rival within band", [][]time.Duration{us(90, 100, 130), us(104, 98, 99)}, true},
+		{"nothing timed", [][]time.Duration{nil, nil}, false},
+	}
+	for _, tc := range tests {
+		if got := settled(tc.samples); got != tc.want {
+			t.Errorf("%s: settled = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
