@@ -230,6 +230,12 @@ func tuneSet(k *kernel) []int {
 	}
 	micro, hasMicro := lead("micro")
 	gemm, hasGemm := lead("gemm")
+	maxUnroll := 0
+	for _, c := range k.cands {
+		if c.Name == "unroll" {
+			maxUnroll = max(maxUnroll, c.p("u"))
+		}
+	}
 	out := []int{0}
 	for c := 1; c < len(k.cands) && len(out) < maxTuneCands; c++ {
 		cfg := k.cands[c]
@@ -239,6 +245,15 @@ func tuneSet(k *kernel) []int {
 		case cfg.Name == "micro" && (cfg.p("mr") != micro.p("mr") || cfg.p("kc") != micro.p("kc") || cfg.p("order") != micro.p("order")):
 			continue
 		case cfg.Name == "gemm" && hasGemm && (cfg.p("mr") != gemm.p("mr") || cfg.p("nv") != gemm.p("nv")):
+			continue
+		case cfg.Name == "unroll" && cfg.p("u") != maxUnroll:
+			// Only the widest unrolled reduction (u = 8). Timing every
+			// reduction candidate of the six examples at 1 and 2 threads
+			// (AVX2, 20 kernels) never had u = 2 or 4 win or come within
+			// 34% of the winner (u = 8 won 18 times, 1.3-6.3x ahead of
+			// u = 4), and their bodies were a third of a reduction unit's
+			// compile. Without them a parallel reduction's serial scalar
+			// loop fits within maxTuneCands.
 			continue
 		}
 		out = append(out, c)
