@@ -3,6 +3,7 @@ package cpu
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 // of the examples: the default always comes first, the set is a subset of
 // the candidates in their order and within maxTuneCands, the candidates
 // that never won (see tuneSet) are gone, and the ones that did win stay:
-// both ways of packing A and, with several threads, more than one split.
+// both ways of packing A and, with several threads, more than one split;
+// of the reductions' unrolled loops, the widest (u = 8) alone.
 func TestTuneSet(t *testing.T) {
 	for _, ex := range []string{"mlp", "transformer", "cnn", "resnetblock"} {
 		for _, threads := range []int{1, 2} {
@@ -30,7 +32,7 @@ func TestTuneSet(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pruned := 0
+				pruned, unrolled := 0, 0
 				for _, op := range l.roots {
 					k, err := newKernel(l, op, threads)
 					if err != nil {
@@ -53,11 +55,18 @@ func TestTuneSet(t *testing.T) {
 					}
 					pa, par := map[int]bool{}, map[int]bool{}
 					var lead *Config
+					unroll := false
 					for _, c := range set {
 						cfg := k.cands[c]
 						switch cfg.Name {
 						case "tiled":
 							t.Errorf("%s: kept the cache-tiled candidate", k.desc)
+						case "unroll":
+							if cfg.p("u") != 8 {
+								t.Errorf("%s: kept %s beside the widest unroll", k.desc, cfg)
+							}
+							unroll = true
+							unrolled++
 						case "micro":
 							if lead == nil {
 								lead = &cfg
@@ -68,6 +77,9 @@ func TestTuneSet(t *testing.T) {
 							pa[cfg.p("pa")], par[cfg.p("par")] = true, true
 						}
 					}
+					if !unroll && slices.ContainsFunc(k.cands, func(c Config) bool { return c.Name == "unroll" }) {
+						t.Errorf("%s: the widest unroll was pruned: %v", k.desc, names(k, set))
+					}
 					if k.kind == "dot" && lead != nil {
 						if !pa[0] || !pa[1] {
 							t.Errorf("%s: want candidates with and without packed A, got %v", k.desc, names(k, set))
@@ -76,6 +88,9 @@ func TestTuneSet(t *testing.T) {
 							t.Errorf("%s: want more than one split, got %v", k.desc, names(k, set))
 						}
 					}
+				}
+				if ex == "transformer" && unrolled == 0 {
+					t.Errorf("no reduction kept its unrolled candidate")
 				}
 				if pruned == 0 {
 					t.Errorf("no kernel's candidates were pruned")
@@ -167,6 +182,37 @@ func TestClearWinner(t *testing.T) {
 	for _, tc := range tests {
 		if got := clearWinner(tc.samples); got != tc.want {
 			t.Errorf("%s: clearWinner = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSettled: timing also stops when no rival has taken a single sample
+// more than stableBand below the median of the candidate that would be
+// chosen now, and goes on while one has.
+func TestSettled(t *testing.T) {
+	us := func(v ...float64) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x * float64(time.Microsecond))
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		samples [][]time.Duration
+		want    bool
+	}{
+		{"clear winner", [][]time.Duration{us(100, 110, 105), us(50, 52, 51)}, true},
+		{"tie within the band", [][]time.Duration{us(100, 101, 102), us(98, 99, 99)}, true},
+		{"slow default, two tied", [][]time.Duration{us(3000), us(170, 174, 172), us(175, 169, 171)}, true},
+		{"rival faster in one sample", [][]time.Duration{us(100, 101, 102), us(120, 90, 121)}, false},
+		{"pick by order, rival far below once", [][]time.Duration{us(100, 100, 100), us(99, 80, 101)}, false},
+		{"noisy leader, rival within band", [][]time.Duration{us(90, 100, 130), us(104, 98, 99)}, true},
+		{"nothing timed", [][]time.Duration{nil, nil}, false},
+	}
+	for _, tc := range tests {
+		if got := settled(tc.samples); got != tc.want {
+			t.Errorf("%s: settled = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
