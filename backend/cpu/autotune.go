@@ -60,7 +60,10 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 	}
 	for i, k := range kernels {
 		configs[i] = k.cands[0]
-		infos[i] = KernelInfo{Desc: k.desc, Config: k.cands[0].String()}
+		if pl.b.NoTune {
+			configs[i] = untunedConfig(k)
+		}
+		infos[i] = KernelInfo{Desc: k.desc, Config: configs[i].String()}
 		if pl.b.NoTune || !k.tunable() || !relevant(k, maxWork) {
 			continue
 		}

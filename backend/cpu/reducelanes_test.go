@@ -347,3 +347,82 @@ func TestReduceRowsLeavesThreadsBusy(t *testing.T) {
 		}
 	}
 }
+
+// TestUntunedConfig pins what a NoTune build compiles reductions as: the
+// scalar loop, with the default's split, where the default is rows (cheap
+// to compile, see untunedConfig); the lanes variant and every other
+// default unchanged.
+func TestUntunedConfig(t *testing.T) {
+	for _, c := range []struct {
+		reducer, dims string
+		rows, threads int
+		def, untuned  string
+	}{
+		{"add", "[1]", 8, 1, "rows", "scalar"},
+		{"add", "[1]", 32, 2, "rows par=1", "scalar par=1"},
+		{"add", "[1]", 8, 2, "scalar par=1", "scalar par=1"},
+		{"maximum", "[1]", 8, 1, "lanes", "lanes"},
+		{"add", "[0]", 8, 1, "rows", "scalar"},
+		{"add", "[0, 1]", 8, 1, "scalar", "scalar"},
+	} {
+		n := (1 << 18) / c.rows
+		out := fmt.Sprintf("%dx", c.rows)
+		switch c.dims {
+		case "[0]":
+			out = fmt.Sprintf("%dx", n)
+		case "[0, 1]":
+			out = ""
+		}
+		src := fmt.Sprintf(`func.func @main(%%a: tensor<%[1]dx%[2]dxf32>) -> tensor<%[3]sf32> {
+  %%z = stablehlo.constant dense<0.0> : tensor<f32>
+  %%r = stablehlo.reduce(%%a init: %%z) applies stablehlo.%[4]s across dimensions = %[5]s : (tensor<%[1]dx%[2]dxf32>, tensor<f32>) -> tensor<%[3]sf32>
+  return %%r : tensor<%[3]sf32>
+}`, c.rows, n, out, c.reducer, c.dims)
+		l := lowerText(t, src, "untuned.mlir")
+		k, err := newKernel(l, l.roots[0], c.threads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("%s over %s of %dx%d on %d threads", c.reducer, c.dims, c.rows, n, c.threads)
+		if got := k.cands[0].String(); got != c.def {
+			t.Errorf("%s: default %s, want %s", name, got, c.def)
+		}
+		if got := untunedConfig(k).String(); got != c.untuned {
+			t.Errorf("%s: untuned %s, want %s", name, got, c.untuned)
+		}
+	}
+}
+
+// TestNoTuneCompilesRowsAsScalar checks the wiring of untunedConfig: a
+// NoTune build compiles a rows-default reduction as the scalar loop, and a
+// tuning build leaves a reduction too small to tune at rows.
+func TestNoTuneCompilesRowsAsScalar(t *testing.T) {
+	src := `func.func @main(%a: tensor<16x64xf32>) -> tensor<16xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<16x64xf32>, tensor<f32>) -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}`
+	for _, noTune := range []bool{true, false} {
+		b := New()
+		b.NoTune = noTune
+		_, exe := compileIn(t, testCache(t, t.TempDir()), b, "rows", src)
+		want := "rows"
+		if noTune {
+			want = "scalar"
+		}
+		reduces := 0
+		for _, k := range exe.Kernels() {
+			if !strings.HasPrefix(k.Desc, "reduce") {
+				continue
+			}
+			reduces++
+			if k.Config != want {
+				t.Errorf("NoTune=%v: %s compiled as %s, want %s", noTune, k.Desc, k.Config, want)
+			}
+		}
+		if reduces != 1 {
+			t.Errorf("NoTune=%v: %d reduce kernels, want 1: %+v", noTune, reduces, exe.Kernels())
+		}
+		exe.Close()
+	}
+}
