@@ -156,16 +156,18 @@ func TestRelevant(t *testing.T) {
 	}
 }
 
+// us gives timing samples in microseconds.
+func us(v ...float64) []time.Duration {
+	out := make([]time.Duration, len(v))
+	for i, x := range v {
+		out[i] = time.Duration(x * float64(time.Microsecond))
+	}
+	return out
+}
+
 // TestClearWinner: timing stops early only when one candidate's slowest
 // sample beats every other's fastest by more than stableBand.
 func TestClearWinner(t *testing.T) {
-	us := func(v ...float64) []time.Duration {
-		out := make([]time.Duration, len(v))
-		for i, x := range v {
-			out[i] = time.Duration(x * float64(time.Microsecond))
-		}
-		return out
-	}
 	tests := []struct {
 		name    string
 		samples [][]time.Duration
@@ -190,13 +192,6 @@ func TestClearWinner(t *testing.T) {
 // more than stableBand below the median of the candidate that would be
 // chosen now, and goes on while one has.
 func TestSettled(t *testing.T) {
-	us := func(v ...float64) []time.Duration {
-		out := make([]time.Duration, len(v))
-		for i, x := range v {
-			out[i] = time.Duration(x * float64(time.Microsecond))
-		}
-		return out
-	}
 	tests := []struct {
 		name    string
 		samples [][]time.Duration
