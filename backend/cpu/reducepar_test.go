@@ -134,15 +134,28 @@ func TestMidSizedParallelCandidates(t *testing.T) {
 // the mid-sized kernels run their parallel default) on 1, 2 and 3
 // threads and compares every output with the interpreter's.
 func TestMidSizedThreadsMatchInterpreter(t *testing.T) {
+	untunedOnThreads(t, midPrograms, 7, func(t *testing.T, exe *Executable, args, want []*stablehlo.Tensor) {
+		if err := checkRun(exe, args, want); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// untunedOnThreads compiles each of programs untuned on 1, 2 and 3
+// threads and hands check the executable, random arguments (seed) and
+// the interpreter's outputs for them, in a subtest per program and
+// thread count.
+func untunedOnThreads(t *testing.T, programs map[string]string, seed uint64, check func(t *testing.T, exe *Executable, args, want []*stablehlo.Tensor)) {
+	t.Helper()
 	if _, err := cc.Find(context.Background()); err != nil {
 		t.Skip(err)
 	}
-	for name, src := range midPrograms {
+	for name, src := range programs {
 		m, err := stablehlo.Parse([]byte(src), name+".mlir")
 		if err != nil {
 			t.Fatal(err)
 		}
-		args := randomArgs(m, 7)
+		args := randomArgs(m, seed)
 		want, err := stablehlo.Eval(m, "", args)
 		if err != nil {
 			t.Fatal(err)
@@ -157,9 +170,7 @@ func TestMidSizedThreadsMatchInterpreter(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer exe.Close()
-				if err := checkRun(exe, args, want); err != nil {
-					t.Fatal(err)
-				}
+				check(t, exe, args, want)
 			})
 		}
 	}

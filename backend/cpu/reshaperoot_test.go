@@ -2,12 +2,10 @@ package cpu
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"strings"
 
-	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
@@ -72,37 +70,13 @@ var reshapeRootPrograms = map[string]string{
 // bit (moving elements rounds nothing; the exponential is the prelude's,
 // which matches it too).
 func TestReshapeRootMatchesInterpreter(t *testing.T) {
-	if _, err := cc.Find(context.Background()); err != nil {
-		t.Skip(err)
-	}
-	for name, src := range reshapeRootPrograms {
-		m, err := stablehlo.Parse([]byte(src), name+".mlir")
+	untunedOnThreads(t, reshapeRootPrograms, 11, func(t *testing.T, exe *Executable, args, want []*stablehlo.Tensor) {
+		got, err := exe.Run(context.Background(), args)
 		if err != nil {
 			t.Fatal(err)
 		}
-		args := randomArgs(m, 11)
-		want, err := stablehlo.Eval(m, "", args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, threads := range []int{1, 2, 3} {
-			t.Run(fmt.Sprintf("%s/threads=%d", name, threads), func(t *testing.T) {
-				b := New()
-				b.Threads = threads
-				b.NoTune = true
-				exe, err := b.CompileModule(context.Background(), m, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer exe.Close()
-				got, err := exe.Run(context.Background(), args)
-				if err != nil {
-					t.Fatal(err)
-				}
-				assertSame(t, "", got, want)
-			})
-		}
-	}
+		assertSame(t, "", got, want)
+	})
 }
 
 // TestReshapeRootLoopsOverOperand checks that a root reshape's kernel
