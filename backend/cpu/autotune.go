@@ -684,9 +684,9 @@ func (h *harness) outputs() [][]byte {
 // alike instead of skewing whichever ran during it. first holds each
 // candidate's checking run (timeCandidates), which stands as its first
 // sample's estimate when it took 1 ms or more: running every candidate
-// once more only to size the samples cost a tuned cold compile of the four-layer transformer about
-// 0.7 s, most of it the products' ikj default (50-70 ms a run, 3x the
-// register-blocked ones). A sample repeats a kernel enough to last about a
+// once more only to size the samples cost a tuned cold compile of the
+// four-layer transformer about 0.7 s, most of it the products' ikj
+// default (50-70 ms a run, 3x the register-blocked ones). A sample repeats a kernel enough to last about a
 // millisecond; sampling stops after 7 rounds, or after at least 3 once
 // budget is spent or the choice is settled (settled). Skipped (nil)
 // candidates get -1. Parallel candidates run on threads threads.
