@@ -64,7 +64,7 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 			configs[i] = untunedConfig(k)
 		}
 		infos[i] = KernelInfo{Desc: k.desc, Config: configs[i].String()}
-		if pl.b.NoTune || !k.tunable() || !relevant(k, maxWork) {
+		if pl.b.NoTune || k.rt != nil || !k.tunable() || !relevant(k, maxWork) {
 			continue
 		}
 		def, err := k.source(k.cands[0], "KERNEL_SYMBOL")

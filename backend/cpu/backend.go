@@ -258,6 +258,14 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 		}
 		kernels = append(kernels, k)
 	}
+	for _, k := range kernels {
+		switch {
+		case pl.b.NoTune:
+			k.rt = untunedRoutine(k)
+		case k.work >= routineMinWork:
+			k.rt, _ = gemmRoutine(k)
+		}
+	}
 	pl.phase("codegen", start)
 
 	// The compiler is looked up only now: an unsupported program is
@@ -275,6 +283,16 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	start = time.Now()
 	srcs := make([]cc.Source, len(kernels))
 	for i, k := range kernels {
+		if k.rt == nil && !infos[i].Tuned {
+			// A kernel the autotuner left in its default configuration
+			// (too small to pay for timing) runs a routine where one fits.
+			k.rt = untunedRoutine(k)
+		}
+		if k.rt != nil {
+			srcs[i] = cc.Source{Name: k.rt.name}
+			infos[i].Name, infos[i].Config = k.rt.name, k.rt.String()
+			continue
+		}
 		if srcs[i], err = finalSource(k, configs[i]); err != nil {
 			return nil, err
 		}
@@ -293,7 +311,10 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	pl.phase("cc", start)
 
 	start = time.Now()
-	so, err := pl.cc.Link(ctx, objs)
+	var so []byte
+	if len(objs) > 0 { // else every kernel is a runtime routine: no library
+		so, err = pl.cc.Link(ctx, objs)
+	}
 	if err != nil && (pl.reused > 0 || slices.ContainsFunc(infos, func(i KernelInfo) bool { return i.ObjectHit })) {
 		// An object from the kernel tier verified but does not link (an
 		// entry a faulty build stored, say), or one made from candidate
@@ -361,7 +382,8 @@ func (pl *pipeline) objectCached(k *kernel, cfg Config) bool {
 // miss. Missing kernels are compiled a batch of them per translation unit
 // (batch.go), and the result holds each batch object once. A non-nil
 // reject says why the entries found are unusable: each is quarantined
-// (cache.Tier.Reject) and every kernel compiled afresh.
+// (cache.Tier.Reject) and every kernel compiled afresh. Runtime routines
+// (runtime.go) have no object and are skipped.
 func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos []KernelInfo, reject error) ([]cc.Object, error) {
 	tier := pl.env.Tier(subKernels)
 	// defined holds every kernel symbol of the objects chosen so far: an
@@ -374,7 +396,7 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 	var keys []cache.Key
 	seen := map[string]bool{}
 	for _, s := range srcs {
-		if seen[s.Name] {
+		if seen[s.Name] || isRuntime(s.Name) { // a runtime routine has no object
 			continue
 		}
 		seen[s.Name] = true

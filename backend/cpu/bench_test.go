@@ -213,7 +213,9 @@ func BenchmarkDot512(b *testing.B) {
 		peak := cc.DetectCPU().PeakGFLOPS(ghz)
 		defRun, tunedRun := endToEnd(true), endToEnd(false)
 		b.Logf("kernel: default %s %v (%.1f GFLOPS); tuned %s %v (%.1f GFLOPS); %.1fx", k.cands[0], def, gf(def), rec.Config, tuned, gf(tuned), float64(def)/float64(tuned))
-		b.Logf("end to end (Executable.Run, allocating result tensors): default %v (%.1f GFLOPS), tuned %v (%.1f GFLOPS)", defRun, gf(defRun), tunedRun, gf(tunedRun))
+		// At this size both builds run the gemm routine (runtime.go:
+		// untuned builds always, tuned ones from routineMinWork).
+		b.Logf("end to end (Executable.Run, allocating result tensors): untuned build %v (%.1f GFLOPS), tuned build %v (%.1f GFLOPS), both the runtime gemm", defRun, gf(defRun), tunedRun, gf(tunedRun))
 		b.Logf("single-core f32 peak estimate %.0f GFLOPS at %.2f GHz, 2 FMA pipes (%s); boost clocks raise it", peak, ghz, cc.DetectCPU().Summary())
 		b.ReportMetric(gf(def), "default_GFLOPS")
 		b.ReportMetric(gf(tuned), "tuned_GFLOPS")

@@ -15,6 +15,11 @@
 // ("batches", batch.go) at a time, and each kernel's entry holds the
 // object of its batch.
 //
+// An untuned build (Backend.NoTune) compiles less still: its f32 and f64
+// matrix products and convolutions call runtime routines compiled into
+// the binary (internal/rt, runtime.go), as XLA:CPU calls precompiled
+// Eigen routines, so no C compiler runs for them.
+//
 // # Where to change what
 //
 // One op's facts (family, inline cost, reads-from-memory, exactness,
@@ -45,9 +50,16 @@
 //   - batch.go: batching missing kernels into translation units and the
 //     kernel tier's payload (the batch's kernel names, then its object);
 //   - autotune.go: timing candidates and the autotune tier;
+//   - runtime.go: which kernels of an untuned build call a runtime
+//     routine, their parameter blocks, and the plan check that makes a
+//     block from the cache safe to run;
 //   - plan.go: the executable's plan and its encoding; exec.go,
 //     thread.go: loading and running it, the worker pool;
 //   - check.go, conformance.go: check.* assertions and the conformance
 //     runner;
-//   - internal/cc: the system C compiler (identity, compile, link, dlopen).
+//   - internal/cc: the system C compiler (identity, compile, link, dlopen);
+//   - internal/rt: the runtime routines (C built by cgo: a packed,
+//     register-blocked gemm and an implicit-im2col convolution, for
+//     AVX2+FMA and any CPU, picked at run time) and their parameter
+//     checks.
 package cpu

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
@@ -116,15 +117,30 @@ func newExecutable(plan *Plan, so []byte, threads int) (*Executable, error) {
 	if e.total > math.MaxInt32*16 {
 		return nil, fmt.Errorf("cpu: %s needs %d bytes of buffers", plan.Module, e.total)
 	}
-	lib, err := cc.OpenBytes(so)
-	if err != nil {
-		return nil, fmt.Errorf("cpu: loading kernels of %s: %w", plan.Module, err)
+	var lib *cc.Library
+	if len(so) > 0 { // a plan of runtime routines alone has no library
+		var err error
+		if lib, err = cc.OpenBytes(so); err != nil {
+			return nil, fmt.Errorf("cpu: loading kernels of %s: %w", plan.Module, err)
+		}
 	}
 	e.lib = lib
 	for _, s := range plan.Steps {
 		if s.Op != "" { // a control step (control.go), run by the executor
 			e.fns = append(e.fns, kernelFn{})
 			continue
+		}
+		if isRuntime(s.Kernel) {
+			r, ok := rt.Lookup(s.Kernel)
+			if !ok || len(s.Bufs) != 4 { // validate rejects such a plan
+				e.free()
+				return nil, fmt.Errorf("cpu: %s: unknown runtime routine %q", plan.Module, s.Kernel)
+			}
+			e.fns = append(e.fns, runtimeFn(r, plan.Buffers[s.Bufs[2]].Const))
+			continue
+		}
+		if lib == nil {
+			return nil, fmt.Errorf("cpu: %s: kernel %q but no kernel library", plan.Module, s.Kernel)
 		}
 		fn, err := resolveKernel(lib, s.Kernel)
 		if err != nil {

@@ -50,6 +50,9 @@ type kernel struct {
 	outputs []*stablehlo.Value
 	l       *lowering
 	threads int // the thread bound parallel candidates are made for
+	// rt, when set, is the runtime routine the kernel calls instead of
+	// generated code (runtime.go): it has no C source of its own.
+	rt *runtimeRoutine
 }
 
 // parallel reports whether variant cfg has a parallel entry point (see

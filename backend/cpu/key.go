@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/stablehlo"
 )
@@ -22,7 +23,8 @@ import (
 //     the key of the cache's alias of a program text (cache/alias.go),
 //     has the exact text in its place and the same other parts;
 //   - options: the settings that change generated code (optionsKey);
-//   - backend: formatVersion, codegenFingerprint and the compiler
+//   - backend: formatVersion, codegenFingerprint, rt.Version (the
+//     runtime routines, internal/rt) and the compiler
 //     identity (cc.Compiler.Identity, internal/cc/cc.go: compiler path,
 //     version, target, flags and the CPU model and features, since
 //     kernels are built with -march=native);
@@ -44,6 +46,10 @@ import (
 //   - a prelude changes (prelude.go, chlo.go, complexc.go, fft.go):
 //     nothing, codegenFingerprint follows the text (list any new prelude
 //     in it);
+//   - a runtime routine changes (internal/rt): nothing, rt.Version
+//     follows its C text (list any new file in it); a change to how a
+//     plan calls one (runtime.go) is a code generator change:
+//     formatVersion;
 //   - a new op or option: nothing for the op (no cached program used
 //     it); an option that changes generated code goes into optionsKey;
 //   - the meaning of a key part or how keys are derived:
@@ -115,7 +121,7 @@ func (b *Backend) keyParts(ctx context.Context, p cache.Program, program cache.K
 	return []cache.KeyPart{
 		program,
 		{Name: "options", Data: []byte(b.optionsKey(p))},
-		{Name: "backend", Data: []byte(fmt.Sprintf("cpu format=%d codegen=%s\n%s", formatVersion, codegenFingerprint(), c.Identity()))},
+		{Name: "backend", Data: []byte(fmt.Sprintf("cpu format=%d codegen=%s rt=%s\n%s", formatVersion, codegenFingerprint(), rt.Version, c.Identity()))},
 		{Name: "topology", Data: []byte("host cpu x1")},
 	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
@@ -173,6 +174,12 @@ func (p *Plan) validate(numSyms map[string]bool) error {
 		if s.Kernel == "" || len(s.Targets) != 0 {
 			return fmt.Errorf("step %d: malformed kernel step", i)
 		}
+		if isRuntime(s.Kernel) {
+			if err := p.validateRuntimeStep(s); err != nil {
+				return fmt.Errorf("step %d: %w", i, err)
+			}
+			continue
+		}
 		if numSyms != nil && !numSyms[s.Kernel] {
 			return fmt.Errorf("step %d: unknown kernel %q", i, s.Kernel)
 		}
@@ -332,8 +339,19 @@ func (b *planBuilder) block(blk *stablehlo.Block) {
 			i := b.kernel[op]
 			k := b.kernels[i]
 			s := Step{Kernel: b.srcs[i].Name}
-			for _, v := range k.inputs {
+			inputs := k.inputs
+			if k.rt != nil {
+				inputs = k.rt.inputs
+			}
+			for _, v := range inputs {
 				s.Bufs = append(s.Bufs, b.add(v, -1, nil))
+			}
+			if k.rt != nil {
+				// The routine's parameter block sits between inputs and
+				// outputs (runtime.go).
+				id := b.scratch(stablehlo.TensorType{DType: stablehlo.I64, Shape: []int64{int64(len(k.rt.params))}})
+				b.p.Buffers[id].Const = rt.EncodeParams(k.rt.params)
+				s.Bufs = append(s.Bufs, id)
 			}
 			for _, v := range k.outputs {
 				s.Bufs = append(s.Bufs, b.add(v, -1, nil))

@@ -132,16 +132,19 @@ func (pl *pipeline) tuneBudget(ctx context.Context, kernels []*kernel) (time.Dur
 		return -1, nil
 	}
 	start := time.Now()
-	srcs := make([]cc.Source, len(kernels))
-	for i, k := range kernels {
+	var srcs []cc.Source
+	for _, k := range kernels {
+		if k.rt != nil {
+			continue // a runtime routine (runtime.go): nothing to build
+		}
 		s, err := finalSource(k, k.cands[0])
 		if err != nil {
 			return 0, err
 		}
 		s.Opt = kernelOpt(k, pl.b.NoTune)
-		srcs[i] = s
+		srcs = append(srcs, s)
 	}
-	infos := make([]KernelInfo, len(kernels))
+	infos := make([]KernelInfo, len(srcs))
 	pl.quiet = true
 	_, err := pl.compileObjects(ctx, srcs, infos, nil)
 	pl.quiet = false

@@ -155,7 +155,10 @@ func runRun(cmd *cobra.Command, args []string) error {
 					how = "tuned now"
 				}
 				obj := "compiled"
-				if k.ObjectHit {
+				switch {
+				case k.Runtime():
+					obj = "built into xlacache"
+				case k.ObjectHit:
 					obj = "kernel tier hit"
 				}
 				fmt.Fprintf(out, "kernel    %s  %-40s %-45s %s, %s\n", k.Name, k.Desc, k.Config, how, obj)

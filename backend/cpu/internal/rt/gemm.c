@@ -1,0 +1,88 @@
+// gemm.c instantiates gemm_tmpl.h for float and double, once for any
+// x86-64 (or other) CPU and, on x86-64, once more for AVX2 with FMA,
+// picked at run time: the binary is built once for machines it has not
+// seen, unlike the generated kernels (-march=native).
+#include <stdlib.h>
+#include "rt.h"
+
+int xk_rt_force_naive = 0;
+
+// Blocking: RT_MR x (2 vectors) registers, RT_KC steps of k per packed
+// panel (a B panel of 256 x 16 floats is 16 KiB, in L1), RT_MC rows of A
+// per packed block (72 KiB, in L2), RT_NC columns of B per packed block.
+#define RT_MR 6
+#define RT_KC 256
+#define RT_MC 72
+#define RT_NC 512
+
+#define T float
+#define VW 8
+#define SUF f32_generic
+#include "gemm_tmpl.h"
+#undef T
+#undef VW
+#undef SUF
+
+#define T double
+#define VW 4
+#define SUF f64_generic
+#include "gemm_tmpl.h"
+#undef T
+#undef VW
+#undef SUF
+
+#if defined(__x86_64__)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#define T float
+#define VW 8
+#define SUF f32_avx2
+#include "gemm_tmpl.h"
+#undef T
+#undef VW
+#undef SUF
+
+#define T double
+#define VW 4
+#define SUF f64_avx2
+#include "gemm_tmpl.h"
+#undef T
+#undef VW
+#undef SUF
+#pragma GCC pop_options
+
+static int rt_avx2(void) {
+	static int have = -1; // a benign race: every thread computes the same
+	if (have < 0) {
+		__builtin_cpu_init();
+		have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	}
+	return have;
+}
+#else
+static int rt_avx2(void) { return 0; }
+#define part_f32_avx2 part_f32_generic
+#define part_f64_avx2 part_f64_generic
+#define conv_part_f32_avx2 conv_part_f32_generic
+#define conv_part_f64_avx2 conv_part_f64_generic
+#endif
+
+const char* xk_rt_gemm_variant(void) { return rt_avx2() ? "avx2" : "generic"; }
+
+void xk_rt_gemm_f32_par(void** bufs, int64_t t, int64_t n) {
+	if (rt_avx2()) part_f32_avx2(bufs, t, n); else part_f32_generic(bufs, t, n);
+}
+void xk_rt_gemm_f32(void** bufs) { xk_rt_gemm_f32_par(bufs, 0, 1); }
+void xk_rt_gemm_f64_par(void** bufs, int64_t t, int64_t n) {
+	if (rt_avx2()) part_f64_avx2(bufs, t, n); else part_f64_generic(bufs, t, n);
+}
+void xk_rt_gemm_f64(void** bufs) { xk_rt_gemm_f64_par(bufs, 0, 1); }
+
+void xk_rt_conv_f32_par(void** bufs, int64_t t, int64_t n) {
+	if (rt_avx2()) conv_part_f32_avx2(bufs, t, n); else conv_part_f32_generic(bufs, t, n);
+}
+void xk_rt_conv_f32(void** bufs) { xk_rt_conv_f32_par(bufs, 0, 1); }
+void xk_rt_conv_f64_par(void** bufs, int64_t t, int64_t n) {
+	if (rt_avx2()) conv_part_f64_avx2(bufs, t, n); else conv_part_f64_generic(bufs, t, n);
+}
+void xk_rt_conv_f64(void** bufs) { xk_rt_conv_f64_par(bufs, 0, 1); }

@@ -1,0 +1,323 @@
+// gemm_tmpl.h is the matrix product of gemm.c, written once for every
+// element type and target: gemm.c includes it with T (the element type),
+// VW (elements per vector), SUF (the names' suffix) and, for a target's
+// variant, under #pragma GCC target. It is not a header of its own.
+//
+// C[b][m][n] (contiguous) = sum over k of A[b][m][k] * B[b][k][n], where A
+// and B are read through the strides of the parameter block (rt.h). Every
+// output element is summed in k order, one multiply-add at a time from
+// zero, whatever the blocking or the thread split: the order of the
+// generated kernels' default configuration, so both give the same bits
+// on a machine with FMA (and on one without, where neither contracts).
+
+#define RT_CAT2(a, b) a##_##b
+#define RT_CAT(a, b) RT_CAT2(a, b)
+#define RT_NAME(n) RT_CAT(n, SUF)
+
+typedef T RT_NAME(vec) __attribute__((vector_size(VW * sizeof(T)), aligned(VW * sizeof(T))));
+typedef T RT_NAME(uvec) __attribute__((vector_size(VW * sizeof(T)), aligned(sizeof(T)), may_alias));
+
+// RT_NR is a register block's columns: two vectors.
+#define RT_NR (2 * VW)
+
+// micro computes one RT_MR x RT_NR block of C over kc steps from packed
+// panels ap ([kc][RT_MR]) and bp ([kc][RT_NR]), adding to what C holds
+// unless first. rows and cols say how much of the block lies inside C.
+static void RT_NAME(micro)(int64_t kc, const T* restrict ap, const T* restrict bp, T* restrict c, int64_t ldc, int rows, int cols, int first) {
+	RT_NAME(vec) acc[RT_MR][2];
+	T tmp[RT_MR][RT_NR];
+	int full = rows == RT_MR && cols == RT_NR;
+	if (first) {
+		for (int r = 0; r < RT_MR; r++) acc[r][0] = acc[r][1] = (RT_NAME(vec)){0};
+	} else if (full) {
+		for (int r = 0; r < RT_MR; r++) {
+			acc[r][0] = *(const RT_NAME(uvec)*)(c + r * ldc);
+			acc[r][1] = *(const RT_NAME(uvec)*)(c + r * ldc + VW);
+		}
+	} else {
+		for (int r = 0; r < RT_MR; r++)
+			for (int j = 0; j < RT_NR; j++) tmp[r][j] = (r < rows && j < cols) ? c[r * ldc + j] : 0;
+		for (int r = 0; r < RT_MR; r++) {
+			acc[r][0] = *(const RT_NAME(uvec)*)&tmp[r][0];
+			acc[r][1] = *(const RT_NAME(uvec)*)&tmp[r][VW];
+		}
+	}
+	for (int64_t p = 0; p < kc; p++) {
+		const RT_NAME(vec) b0 = *(const RT_NAME(vec)*)(bp + p * RT_NR);
+		const RT_NAME(vec) b1 = *(const RT_NAME(vec)*)(bp + p * RT_NR + VW);
+#pragma GCC unroll 16
+		for (int r = 0; r < RT_MR; r++) {
+			const T a = ap[p * RT_MR + r];
+			acc[r][0] += a * b0;
+			acc[r][1] += a * b1;
+		}
+	}
+	if (full) {
+		for (int r = 0; r < RT_MR; r++) {
+			*(RT_NAME(uvec)*)(c + r * ldc) = acc[r][0];
+			*(RT_NAME(uvec)*)(c + r * ldc + VW) = acc[r][1];
+		}
+		return;
+	}
+	for (int r = 0; r < RT_MR; r++) {
+		*(RT_NAME(uvec)*)&tmp[r][0] = acc[r][0];
+		*(RT_NAME(uvec)*)&tmp[r][VW] = acc[r][1];
+	}
+	for (int r = 0; r < rows; r++)
+		for (int j = 0; j < cols; j++) c[r * ldc + j] = tmp[r][j];
+}
+
+// naive is the product without scratch memory, for when allocating the
+// packed panels fails: the same order of operations, slower.
+static void RT_NAME(naive)(const int64_t* P, const T* a, const T* b, T* c, int64_t bi, int64_t i0, int64_t i1) {
+	const int64_t K = P[RT_K], N = P[RT_N];
+	const T* ab = a + bi * P[RT_SAB];
+	const T* bb = b + bi * P[RT_SBB];
+	for (int64_t i = i0; i < i1; i++) {
+		T* cr = c + (bi * P[RT_M] + i) * N;
+		for (int64_t j = 0; j < N; j++) cr[j] = 0;
+		for (int64_t p = 0; p < K; p++) {
+			const T av = ab[i * P[RT_SAM] + p * P[RT_SAK]];
+			const T* br = bb + p * P[RT_SBK];
+			for (int64_t j = 0; j < N; j++) cr[j] += av * br[j * P[RT_SBN]];
+		}
+	}
+}
+
+// rows computes rows i0..i1 of batch matrix bi, with bp (RT_KC x RT_NC)
+// and ap (RT_MC x RT_KC) as scratch: for each block of RT_NC columns and
+// RT_KC steps of k (in order), B's block is packed into column panels,
+// then each block of RT_MC rows of A into row panels, and every register
+// block of C is updated from them.
+static void RT_NAME(rows)(const int64_t* P, const T* a, const T* b, T* c, int64_t bi, int64_t i0, int64_t i1, T* bp, T* ap) {
+	const int64_t K = P[RT_K], N = P[RT_N];
+	const T* ab = a + bi * P[RT_SAB];
+	const T* bb = b + bi * P[RT_SBB];
+	T* cb = c + bi * P[RT_M] * N;
+	if (K == 0) {
+		for (int64_t i = i0; i < i1; i++)
+			for (int64_t j = 0; j < N; j++) cb[i * N + j] = 0;
+		return;
+	}
+	for (int64_t jc = 0; jc < N; jc += RT_NC) {
+		const int64_t nc = N - jc < RT_NC ? N - jc : RT_NC;
+		const int64_t np = (nc + RT_NR - 1) / RT_NR;
+		for (int64_t pc = 0; pc < K; pc += RT_KC) {
+			const int64_t kc = K - pc < RT_KC ? K - pc : RT_KC;
+			// B's block: bp[(jp*kc + p)*RT_NR + jj], zeros past column N.
+			for (int64_t jp = 0; jp < np; jp++) {
+				T* dst = bp + jp * kc * RT_NR;
+				for (int64_t p = 0; p < kc; p++) {
+					const T* src = bb + (pc + p) * P[RT_SBK] + jc * P[RT_SBN];
+					for (int64_t jj = 0; jj < RT_NR; jj++) {
+						const int64_t j = jp * RT_NR + jj;
+						dst[p * RT_NR + jj] = j < nc ? src[j * P[RT_SBN]] : 0;
+					}
+				}
+			}
+			for (int64_t ic = i0; ic < i1; ic += RT_MC) {
+				const int64_t mc = i1 - ic < RT_MC ? i1 - ic : RT_MC;
+				const int64_t mp = (mc + RT_MR - 1) / RT_MR;
+				// A's block: ap[(ip*kc + p)*RT_MR + ii], zeros past its rows.
+				for (int64_t ip = 0; ip < mp; ip++) {
+					T* dst = ap + ip * kc * RT_MR;
+					for (int64_t ii = 0; ii < RT_MR; ii++) {
+						const int64_t i = ip * RT_MR + ii;
+						if (i >= mc) {
+							for (int64_t p = 0; p < kc; p++) dst[p * RT_MR + ii] = 0;
+							continue;
+						}
+						const T* src = ab + (ic + i) * P[RT_SAM] + pc * P[RT_SAK];
+						for (int64_t p = 0; p < kc; p++) dst[p * RT_MR + ii] = src[p * P[RT_SAK]];
+					}
+				}
+				for (int64_t jp = 0; jp < np; jp++) {
+					const int64_t cols = nc - jp * RT_NR < RT_NR ? nc - jp * RT_NR : RT_NR;
+					for (int64_t ip = 0; ip < mp; ip++) {
+						const int64_t rows = mc - ip * RT_MR < RT_MR ? mc - ip * RT_MR : RT_MR;
+						RT_NAME(micro)(kc, ap + ip * kc * RT_MR, bp + jp * kc * RT_NR, cb + (ic + ip * RT_MR) * N + jc + jp * RT_NR, N, (int)rows, (int)cols, pc == 0);
+					}
+				}
+			}
+		}
+	}
+}
+
+// part does part t of n: the units (RT_MR rows of one batch matrix)
+// [U*t/n, U*(t+1)/n), a batch matrix at a time.
+static void RT_NAME(part)(void** bufs, int64_t t, int64_t n) {
+	const T* a = (const T*)bufs[0];
+	const T* b = (const T*)bufs[1];
+	const int64_t* P = (const int64_t*)bufs[2];
+	T* c = (T*)bufs[3];
+	const int64_t B = P[RT_B], M = P[RT_M], N = P[RT_N];
+	if (B == 0 || M == 0 || N == 0) return;
+	const int64_t per = (M + RT_MR - 1) / RT_MR; // units per batch matrix
+	const int64_t U = B * per;
+	const int64_t u0 = U * t / n, u1 = U * (t + 1) / n;
+	if (u0 >= u1) return;
+	T* bp = (T*)aligned_alloc(64, (size_t)(RT_KC * RT_NC) * sizeof(T));
+	T* ap = (T*)aligned_alloc(64, (size_t)(RT_MC * RT_KC) * sizeof(T));
+	for (int64_t u = u0; u < u1;) {
+		const int64_t bi = u / per;
+		const int64_t ue = u1 < (bi + 1) * per ? u1 : (bi + 1) * per;
+		const int64_t i0 = (u - bi * per) * RT_MR;
+		int64_t i1 = (ue - bi * per) * RT_MR;
+		if (i1 > M) i1 = M;
+		if (bp && ap && !xk_rt_force_naive) {
+			RT_NAME(rows)(P, a, b, c, bi, i0, i1, bp, ap);
+		} else {
+			RT_NAME(naive)(P, a, b, c, bi, i0, i1);
+		}
+		u = ue;
+	}
+	free(bp);
+	free(ap);
+}
+
+// conv_part does part t of n of a convolution (rt.h's conv parameter
+// block) as a product over implicit im2col rows, as the generated
+// kernels' gathering variant does (conv.go's genConvGemm): the kernel is
+// packed once into column panels of RT_NR output features
+// ([panel][tap][input feature][RT_NR], taps window row-major, reversed
+// where asked), then each block of RT_MR output positions gathers its
+// input windows into a packed [K][RT_MR] block (zeros for padding) and
+// multiplies it with every panel. Every output element is summed in the
+// reference's order (window row-major, input features inner).
+static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
+	const T* in = (const T*)bufs[0];
+	const T* w = (const T*)bufs[1];
+	const int64_t* P = (const int64_t*)bufs[2];
+	T* out = (T*)bufs[3];
+	const int64_t ns = P[RT_CNS], NB = P[RT_CN], CI = P[RT_CC], F = P[RT_CF];
+	int64_t taps = 1, rowsPer = 1;
+	for (int64_t s = 0; s < ns; s++) {
+		taps *= P[RT_CSP + s * RT_CPS + RT_KSIZE];
+		rowsPer *= P[RT_CSP + s * RT_CPS + RT_OSIZE];
+	}
+	const int64_t M = NB * rowsPer, K = taps * CI;
+	if (M == 0 || F == 0) return;
+	const int64_t nb = (M + RT_MR - 1) / RT_MR;
+	const int64_t b0 = nb * t / n, b1 = nb * (t + 1) / n;
+	if (b0 >= b1) return;
+	const int64_t np = (F + RT_NR - 1) / RT_NR;
+	T* bp = (T*)aligned_alloc(64, ((size_t)(np * K * RT_NR) * sizeof(T) + 63) / 64 * 64 + 64);
+	T* ap = (T*)aligned_alloc(64, ((size_t)(K * RT_MR) * sizeof(T) + 63) / 64 * 64 + 64);
+	if (!bp || !ap || xk_rt_force_naive) {
+		// Without scratch: each output element alone, in the same order.
+		for (int64_t row = b0 * RT_MR; row < b1 * RT_MR && row < M; row++) {
+			int64_t rem = row, o[RT_MAXS], obase = 0;
+			for (int64_t s = ns - 1; s >= 0; s--) {
+				const int64_t* S = P + RT_CSP + s * RT_CPS;
+				o[s] = rem % S[RT_OSIZE];
+				rem /= S[RT_OSIZE];
+				obase += o[s] * S[RT_OSTRIDE];
+			}
+			obase += rem * P[RT_COB];
+			for (int64_t of = 0; of < F; of++) {
+				T acc = 0;
+				int64_t kt[RT_MAXS] = {0};
+				for (int64_t tap = 0; tap < taps; tap++) {
+					int64_t ioff = rem * P[RT_CIB], woff = of * P[RT_CKO], inside = 1;
+					for (int64_t s = 0; s < ns; s++) {
+						const int64_t* S = P + RT_CSP + s * RT_CPS;
+						const int64_t p = o[s] * S[RT_CSTRIDE] + kt[s] * S[RT_DIL] - S[RT_PADLO];
+						// Offsets only from positions inside: those are
+						// the products rt.CheckConv bounds.
+						if (p < 0 || p >= S[RT_ISIZE]) inside = 0;
+						else ioff += p * S[RT_ISTRIDE];
+						woff += (S[RT_REV] ? S[RT_KSIZE] - 1 - kt[s] : kt[s]) * S[RT_KSTRIDE];
+					}
+					for (int64_t ci = 0; ci < CI; ci++) {
+						const T x = inside ? in[ioff + ci * P[RT_CIF]] : 0;
+						acc += x * w[woff + ci * P[RT_CKI]];
+					}
+					for (int64_t s = ns - 1; s >= 0; s--) {
+						if (++kt[s] < P[RT_CSP + s * RT_CPS + RT_KSIZE]) break;
+						kt[s] = 0;
+					}
+				}
+				out[obase + of * P[RT_COF]] = acc;
+			}
+		}
+		free(bp);
+		free(ap);
+		return;
+	}
+	// Pack the kernel: bp[(jp*K + tap*CI + ci)*RT_NR + jj].
+	{
+		int64_t kt[RT_MAXS] = {0};
+		for (int64_t tap = 0; tap < taps; tap++) {
+			int64_t woff = 0;
+			for (int64_t s = 0; s < ns; s++) {
+				const int64_t* S = P + RT_CSP + s * RT_CPS;
+				woff += (S[RT_REV] ? S[RT_KSIZE] - 1 - kt[s] : kt[s]) * S[RT_KSTRIDE];
+			}
+			for (int64_t ci = 0; ci < CI; ci++)
+				for (int64_t of = 0; of < np * RT_NR; of++)
+					bp[((of / RT_NR) * K + tap * CI + ci) * RT_NR + of % RT_NR] = of < F ? w[woff + ci * P[RT_CKI] + of * P[RT_CKO]] : 0;
+			for (int64_t s = ns - 1; s >= 0; s--) {
+				if (++kt[s] < P[RT_CSP + s * RT_CPS + RT_KSIZE]) break;
+				kt[s] = 0;
+			}
+		}
+	}
+	T tile[RT_MR * RT_NR] __attribute__((aligned(64)));
+	for (int64_t ib = b0; ib < b1; ib++) {
+		// Each row's output position and its input window's origin.
+		int64_t ro[RT_MR][RT_MAXS], rb[RT_MR], cbase[RT_MR];
+		int rows = 0;
+		for (int r = 0; r < RT_MR; r++) {
+			int64_t row = ib * RT_MR + r;
+			if (row >= M) break;
+			rows++;
+			cbase[r] = 0;
+			for (int64_t s = ns - 1; s >= 0; s--) {
+				const int64_t* S = P + RT_CSP + s * RT_CPS;
+				ro[r][s] = row % S[RT_OSIZE];
+				row /= S[RT_OSIZE];
+				cbase[r] += ro[r][s] * S[RT_OSTRIDE];
+			}
+			rb[r] = row;
+			cbase[r] += row * P[RT_COB];
+		}
+		// Gather: ap[(tap*CI + ci)*RT_MR + r], zeros for padding and for
+		// rows past M.
+		int64_t kt[RT_MAXS] = {0};
+		for (int64_t tap = 0; tap < taps; tap++) {
+			for (int r = 0; r < RT_MR; r++) {
+				T* dst = ap + tap * CI * RT_MR + r;
+				int64_t ioff = 0, inside = r < rows;
+				if (inside) {
+					ioff = rb[r] * P[RT_CIB];
+					for (int64_t s = 0; s < ns; s++) {
+						const int64_t* S = P + RT_CSP + s * RT_CPS;
+						const int64_t p = ro[r][s] * S[RT_CSTRIDE] + kt[s] * S[RT_DIL] - S[RT_PADLO];
+						if (p < 0 || p >= S[RT_ISIZE]) {
+							inside = 0;
+							break;
+						}
+						ioff += p * S[RT_ISTRIDE];
+					}
+				}
+				if (inside) {
+					for (int64_t ci = 0; ci < CI; ci++) dst[ci * RT_MR] = in[ioff + ci * P[RT_CIF]];
+				} else {
+					for (int64_t ci = 0; ci < CI; ci++) dst[ci * RT_MR] = 0;
+				}
+			}
+			for (int64_t s = ns - 1; s >= 0; s--) {
+				if (++kt[s] < P[RT_CSP + s * RT_CPS + RT_KSIZE]) break;
+				kt[s] = 0;
+			}
+		}
+		for (int64_t jp = 0; jp < np; jp++) {
+			const int64_t cols = F - jp * RT_NR < RT_NR ? F - jp * RT_NR : RT_NR;
+			RT_NAME(micro)(K, ap, bp + jp * K * RT_NR, tile, RT_NR, RT_MR, RT_NR, 1);
+			for (int r = 0; r < rows; r++)
+				for (int64_t j = 0; j < cols; j++) out[cbase[r] + (jp * RT_NR + j) * P[RT_COF]] = tile[r * RT_NR + j];
+		}
+	}
+	free(bp);
+	free(ap);
+}

@@ -1,0 +1,319 @@
+// Package rt holds the cpu backend's runtime routines: kernels compiled
+// into the Go binary by cgo, when the binary is built, instead of being
+// generated and compiled with the program (as XLA:CPU calls precompiled
+// Eigen routines for matrix products). A cold compile that uses one runs
+// no C compiler for that kernel; the untuned build uses them for matrix
+// products (package cpu, runtime.go).
+//
+// A routine has the generated kernels' ABI (void f(void** bufs) and
+// void f_par(void** bufs, int64_t t, int64_t n)); its shape and strides
+// come in a parameter block, an int64 constant buffer of the plan that
+// sits between the inputs and the outputs. Plans come from the cache, so
+// the block is untrusted: Check validates it against the buffers' sizes
+// before any routine may run with it.
+package rt
+
+/*
+#cgo CFLAGS: -O3
+#include "rt.h"
+*/
+import "C"
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// The routines' names, as plan steps name them.
+const (
+	GemmF32 = "xk_rt_gemm_f32"
+	GemmF64 = "xk_rt_gemm_f64"
+	ConvF32 = "xk_rt_conv_f32"
+	ConvF64 = "xk_rt_conv_f64"
+)
+
+// GemmParams is the length of a gemm parameter block: b, m, k, n, then
+// A's strides (batch, row, k) and B's (batch, k, column), in elements.
+const GemmParams = int(C.RT_GEMM_PARAMS)
+
+// Routine is a resolved runtime routine.
+type Routine struct {
+	Serial unsafe.Pointer // void f(void**)
+	Part   unsafe.Pointer // void f_par(void**, int64_t, int64_t)
+	// ElemSize is the size of the elements the routine reads and writes.
+	ElemSize int
+	// Conv is true for a convolution (CheckConv's parameter block), false
+	// for a matrix product (CheckGemm's).
+	Conv bool
+}
+
+// Check validates params for r (CheckGemm or CheckConv): the routine reads
+// only inside its inputs (aLen and bLen elements) and writes only inside
+// its output (cLen).
+func (r Routine) Check(params []int64, aLen, bLen, cLen int64) error {
+	if r.Conv {
+		return CheckConv(params, aLen, bLen, cLen)
+	}
+	return CheckGemm(params, aLen, bLen, cLen)
+}
+
+// Lookup returns the routine named name.
+func Lookup(name string) (Routine, bool) {
+	switch name {
+	case GemmF32:
+		return Routine{Serial: C.xk_rt_gemm_f32, Part: C.xk_rt_gemm_f32_par, ElemSize: 4}, true
+	case GemmF64:
+		return Routine{Serial: C.xk_rt_gemm_f64, Part: C.xk_rt_gemm_f64_par, ElemSize: 8}, true
+	case ConvF32:
+		return Routine{Serial: C.xk_rt_conv_f32, Part: C.xk_rt_conv_f32_par, ElemSize: 4, Conv: true}, true
+	case ConvF64:
+		return Routine{Serial: C.xk_rt_conv_f64, Part: C.xk_rt_conv_f64_par, ElemSize: 8, Conv: true}, true
+	}
+	return Routine{}, false
+}
+
+// Variant names the compiled variant of the routines this CPU runs
+// ("avx2" or "generic").
+func Variant() string { return C.GoString(C.xk_rt_gemm_variant()) }
+
+//go:embed gemm.c
+var gemmC string
+
+//go:embed gemm_tmpl.h
+var gemmTmpl string
+
+//go:embed rt.h
+var rtH string
+
+// Version identifies the routines' C source. It belongs in the key of
+// any executable whose plan calls a routine: a binary with other
+// routines (another blocking, another parameter layout) must not run a
+// plan made for these.
+var Version = func() string {
+	h := sha256.New()
+	for _, s := range []string{rtH, gemmC, gemmTmpl} {
+		fmt.Fprintf(h, "%d\n%s", len(s), s)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}()
+
+// maxDim bounds every parameter, so that no product of two of them
+// (an index times a stride) overflows int64.
+const maxDim = 1 << 40
+
+// CheckGemm reports whether p is a gemm parameter block that reads only
+// inside A (aLen elements) and B (bLen) and writes exactly C (cLen): the
+// check that makes a routine safe to run on a plan from the cache.
+func CheckGemm(p []int64, aLen, bLen, cLen int64) error {
+	if len(p) != GemmParams {
+		return fmt.Errorf("rt: gemm parameter block has %d values, want %d", len(p), GemmParams)
+	}
+	for i, v := range p {
+		if v < 0 || v > maxDim {
+			return fmt.Errorf("rt: gemm parameter %d is %d", i, v)
+		}
+	}
+	b, m, k, n := p[0], p[1], p[2], p[3]
+	out, ok := mul(b, m, n)
+	if !ok || out != cLen {
+		return fmt.Errorf("rt: gemm of %dx%dx%dx%d writes %d elements, the output has %d", b, m, k, n, out, cLen)
+	}
+	if out == 0 {
+		return nil
+	}
+	if k == 0 {
+		return nil // nothing read; the output is zeros
+	}
+	// The largest offset read is the sum of (extent-1)*stride.
+	last := func(strides []int64, extents ...int64) (int64, bool) {
+		var s int64
+		for i, e := range extents {
+			v, ok := mul(e-1, strides[i])
+			if !ok {
+				return 0, false
+			}
+			s += v
+			if s > maxDim*4 {
+				return 0, false
+			}
+		}
+		return s, true
+	}
+	if l, ok := last(p[4:7], b, m, k); !ok || l >= aLen {
+		return fmt.Errorf("rt: gemm reads A up to element %d, A has %d", l, aLen)
+	}
+	if l, ok := last(p[7:10], b, k, n); !ok || l >= bLen {
+		return fmt.Errorf("rt: gemm reads B up to element %d, B has %d", l, bLen)
+	}
+	return nil
+}
+
+// The convolution parameter block's layout (rt.h).
+const (
+	ConvParams  = int(C.RT_CONV_PARAMS)
+	MaxSpatial  = int(C.RT_MAXS)
+	convPerDim  = int(C.RT_CPS)
+	convSpatial = int(C.RT_CSP)
+)
+
+// Indices into the convolution parameter block, and into each spatial
+// dimension's values (at ConvSpatialAt(s)).
+const (
+	ConvNS, ConvBatch, ConvIn, ConvOut                     = 0, 1, 2, 3
+	ConvInBatchStride, ConvInFeatureStride                 = 4, 5
+	ConvKernelInStride, ConvKernelOutStride                = 6, 7
+	ConvOutBatchStride, ConvOutFeatureStride               = 8, 9
+	SpInSize, SpInStride, SpKSize, SpKStride, SpOutSize    = 0, 1, 2, 3, 4
+	SpOutStride, SpConvStride, SpPadLow, SpDilation, SpRev = 5, 6, 7, 8, 9
+)
+
+// ConvSpatialAt is the index of spatial dimension s's first value.
+func ConvSpatialAt(s int) int { return convSpatial + s*convPerDim }
+
+// CheckConv reports whether p is a convolution parameter block that reads
+// only inside the input (inLen elements) and the kernel (wLen) and writes
+// only inside the output, which has exactly outLen elements.
+func CheckConv(p []int64, inLen, wLen, outLen int64) error {
+	if len(p) != ConvParams {
+		return fmt.Errorf("rt: conv parameter block has %d values, want %d", len(p), ConvParams)
+	}
+	ns := int(p[ConvNS])
+	if p[ConvNS] < 1 || ns > MaxSpatial {
+		return fmt.Errorf("rt: conv of %d spatial dimensions", p[ConvNS])
+	}
+	for i, v := range p {
+		lo := int64(0)
+		if i >= convSpatial && (i-convSpatial)%convPerDim == SpPadLow {
+			lo = -maxDim
+		}
+		if v < lo || v > maxDim {
+			return fmt.Errorf("rt: conv parameter %d is %d", i, v)
+		}
+		if i >= ConvSpatialAt(ns) && v != 0 {
+			return fmt.Errorf("rt: conv parameter %d of an unused spatial dimension is %d", i, v)
+		}
+	}
+	sp := func(s, i int) int64 { return p[ConvSpatialAt(s)+i] }
+	rows, taps := p[ConvBatch], int64(1)
+	var ok bool
+	for s := range ns {
+		if sp(s, SpRev) > 1 {
+			return fmt.Errorf("rt: conv reversal of dimension %d is %d", s, sp(s, SpRev))
+		}
+		if rows, ok = mul(rows, sp(s, SpOutSize)); !ok {
+			return errors.New("rt: conv output too large")
+		}
+		if taps, ok = mul(taps, sp(s, SpKSize)); !ok {
+			return errors.New("rt: conv window too large")
+		}
+		// The input position o*stride + t*dilation - padlow must not
+		// overflow, for every output position o and tap t.
+		_, ok1 := mul(max(sp(s, SpOutSize)-1, 0), sp(s, SpConvStride))
+		_, ok2 := mul(max(sp(s, SpKSize)-1, 0), sp(s, SpDilation))
+		if !ok1 || !ok2 {
+			return fmt.Errorf("rt: conv positions of dimension %d overflow", s)
+		}
+	}
+	// The packed kernel holds taps x input features x output features
+	// (rounded up to a panel): its size must not overflow, whatever
+	// strides (zero included) the spans below allow.
+	if _, ok := mul(taps, p[ConvIn], p[ConvOut]+32); !ok {
+		return errors.New("rt: conv kernel too large")
+	}
+	out, ok := mul(rows, p[ConvOut])
+	if !ok || out != outLen {
+		return fmt.Errorf("rt: conv writes %d elements, the output has %d", out, outLen)
+	}
+	if out == 0 {
+		return nil
+	}
+	// span is the largest offset of a row-major walk: the sum of
+	// (extent-1)*stride over the walked dimensions.
+	span := func(pairs ...int64) (int64, bool) {
+		var s int64
+		for i := 0; i < len(pairs); i += 2 {
+			v, ok := mul(max(pairs[i]-1, 0), pairs[i+1])
+			if !ok {
+				return 0, false
+			}
+			if s += v; s > maxDim*4 {
+				return 0, false
+			}
+		}
+		return s, true
+	}
+	in := []int64{p[ConvBatch], p[ConvInBatchStride], p[ConvIn], p[ConvInFeatureStride]}
+	w := []int64{p[ConvIn], p[ConvKernelInStride], p[ConvOut], p[ConvKernelOutStride]}
+	o := []int64{p[ConvBatch], p[ConvOutBatchStride], p[ConvOut], p[ConvOutFeatureStride]}
+	for s := range ns {
+		in = append(in, sp(s, SpInSize), sp(s, SpInStride))
+		w = append(w, sp(s, SpKSize), sp(s, SpKStride))
+		o = append(o, sp(s, SpOutSize), sp(s, SpOutStride))
+	}
+	if l, ok := span(o...); !ok || l >= outLen {
+		return fmt.Errorf("rt: conv writes up to element %d, the output has %d", l, outLen)
+	}
+	if taps == 0 || p[ConvIn] == 0 {
+		return nil // nothing read: the output is zeros
+	}
+	if l, ok := span(w...); !ok || l >= wLen {
+		return fmt.Errorf("rt: conv reads the kernel up to element %d, it has %d", l, wLen)
+	}
+	empty := false
+	for s := range ns {
+		empty = empty || sp(s, SpInSize) == 0
+	}
+	if l, ok := span(in...); !empty && (!ok || l >= inLen) {
+		return fmt.Errorf("rt: conv reads the input up to element %d, it has %d", l, inLen)
+	}
+	return nil
+}
+
+// mul multiplies non-negative values, reporting overflow past maxDim*4.
+func mul(vs ...int64) (int64, bool) {
+	r := int64(1)
+	for _, v := range vs {
+		if v != 0 && r > maxDim*4/v {
+			return 0, false
+		}
+		r *= v
+	}
+	return r, true
+}
+
+// DecodeParams reads a parameter block from a constant buffer's
+// little-endian bytes.
+func DecodeParams(data []byte) ([]int64, error) {
+	if len(data)%8 != 0 {
+		return nil, fmt.Errorf("rt: parameter block of %d bytes is not a whole number of int64s", len(data))
+	}
+	p := make([]int64, len(data)/8)
+	for i := range p {
+		p[i] = int64(binary.LittleEndian.Uint64(data[8*i:]))
+	}
+	return p, nil
+}
+
+// EncodeParams is DecodeParams' inverse.
+func EncodeParams(p []int64) []byte {
+	out := make([]byte, 0, 8*len(p))
+	for _, v := range p {
+		out = binary.LittleEndian.AppendUint64(out, uint64(v))
+	}
+	return out
+}
+
+// setNaive makes the routines take their no-scratch path (the one they
+// take when allocating their packed panels fails), for tests.
+func setNaive(on bool) {
+	v := C.int(0)
+	if on {
+		v = 1
+	}
+	C.xk_rt_force_naive = v
+}

@@ -1,0 +1,43 @@
+// rt.h declares the runtime routines: kernels compiled into the Go binary
+// (by cgo, at go build time) rather than generated and compiled per
+// program. They have the generated kernels' ABI (thread.go in package
+// cpu): void f(void** bufs) and void f_par(void** bufs, int64_t t,
+// int64_t n), bufs being the inputs, then a parameter block (a constant
+// int64 buffer of the plan), then the outputs.
+#include <stdint.h>
+
+// The gemm parameter block: C[b][m][n] (contiguous) = A[b][m][k] x
+// B[b][k][n], A's element (i, p) of batch matrix bi at
+// bi*SAB + i*SAM + p*SAK, B's (p, j) at bi*SBB + p*SBK + j*SBN.
+enum { RT_B, RT_M, RT_K, RT_N, RT_SAB, RT_SAM, RT_SAK, RT_SBB, RT_SBK, RT_SBN, RT_GEMM_PARAMS };
+
+// The convolution parameter block: RT_CNS spatial dimensions (1 to
+// RT_MAXS), the batch size, input and output features, the input's
+// batch and feature strides, the kernel's input- and output-feature
+// strides, the output's batch and feature strides, then RT_CPS values
+// per spatial dimension (RT_CSP + s*RT_CPS + RT_ISIZE, ...). Padding
+// low may be negative; reversal is 0 or 1.
+enum {
+	RT_CNS, RT_CN, RT_CC, RT_CF, RT_CIB, RT_CIF, RT_CKI, RT_CKO, RT_COB, RT_COF,
+	RT_CSP // first spatial value
+};
+enum { RT_ISIZE, RT_ISTRIDE, RT_KSIZE, RT_KSTRIDE, RT_OSIZE, RT_OSTRIDE, RT_CSTRIDE, RT_PADLO, RT_DIL, RT_REV, RT_CPS };
+#define RT_MAXS 3
+#define RT_CONV_PARAMS (RT_CSP + RT_MAXS * RT_CPS)
+
+void xk_rt_gemm_f32(void** bufs);
+void xk_rt_gemm_f32_par(void** bufs, int64_t t, int64_t n);
+void xk_rt_gemm_f64(void** bufs);
+void xk_rt_gemm_f64_par(void** bufs, int64_t t, int64_t n);
+void xk_rt_conv_f32(void** bufs);
+void xk_rt_conv_f32_par(void** bufs, int64_t t, int64_t n);
+void xk_rt_conv_f64(void** bufs);
+void xk_rt_conv_f64_par(void** bufs, int64_t t, int64_t n);
+
+// xk_rt_force_naive, set by tests only, makes the routines take the path
+// they take when allocating scratch fails.
+extern int xk_rt_force_naive;
+
+// xk_rt_gemm_variant says which compiled variant runs on this CPU
+// ("avx2" or "generic").
+const char* xk_rt_gemm_variant(void);

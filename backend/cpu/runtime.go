@@ -1,0 +1,260 @@
+package cpu
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// This file chooses the kernels that call a runtime routine (package
+// internal/rt: C compiled into the binary when it is built) instead of
+// being generated and compiled with the program, and checks the plan
+// steps that call one.
+//
+// An untuned build (Backend.NoTune) is about compiling fast; its matrix
+// products were generated loops that cost the C compiler 35-100 ms each
+// (a third of transformer4l's kernels) and ran far slower than the
+// packed, register-blocked routine, which costs nothing to compile; its
+// convolutions cost 75-120 ms each. A tuned build runs its big products
+// (routineMinWork) and the products and convolutions its autotuner
+// leaves in their default configuration with routines too; it keeps
+// generated kernels where timing candidates pays: smaller products,
+// whose winner is specialized to the shape, and convolutions (the
+// Winograd candidate).
+
+// routineMinWork is the size (multiply-adds) from which a tuned build
+// runs a matrix product with the gemm routine instead of timing
+// generated candidates: there the routine's packing is amortized and it
+// runs as fast as the tuned kernels (transformer4l's products, 2^27 to
+// 2^29: the program ran 1.03-1.28 s with tuned kernels, 1.09-1.28 s with
+// the routine at 1 thread, 748-918 against 714-845 ms at 2; a 512³
+// product alone 75-84 GFLOPS, the tuned kernel 70), while building
+// their candidates was most of the tuned compile (10.2 → 1.9 s at 2
+// threads). Below it the shape-specialized kernels won: with every
+// product on the routine, transformer (products up to 2^25) ran about
+// 20% slower and embedding (up to 2^24) 40%.
+const routineMinWork = 1 << 26
+
+// runtimeRoutine is a kernel's runtime routine and its parameter block.
+type runtimeRoutine struct {
+	name   string
+	params []int64
+	// inputs are the routine's two inputs in its order (the operands'),
+	// which may differ from the order generated code reads them in.
+	inputs []*stablehlo.Value
+}
+
+// String describes the routine for --verbose (KernelInfo.Config).
+func (r *runtimeRoutine) String() string {
+	return fmt.Sprintf("runtime %s (%s)", strings.TrimPrefix(r.name, "xk_rt_"), rt.Variant())
+}
+
+// isRuntime reports whether a plan step's kernel is a runtime routine.
+func isRuntime(kernel string) bool { return strings.HasPrefix(kernel, "xk_rt_") }
+
+// Runtime reports whether the kernel is a runtime routine compiled into
+// the binary (runtime.go): it has no object of its own.
+func (k KernelInfo) Runtime() bool { return isRuntime(k.Name) }
+
+// gemmRoutine returns the routine that computes dot kernel k, when there
+// is one: an f32 or f64 dot_general whose operands are buffers (not
+// computed inside the kernel) and whose batch, free and contracting
+// dimensions each collapse to one stride (any transpose of a matrix
+// does; a free dimension split around a contracting one does not).
+func gemmRoutine(k *kernel) (*runtimeRoutine, bool) {
+	op := k.root
+	if k.kind != "dot" || len(k.inputs) != 2 || len(k.outputs) != 1 || k.outputs[0] != op.Results[0] {
+		return nil, false
+	}
+	lhs, rhs := op.Operands[0], op.Operands[1]
+	if !(k.inputs[0] == lhs && k.inputs[1] == rhs) && !(k.inputs[0] == rhs && k.inputs[1] == lhs) {
+		return nil, false // an operand computed inside the kernel
+	}
+	dt := op.Results[0].Type.DType
+	name := map[stablehlo.DType]string{stablehlo.F32: rt.GemmF32, stablehlo.F64: rt.GemmF64}[dt]
+	if name == "" || lhs.Type.DType != dt || rhs.Type.DType != dt {
+		return nil, false
+	}
+	L := layoutOf(op)
+	dd := op.Attrs.Dot
+	nb, nc := len(dd.LhsBatch), len(dd.LhsContracting)
+	nf := len(L.lhsOrder) - nb - nc
+	ls, rs := rowStrides(lhs.Type.Shape), rowStrides(rhs.Type.Shape)
+	sab, ok1 := groupStride(lhs.Type.Shape, ls, L.lhsOrder[:nb])
+	sam, ok2 := groupStride(lhs.Type.Shape, ls, L.lhsOrder[nb:nb+nf])
+	sak, ok3 := groupStride(lhs.Type.Shape, ls, L.lhsOrder[nb+nf:])
+	sbb, ok4 := groupStride(rhs.Type.Shape, rs, L.rhsOrder[:nb])
+	sbk, ok5 := groupStride(rhs.Type.Shape, rs, L.rhsOrder[nb:nb+nc])
+	sbn, ok6 := groupStride(rhs.Type.Shape, rs, L.rhsOrder[nb+nc:])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) {
+		return nil, false
+	}
+	return &runtimeRoutine{name: name, params: []int64{L.b, L.m, L.k, L.n, sab, sam, sak, sbb, sbk, sbn}, inputs: []*stablehlo.Value{lhs, rhs}}, true
+}
+
+// convRoutine returns the routine that computes convolution kernel k,
+// when there is one: a convolution genConvGemm handles (convGemmOK: f32
+// or f64, no groups, no lhs dilation) with at most rt.MaxSpatial spatial
+// dimensions and both operands buffers. Any dimension numbers, strides,
+// padding (negative too), rhs dilation and reversal go into the block.
+func convRoutine(k *kernel) (*runtimeRoutine, bool) {
+	op := k.root
+	if k.kind != "convgemm" || len(k.inputs) != 2 || len(k.outputs) != 1 || k.outputs[0] != op.Results[0] {
+		return nil, false
+	}
+	in, w := op.Operands[0], op.Operands[1]
+	if !(k.inputs[0] == in && k.inputs[1] == w) && !(k.inputs[0] == w && k.inputs[1] == in) {
+		return nil, false // an operand computed inside the kernel
+	}
+	c := op.Attrs.Conv
+	d := c.Dims
+	ns := len(d.InputSpatial)
+	if ns < 1 || ns > rt.MaxSpatial {
+		return nil, false
+	}
+	name := map[stablehlo.DType]string{stablehlo.F32: rt.ConvF32, stablehlo.F64: rt.ConvF64}[op.Results[0].Type.DType]
+	if name == "" {
+		return nil, false
+	}
+	r := op.Results[0]
+	is, ws, os := rowStrides(in.Type.Shape), rowStrides(w.Type.Shape), rowStrides(r.Type.Shape)
+	p := make([]int64, rt.ConvParams)
+	p[rt.ConvNS], p[rt.ConvBatch] = int64(ns), in.Type.Shape[d.InputBatch]
+	p[rt.ConvIn], p[rt.ConvOut] = in.Type.Shape[d.InputFeature], r.Type.Shape[d.OutputFeature]
+	p[rt.ConvInBatchStride], p[rt.ConvInFeatureStride] = is[d.InputBatch], is[d.InputFeature]
+	p[rt.ConvKernelInStride], p[rt.ConvKernelOutStride] = ws[d.KernelInputFeature], ws[d.KernelOutputFeature]
+	p[rt.ConvOutBatchStride], p[rt.ConvOutFeatureStride] = os[d.OutputBatch], os[d.OutputFeature]
+	for s := range ns {
+		q := p[rt.ConvSpatialAt(s):]
+		q[rt.SpInSize], q[rt.SpInStride] = in.Type.Shape[d.InputSpatial[s]], is[d.InputSpatial[s]]
+		q[rt.SpKSize], q[rt.SpKStride] = w.Type.Shape[d.KernelSpatial[s]], ws[d.KernelSpatial[s]]
+		q[rt.SpOutSize], q[rt.SpOutStride] = r.Type.Shape[d.OutputSpatial[s]], os[d.OutputSpatial[s]]
+		q[rt.SpConvStride], q[rt.SpPadLow], q[rt.SpDilation] = c.Strides[s], c.PadLow[s], c.RhsDilation[s]
+		if c.Reversal[s] {
+			q[rt.SpRev] = 1
+		}
+	}
+	return &runtimeRoutine{name: name, params: p, inputs: []*stablehlo.Value{in, w}}, true
+}
+
+// untunedRoutine is the runtime routine an untuned build runs kernel k
+// with, if any.
+func untunedRoutine(k *kernel) *runtimeRoutine {
+	if r, ok := gemmRoutine(k); ok {
+		return r
+	}
+	if r, ok := convRoutine(k); ok {
+		return r
+	}
+	return nil
+}
+
+// groupStride returns the one stride that walks dims (in that order,
+// the last fastest) of a row-major array with these strides, when there
+// is one: each dimension's stride is the next one's times its extent.
+// Dimensions of extent 1 are never stepped, so they are skipped. An
+// empty group has one element: stride 0.
+func groupStride(shape, strides []int64, dims []int) (int64, bool) {
+	var live []int
+	for _, d := range dims {
+		if shape[d] != 1 {
+			live = append(live, d)
+		}
+	}
+	if len(live) == 0 {
+		return 0, true
+	}
+	for i := 0; i+1 < len(live); i++ {
+		if strides[live[i]] != strides[live[i+1]]*shape[live[i+1]] {
+			return 0, false
+		}
+	}
+	return strides[live[len(live)-1]], true
+}
+
+// validateRuntimeStep checks a step that calls a runtime routine: it
+// names one, its buffers are the two operands, an int64 constant
+// parameter block and the result, of the routine's element type, and
+// the block reads and writes only inside them (rt.CheckGemm,
+// rt.CheckConv). A plan
+// comes from the cache: without this, a damaged block could make the
+// routine read or write past a buffer.
+func (p *Plan) validateRuntimeStep(s Step) error {
+	r, ok := rt.Lookup(s.Kernel)
+	if !ok {
+		return fmt.Errorf("unknown runtime routine %q", s.Kernel)
+	}
+	if len(s.Bufs) != 4 {
+		return fmt.Errorf("runtime routine %s has %d buffers, want 4", s.Kernel, len(s.Bufs))
+	}
+	for i, id := range s.Bufs {
+		for _, other := range s.Bufs[:i] {
+			if id == other {
+				return fmt.Errorf("runtime routine %s: buffer %d passed twice", s.Kernel, id)
+			}
+		}
+	}
+	pb := p.Buffers[s.Bufs[2]]
+	if pb.Const == nil || pb.DType != "i64" {
+		return fmt.Errorf("runtime routine %s: buffer %d is not an int64 constant parameter block", s.Kernel, s.Bufs[2])
+	}
+	params, err := rt.DecodeParams(pb.Const)
+	if err != nil {
+		return err
+	}
+	var n [3]int64
+	for i, id := range []int{s.Bufs[0], s.Bufs[1], s.Bufs[3]} {
+		t, err := p.Buffers[id].tensorType()
+		if err != nil {
+			return err
+		}
+		if t.DType.Size() != r.ElemSize || !t.DType.IsFloat() {
+			return fmt.Errorf("runtime routine %s: buffer %d holds %s", s.Kernel, id, t.DType)
+		}
+		n[i] = t.NumElements()
+	}
+	return r.Check(params, n[0], n[1], n[2])
+}
+
+// runtimeFn is the kernelFn of a routine with parameter block params:
+// with a parallel entry point when the product (or the convolution's
+// multiply-adds) is big enough to pay for threads (dotMinParWork, as for
+// generated products), one part per thread since each part packs its
+// own panels of B (or the whole kernel).
+func runtimeFn(r rt.Routine, params []byte) kernelFn {
+	f := kernelFn{serial: r.Serial, parts: 1}
+	p, err := rt.DecodeParams(params)
+	if err != nil {
+		return f
+	}
+	var w int64
+	ok := false
+	switch {
+	case r.Conv && len(p) == rt.ConvParams:
+		dims := []int64{p[rt.ConvBatch], p[rt.ConvIn], p[rt.ConvOut]}
+		for s := range min(int(p[rt.ConvNS]), rt.MaxSpatial) {
+			dims = append(dims, p[rt.ConvSpatialAt(s)+rt.SpOutSize], p[rt.ConvSpatialAt(s)+rt.SpKSize])
+		}
+		w, ok = work(dims...)
+	case !r.Conv && len(p) == rt.GemmParams:
+		w, ok = work(p[0], p[1], p[2], p[3])
+	}
+	if ok && w >= dotMinParWork {
+		f.part = r.Part
+	}
+	return f
+}
+
+// work is the product of non-negative dims, false past 2^62.
+func work(dims ...int64) (int64, bool) {
+	w := int64(1)
+	for _, d := range dims {
+		if d != 0 && w > (1<<62)/d {
+			return 0, false
+		}
+		w *= d
+	}
+	return w, true
+}

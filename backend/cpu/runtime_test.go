@@ -1,0 +1,224 @@
+package cpu
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
+	"github.com/xlacache/xlacache/stablehlo"
+)
+
+// runtimePrograms are products and convolutions an untuned build runs
+// with a runtime routine (runtime.go), in the layouts the routines'
+// strides cover, and one it must not; runtimeSteps says how many steps of
+// each call one.
+var runtimePrograms = map[string]string{
+	"dot": `func.func @main(%a: tensor<37x53xf32>, %b: tensor<53x41xf32>) -> tensor<37x41xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<37x53xf32>, tensor<53x41xf32>) -> tensor<37x41xf32>
+  return %0 : tensor<37x41xf32>
+}`,
+	"dot_transposed": `func.func @main(%a: tensor<53x37xf32>, %b: tensor<41x53xf32>) -> tensor<37x41xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [0] x [1] : (tensor<53x37xf32>, tensor<41x53xf32>) -> tensor<37x41xf32>
+  return %0 : tensor<37x41xf32>
+}`,
+	"dot_batch_middle": `func.func @main(%a: tensor<17x3x9xf32>, %b: tensor<3x9x22xf32>) -> tensor<3x17x22xf32> {
+  %0 = stablehlo.dot_general %a, %b, batching_dims = [1] x [0], contracting_dims = [2] x [1] : (tensor<17x3x9xf32>, tensor<3x9x22xf32>) -> tensor<3x17x22xf32>
+  return %0 : tensor<3x17x22xf32>
+}`,
+	"dot_f64_big": `func.func @main(%a: tensor<130x260xf64>, %b: tensor<260x70xf64>) -> tensor<130x70xf64> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<130x260xf64>, tensor<260x70xf64>) -> tensor<130x70xf64>
+  return %0 : tensor<130x70xf64>
+}`,
+	"dot_big": `func.func @main(%a: tensor<128x256xf32>, %b: tensor<256x300xf32>) -> tensor<128x300xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<128x256xf32>, tensor<256x300xf32>) -> tensor<128x300xf32>
+  return %0 : tensor<128x300xf32>
+}`,
+	// Free dimensions on both sides of the contracting one: no single
+	// stride walks them, so the product stays generated code.
+	"dot_split_free": `func.func @main(%a: tensor<4x5x6xf32>, %b: tensor<5x3xf32>) -> tensor<4x6x3xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x5x6xf32>, tensor<5x3xf32>) -> tensor<4x6x3xf32>
+  return %0 : tensor<4x6x3xf32>
+}`,
+	// A computed operand: the lowering materializes it (its own kernel),
+	// so the product still reads buffers.
+	"dot_computed_operand": `func.func @main(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %e = stablehlo.exponential %a : tensor<8x16xf32>
+  %0 = stablehlo.dot_general %e, %b, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}`,
+	"conv_nhwc": `func.func @main(%x: tensor<2x9x9x3xf32>, %w: tensor<3x3x3x8xf32>) -> tensor<2x9x9x8xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x9x9x3xf32>, tensor<3x3x3x8xf32>) -> tensor<2x9x9x8xf32>
+  return %0 : tensor<2x9x9x8xf32>
+}`,
+	"conv_nchw_strided": `func.func @main(%x: tensor<2x3x11x9xf32>, %w: tensor<5x3x3x2xf32>) -> tensor<2x5x4x11xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [2, 1], pad = [[1, 0], [2, 1]], rhs_dilate = [2, 1], reverse = [true, false]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x3x11x9xf32>, tensor<5x3x3x2xf32>) -> tensor<2x5x4x11xf32>
+  return %0 : tensor<2x5x4x11xf32>
+}`,
+	"conv_1d_f64": `func.func @main(%x: tensor<2x20x3xf64>, %w: tensor<5x3x4xf64>) -> tensor<2x7x4xf64> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [3], pad = [[2, 2]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x20x3xf64>, tensor<5x3x4xf64>) -> tensor<2x7x4xf64>
+  return %0 : tensor<2x7x4xf64>
+}`,
+	"conv_big": `func.func @main(%x: tensor<4x20x20x16xf32>, %w: tensor<3x3x16x24xf32>) -> tensor<4x20x20x24xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<4x20x20x16xf32>, tensor<3x3x16x24xf32>) -> tensor<4x20x20x24xf32>
+  return %0 : tensor<4x20x20x24xf32>
+}`,
+}
+
+var runtimeSteps = map[string]int{
+	"dot": 1, "dot_transposed": 1, "dot_batch_middle": 1, "dot_f64_big": 1, "dot_big": 1,
+	"dot_split_free": 0, "dot_computed_operand": 1,
+	"conv_nhwc": 1, "conv_nchw_strided": 1, "conv_1d_f64": 1, "conv_big": 1,
+}
+
+// TestUntunedRuntimeRoutines compiles runtimePrograms untuned on 1, 2 and
+// 3 threads (the big ones run in parts) and checks which steps call a
+// routine and that every output matches the interpreter's.
+func TestUntunedRuntimeRoutines(t *testing.T) {
+	untunedOnThreads(t, runtimePrograms, 13, func(t *testing.T, exe *Executable, args, want []*stablehlo.Tensor) {
+		name, _, _ := strings.Cut(t.Name()[len("TestUntunedRuntimeRoutines/"):], "/")
+		n := 0
+		for _, s := range exe.Plan().Steps {
+			if isRuntime(s.Kernel) {
+				n++
+			}
+		}
+		if n != runtimeSteps[name] {
+			t.Errorf("%d steps call a runtime routine, want %d", n, runtimeSteps[name])
+		}
+		if err := checkRun(exe, args, want); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestRuntimeOnlyPlanRoundTrip: a program whose only kernel is a routine
+// has no kernel library; it still serializes, decodes and runs.
+func TestRuntimeOnlyPlanRoundTrip(t *testing.T) {
+	if _, err := cc.Find(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	m, err := stablehlo.Parse([]byte(runtimePrograms["dot"]), "dot.mlir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New()
+	b.NoTune = true
+	exe, err := b.CompileModule(context.Background(), m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Close()
+	if len(exe.so) != 0 {
+		t.Fatalf("a plan of runtime routines alone has a %d-byte library", len(exe.so))
+	}
+	data, err := exe.Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, so, err := decodeExecutable(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := newExecutable(plan, so, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	args := randomArgs(m, 3)
+	want, err := stablehlo.Eval(m, "", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkRun(again, args, want); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRuntimeStepValidation: a plan from the cache whose runtime step is
+// damaged (parameters that read or write past a buffer, a parameter
+// block that is not an int64 constant, the wrong buffers, an unknown
+// routine) is rejected before anything runs.
+func TestRuntimeStepValidation(t *testing.T) {
+	if _, err := cc.Find(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	for _, prog := range []string{"dot", "conv_nhwc"} {
+		m, err := stablehlo.Parse([]byte(runtimePrograms[prog]), prog+".mlir")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := New()
+		b.NoTune = true
+		exe, err := b.CompileModule(context.Background(), m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := exe.Serialize()
+		exe.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := -1
+		base, _, err := decodeExecutable(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range base.Steps {
+			if isRuntime(s.Kernel) {
+				step = i
+			}
+		}
+		if step < 0 {
+			t.Fatalf("%s: no runtime step", prog)
+		}
+		pbuf := base.Buffers[base.Steps[step].Bufs[2]]
+		params, err := rt.DecodeParams(pbuf.Const)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name   string
+			damage func(p *Plan)
+		}{
+			{"stride past the input", func(p *Plan) {
+				q := append([]int64(nil), params...)
+				if prog == "dot" {
+					q[5] *= 1000 // A's row stride
+				} else {
+					q[rt.ConvSpatialAt(0)+rt.SpInStride] *= 1000
+				}
+				p.Buffers[p.Steps[step].Bufs[2]].Const = rt.EncodeParams(q)
+			}},
+			{"output size", func(p *Plan) {
+				q := append([]int64(nil), params...)
+				q[1]++ // gemm: M; conv: the batch
+				p.Buffers[p.Steps[step].Bufs[2]].Const = rt.EncodeParams(q)
+			}},
+			{"short block", func(p *Plan) {
+				b := &p.Buffers[p.Steps[step].Bufs[2]]
+				b.Const, b.Shape = b.Const[:len(b.Const)-8], []int64{int64(len(params) - 1)}
+			}},
+			{"block not constant", func(p *Plan) {
+				p.Buffers[p.Steps[step].Bufs[2]].Const = nil
+			}},
+			{"block of floats", func(p *Plan) {
+				b := &p.Buffers[p.Steps[step].Bufs[2]]
+				b.DType = "f64"
+			}},
+			{"three buffers", func(p *Plan) { p.Steps[step].Bufs = p.Steps[step].Bufs[:3] }},
+			{"output is an input", func(p *Plan) { p.Steps[step].Bufs[3] = p.Steps[step].Bufs[0] }},
+			{"unknown routine", func(p *Plan) { p.Steps[step].Kernel = "xk_rt_nope" }},
+		} {
+			p, _, err := decodeExecutable(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.damage(p)
+			if err := p.validate(nil); err == nil {
+				t.Errorf("%s: %s: plan validates", prog, c.name)
+			}
+		}
+	}
+}
