@@ -58,6 +58,18 @@ func isRuntime(kernel string) bool { return strings.HasPrefix(kernel, "xk_rt_") 
 // the binary (runtime.go): it has no object of its own.
 func (k KernelInfo) Runtime() bool { return isRuntime(k.Name) }
 
+// readsOperands reports whether kernel k reads its root's two operands
+// from buffers (in either order: generated code may read the second
+// first), computes nothing else inline, and writes its one result.
+func readsOperands(k *kernel) bool {
+	op := k.root
+	if len(op.Operands) != 2 || len(k.inputs) != 2 || len(k.outputs) != 1 || k.outputs[0] != op.Results[0] {
+		return false
+	}
+	a, b := op.Operands[0], op.Operands[1]
+	return (k.inputs[0] == a && k.inputs[1] == b) || (k.inputs[0] == b && k.inputs[1] == a)
+}
+
 // gemmRoutine returns the routine that computes dot kernel k, when there
 // is one: an f32 or f64 dot_general whose operands are buffers (not
 // computed inside the kernel) and whose batch, free and contracting
@@ -65,13 +77,10 @@ func (k KernelInfo) Runtime() bool { return isRuntime(k.Name) }
 // does; a free dimension split around a contracting one does not).
 func gemmRoutine(k *kernel) (*runtimeRoutine, bool) {
 	op := k.root
-	if k.kind != "dot" || len(k.inputs) != 2 || len(k.outputs) != 1 || k.outputs[0] != op.Results[0] {
+	if k.kind != "dot" || !readsOperands(k) {
 		return nil, false
 	}
 	lhs, rhs := op.Operands[0], op.Operands[1]
-	if !(k.inputs[0] == lhs && k.inputs[1] == rhs) && !(k.inputs[0] == rhs && k.inputs[1] == lhs) {
-		return nil, false // an operand computed inside the kernel
-	}
 	dt := op.Results[0].Type.DType
 	name := map[stablehlo.DType]string{stablehlo.F32: rt.GemmF32, stablehlo.F64: rt.GemmF64}[dt]
 	if name == "" || lhs.Type.DType != dt || rhs.Type.DType != dt {
@@ -101,13 +110,10 @@ func gemmRoutine(k *kernel) (*runtimeRoutine, bool) {
 // padding (negative too), rhs dilation and reversal go into the block.
 func convRoutine(k *kernel) (*runtimeRoutine, bool) {
 	op := k.root
-	if k.kind != "convgemm" || len(k.inputs) != 2 || len(k.outputs) != 1 || k.outputs[0] != op.Results[0] {
+	if k.kind != "convgemm" || !readsOperands(k) {
 		return nil, false
 	}
 	in, w := op.Operands[0], op.Operands[1]
-	if !(k.inputs[0] == in && k.inputs[1] == w) && !(k.inputs[0] == w && k.inputs[1] == in) {
-		return nil, false // an operand computed inside the kernel
-	}
 	c := op.Attrs.Conv
 	d := c.Dims
 	ns := len(d.InputSpatial)
