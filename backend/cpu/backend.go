@@ -26,7 +26,9 @@ type Backend struct {
 	// TuneBudget bounds the timing runs of one kernel's candidates.
 	TuneBudget time.Duration
 	// NoTune compiles every kernel in its default configuration, without
-	// timing candidates (it is part of the key: the code differs).
+	// timing candidates, and runs f32/f64 products and convolutions with
+	// the routines built into the binary (runtime.go); it is part of the
+	// key: the code differs.
 	NoTune bool
 	// BudgetTune bounds a cold compile's autotuning by a per-compile
 	// budget (tunebudget.go) that leaves the least promising kernels at
