@@ -6,6 +6,7 @@
 #include "rt.h"
 
 int xk_rt_force_naive = 0;
+int xk_rt_force_generic = 0;
 
 // Blocking: RT_MR x (2 vectors) registers, RT_KC steps of k per packed
 // panel (a B panel of 256 x 16 floats is 16 KiB, in L1), RT_MC rows of A
@@ -53,6 +54,7 @@ int xk_rt_force_naive = 0;
 
 static int rt_avx2(void) {
 	static int have = -1; // a benign race: every thread computes the same
+	if (xk_rt_force_generic) return 0;
 	if (have < 0) {
 		__builtin_cpu_init();
 		have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

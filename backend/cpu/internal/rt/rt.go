@@ -317,3 +317,13 @@ func setNaive(on bool) {
 	}
 	C.xk_rt_force_naive = v
 }
+
+// setGeneric makes the routines run their variant for any CPU, for tests
+// on machines that have AVX2.
+func setGeneric(on bool) {
+	v := C.int(0)
+	if on {
+		v = 1
+	}
+	C.xk_rt_force_generic = v
+}

@@ -38,6 +38,10 @@ void xk_rt_conv_f64_par(void** bufs, int64_t t, int64_t n);
 // they take when allocating scratch fails.
 extern int xk_rt_force_naive;
 
+// xk_rt_force_generic, set by tests only, makes the routines run their
+// variant for any CPU where the AVX2 one would run.
+extern int xk_rt_force_generic;
+
 // xk_rt_gemm_variant says which compiled variant runs on this CPU
 // ("avx2" or "generic").
 const char* xk_rt_gemm_variant(void);

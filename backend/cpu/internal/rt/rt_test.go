@@ -149,6 +149,20 @@ func testGemm[T float32 | float64](t *testing.T, name string, eps float64) {
 func TestGemmF32(t *testing.T) { testGemm[float32](t, GemmF32, 0x1p-24) }
 func TestGemmF64(t *testing.T) { testGemm[float64](t, GemmF64, 0x1p-53) }
 
+// TestGeneric runs the gemm and convolution tests on the variant for any
+// CPU, which a machine with AVX2 never picks by itself.
+func TestGeneric(t *testing.T) {
+	setGeneric(true)
+	defer setGeneric(false)
+	if v := Variant(); v != "generic" {
+		t.Fatalf("variant %q with the generic one forced", v)
+	}
+	t.Run("gemm/f32", func(t *testing.T) { testGemm[float32](t, GemmF32, 0x1p-24) })
+	t.Run("gemm/f64", func(t *testing.T) { testGemm[float64](t, GemmF64, 0x1p-53) })
+	t.Run("conv/f32", func(t *testing.T) { testConv[float32](t, ConvF32, 0x1p-24) })
+	t.Run("conv/f64", func(t *testing.T) { testConv[float64](t, ConvF64, 0x1p-53) })
+}
+
 // TestGemmPathsAgree: the packed path and the no-scratch path give the
 // same bits (both sum each element in k order, one multiply-add at a
 // time from zero).
