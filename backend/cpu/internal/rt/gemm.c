@@ -53,13 +53,17 @@ int xk_rt_force_generic = 0;
 #pragma GCC pop_options
 
 static int rt_avx2(void) {
-	static int have = -1; // a benign race: every thread computes the same
+	// Computed once per process; threads that race to compute it store
+	// the same value (atomically, so that the race is not undefined).
+	static int have = -1;
 	if (xk_rt_force_generic) return 0;
-	if (have < 0) {
+	int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+	if (h < 0) {
 		__builtin_cpu_init();
-		have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+		h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+		__atomic_store_n(&have, h, __ATOMIC_RELAXED);
 	}
-	return have;
+	return h;
 }
 #else
 static int rt_avx2(void) { return 0; }
