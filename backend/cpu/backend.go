@@ -260,11 +260,12 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 		}
 		kernels = append(kernels, k)
 	}
+	// Big products run the gemm routine untimed (routineMinWork); the
+	// autotuner skips them. Kernels it leaves in their default
+	// configuration (every kernel of an untuned build) get a routine
+	// after it, where one fits.
 	for _, k := range kernels {
-		switch {
-		case pl.b.NoTune:
-			k.rt = untunedRoutine(k)
-		case k.work >= routineMinWork:
+		if k.work >= routineMinWork {
 			k.rt, _ = gemmRoutine(k)
 		}
 	}
@@ -286,8 +287,8 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	srcs := make([]cc.Source, len(kernels))
 	for i, k := range kernels {
 		if k.rt == nil && !infos[i].Tuned {
-			// A kernel the autotuner left in its default configuration
-			// (too small to pay for timing) runs a routine where one fits.
+			// Left in its default configuration: an untuned build, or
+			// a kernel too small to pay for timing.
 			k.rt = untunedRoutine(k)
 		}
 		if k.rt != nil {
