@@ -94,24 +94,16 @@ func convReference[T float32 | float64](p []int64, in, w []T, outLen int64, eps 
 	sp := func(s, i int) int64 { return p[ConvSpatialAt(s)+i] }
 	o := make([]int64, ns)
 	k := make([]int64, ns)
-	var walk func(s int, f func())
-	walk = func(s int, f func()) {
+	// each runs f for every index idx (row-major) below the spatial
+	// dimensions' values at i (their output or window sizes).
+	var each func(idx []int64, i, s int, f func())
+	each = func(idx []int64, i, s int, f func()) {
 		if s == ns {
 			f()
 			return
 		}
-		for o[s] = 0; o[s] < sp(s, SpOutSize); o[s]++ {
-			walk(s+1, f)
-		}
-	}
-	var taps func(s int, f func())
-	taps = func(s int, f func()) {
-		if s == ns {
-			f()
-			return
-		}
-		for k[s] = 0; k[s] < sp(s, SpKSize); k[s]++ {
-			taps(s+1, f)
+		for idx[s] = 0; idx[s] < sp(s, i); idx[s]++ {
+			each(idx, i, s+1, f)
 		}
 	}
 	n := p[ConvIn] // terms per element
@@ -119,10 +111,10 @@ func convReference[T float32 | float64](p []int64, in, w []T, outLen int64, eps 
 		n *= sp(s, SpKSize)
 	}
 	for b := range p[ConvBatch] {
-		walk(0, func() {
+		each(o, SpOutSize, 0, func() {
 			for of := range p[ConvOut] {
 				var sum, mag float64
-				taps(0, func() {
+				each(k, SpKSize, 0, func() {
 					ioff, woff := b*p[ConvInBatchStride], of*p[ConvKernelOutStride]
 					for s := range ns {
 						pos := o[s]*sp(s, SpConvStride) + k[s]*sp(s, SpDilation) - sp(s, SpPadLow)

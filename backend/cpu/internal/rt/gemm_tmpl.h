@@ -175,6 +175,62 @@ static void RT_NAME(part)(void** bufs, int64_t t, int64_t n) {
 	free(ap);
 }
 
+#ifndef RT_CONV_HELPERS
+#define RT_CONV_HELPERS
+// The convolution's walks over its parameter block, the same for every
+// element type. RT_SP is spatial dimension s's values.
+#define RT_SP(P, s) ((P) + RT_CSP + (s) * RT_CPS)
+
+// rt_next_tap moves kt to the next window position, row-major.
+static inline void rt_next_tap(const int64_t* P, int64_t ns, int64_t* kt) {
+	for (int64_t s = ns - 1; s >= 0; s--) {
+		if (++kt[s] < RT_SP(P, s)[RT_KSIZE]) return;
+		kt[s] = 0;
+	}
+}
+
+// rt_tap_offset is the kernel offset of window position kt (reversed
+// where the block says so), before the feature terms.
+static inline int64_t rt_tap_offset(const int64_t* P, int64_t ns, const int64_t* kt) {
+	int64_t off = 0;
+	for (int64_t s = 0; s < ns; s++) {
+		const int64_t* S = RT_SP(P, s);
+		off += (S[RT_REV] ? S[RT_KSIZE] - 1 - kt[s] : kt[s]) * S[RT_KSTRIDE];
+	}
+	return off;
+}
+
+// rt_out_pos splits output row row (batch, then spatial positions,
+// row-major) into its batch *b and spatial position o, and returns its
+// output offset before the feature term.
+static inline int64_t rt_out_pos(const int64_t* P, int64_t ns, int64_t row, int64_t* o, int64_t* b) {
+	int64_t off = 0;
+	for (int64_t s = ns - 1; s >= 0; s--) {
+		const int64_t* S = RT_SP(P, s);
+		o[s] = row % S[RT_OSIZE];
+		row /= S[RT_OSIZE];
+		off += o[s] * S[RT_OSTRIDE];
+	}
+	*b = row;
+	return off + row * P[RT_COB];
+}
+
+// rt_in_offset is the input offset (before the feature term) that output
+// position o of batch b reads at window position kt, or -1 where that
+// falls in the padding. Offsets are formed only from positions inside
+// the input: those are the products rt.CheckConv bounds.
+static inline int64_t rt_in_offset(const int64_t* P, int64_t ns, int64_t b, const int64_t* o, const int64_t* kt) {
+	int64_t off = b * P[RT_CIB];
+	for (int64_t s = 0; s < ns; s++) {
+		const int64_t* S = RT_SP(P, s);
+		const int64_t p = o[s] * S[RT_CSTRIDE] + kt[s] * S[RT_DIL] - S[RT_PADLO];
+		if (p < 0 || p >= S[RT_ISIZE]) return -1;
+		off += p * S[RT_ISTRIDE];
+	}
+	return off;
+}
+#endif
+
 // conv_part does part t of n of a convolution (rt.h's conv parameter
 // block) as a product over implicit im2col rows, as the generated
 // kernels' gathering variant does (conv.go's genConvGemm): the kernel is
@@ -192,8 +248,8 @@ static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
 	const int64_t ns = P[RT_CNS], NB = P[RT_CN], CI = P[RT_CC], F = P[RT_CF];
 	int64_t taps = 1, rowsPer = 1;
 	for (int64_t s = 0; s < ns; s++) {
-		taps *= P[RT_CSP + s * RT_CPS + RT_KSIZE];
-		rowsPer *= P[RT_CSP + s * RT_CPS + RT_OSIZE];
+		taps *= RT_SP(P, s)[RT_KSIZE];
+		rowsPer *= RT_SP(P, s)[RT_OSIZE];
 	}
 	const int64_t M = NB * rowsPer, K = taps * CI;
 	if (M == 0 || F == 0) return;
@@ -206,36 +262,19 @@ static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
 	if (!bp || !ap || xk_rt_force_naive) {
 		// Without scratch: each output element alone, in the same order.
 		for (int64_t row = b0 * RT_MR; row < b1 * RT_MR && row < M; row++) {
-			int64_t rem = row, o[RT_MAXS], obase = 0;
-			for (int64_t s = ns - 1; s >= 0; s--) {
-				const int64_t* S = P + RT_CSP + s * RT_CPS;
-				o[s] = rem % S[RT_OSIZE];
-				rem /= S[RT_OSIZE];
-				obase += o[s] * S[RT_OSTRIDE];
-			}
-			obase += rem * P[RT_COB];
+			int64_t o[RT_MAXS], b;
+			const int64_t obase = rt_out_pos(P, ns, row, o, &b);
 			for (int64_t of = 0; of < F; of++) {
 				T acc = 0;
 				int64_t kt[RT_MAXS] = {0};
 				for (int64_t tap = 0; tap < taps; tap++) {
-					int64_t ioff = rem * P[RT_CIB], woff = of * P[RT_CKO], inside = 1;
-					for (int64_t s = 0; s < ns; s++) {
-						const int64_t* S = P + RT_CSP + s * RT_CPS;
-						const int64_t p = o[s] * S[RT_CSTRIDE] + kt[s] * S[RT_DIL] - S[RT_PADLO];
-						// Offsets only from positions inside: those are
-						// the products rt.CheckConv bounds.
-						if (p < 0 || p >= S[RT_ISIZE]) inside = 0;
-						else ioff += p * S[RT_ISTRIDE];
-						woff += (S[RT_REV] ? S[RT_KSIZE] - 1 - kt[s] : kt[s]) * S[RT_KSTRIDE];
-					}
+					const int64_t ioff = rt_in_offset(P, ns, b, o, kt);
+					const int64_t woff = of * P[RT_CKO] + rt_tap_offset(P, ns, kt);
 					for (int64_t ci = 0; ci < CI; ci++) {
-						const T x = inside ? in[ioff + ci * P[RT_CIF]] : 0;
+						const T x = ioff >= 0 ? in[ioff + ci * P[RT_CIF]] : 0;
 						acc += x * w[woff + ci * P[RT_CKI]];
 					}
-					for (int64_t s = ns - 1; s >= 0; s--) {
-						if (++kt[s] < P[RT_CSP + s * RT_CPS + RT_KSIZE]) break;
-						kt[s] = 0;
-					}
+					rt_next_tap(P, ns, kt);
 				}
 				out[obase + of * P[RT_COF]] = acc;
 			}
@@ -248,68 +287,34 @@ static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
 	{
 		int64_t kt[RT_MAXS] = {0};
 		for (int64_t tap = 0; tap < taps; tap++) {
-			int64_t woff = 0;
-			for (int64_t s = 0; s < ns; s++) {
-				const int64_t* S = P + RT_CSP + s * RT_CPS;
-				woff += (S[RT_REV] ? S[RT_KSIZE] - 1 - kt[s] : kt[s]) * S[RT_KSTRIDE];
-			}
+			const int64_t woff = rt_tap_offset(P, ns, kt);
 			for (int64_t ci = 0; ci < CI; ci++)
 				for (int64_t of = 0; of < np * RT_NR; of++)
 					bp[((of / RT_NR) * K + tap * CI + ci) * RT_NR + of % RT_NR] = of < F ? w[woff + ci * P[RT_CKI] + of * P[RT_CKO]] : 0;
-			for (int64_t s = ns - 1; s >= 0; s--) {
-				if (++kt[s] < P[RT_CSP + s * RT_CPS + RT_KSIZE]) break;
-				kt[s] = 0;
-			}
+			rt_next_tap(P, ns, kt);
 		}
 	}
 	T tile[RT_MR * RT_NR] __attribute__((aligned(64)));
 	for (int64_t ib = b0; ib < b1; ib++) {
-		// Each row's output position and its input window's origin.
+		// Each row's output position, batch and output offset.
 		int64_t ro[RT_MR][RT_MAXS], rb[RT_MR], cbase[RT_MR];
 		int rows = 0;
-		for (int r = 0; r < RT_MR; r++) {
-			int64_t row = ib * RT_MR + r;
-			if (row >= M) break;
-			rows++;
-			cbase[r] = 0;
-			for (int64_t s = ns - 1; s >= 0; s--) {
-				const int64_t* S = P + RT_CSP + s * RT_CPS;
-				ro[r][s] = row % S[RT_OSIZE];
-				row /= S[RT_OSIZE];
-				cbase[r] += ro[r][s] * S[RT_OSTRIDE];
-			}
-			rb[r] = row;
-			cbase[r] += row * P[RT_COB];
-		}
+		for (int r = 0; r < RT_MR && ib * RT_MR + r < M; r++, rows++)
+			cbase[r] = rt_out_pos(P, ns, ib * RT_MR + r, ro[r], &rb[r]);
 		// Gather: ap[(tap*CI + ci)*RT_MR + r], zeros for padding and for
 		// rows past M.
 		int64_t kt[RT_MAXS] = {0};
 		for (int64_t tap = 0; tap < taps; tap++) {
 			for (int r = 0; r < RT_MR; r++) {
 				T* dst = ap + tap * CI * RT_MR + r;
-				int64_t ioff = 0, inside = r < rows;
-				if (inside) {
-					ioff = rb[r] * P[RT_CIB];
-					for (int64_t s = 0; s < ns; s++) {
-						const int64_t* S = P + RT_CSP + s * RT_CPS;
-						const int64_t p = ro[r][s] * S[RT_CSTRIDE] + kt[s] * S[RT_DIL] - S[RT_PADLO];
-						if (p < 0 || p >= S[RT_ISIZE]) {
-							inside = 0;
-							break;
-						}
-						ioff += p * S[RT_ISTRIDE];
-					}
-				}
-				if (inside) {
+				const int64_t ioff = r < rows ? rt_in_offset(P, ns, rb[r], ro[r], kt) : -1;
+				if (ioff >= 0) {
 					for (int64_t ci = 0; ci < CI; ci++) dst[ci * RT_MR] = in[ioff + ci * P[RT_CIF]];
 				} else {
 					for (int64_t ci = 0; ci < CI; ci++) dst[ci * RT_MR] = 0;
 				}
 			}
-			for (int64_t s = ns - 1; s >= 0; s--) {
-				if (++kt[s] < P[RT_CSP + s * RT_CPS + RT_KSIZE]) break;
-				kt[s] = 0;
-			}
+			rt_next_tap(P, ns, kt);
 		}
 		for (int64_t jp = 0; jp < np; jp++) {
 			const int64_t cols = F - jp * RT_NR < RT_NR ? F - jp * RT_NR : RT_NR;

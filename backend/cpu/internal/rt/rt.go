@@ -129,25 +129,12 @@ func CheckGemm(p []int64, aLen, bLen, cLen int64) error {
 	if k == 0 {
 		return nil // nothing read; the output is zeros
 	}
-	// The largest offset read is the sum of (extent-1)*stride.
-	last := func(strides []int64, extents ...int64) (int64, bool) {
-		var s int64
-		for i, e := range extents {
-			v, ok := mul(e-1, strides[i])
-			if !ok {
-				return 0, false
-			}
-			s += v
-			if s > maxDim*4 {
-				return 0, false
-			}
-		}
-		return s, true
-	}
-	if l, ok := last(p[4:7], b, m, k); !ok || l >= aLen {
+	// The largest offset read: extents b, m, k through A's strides, b,
+	// k, n through B's.
+	if l, ok := span(b, p[4], m, p[5], k, p[6]); !ok || l >= aLen {
 		return fmt.Errorf("rt: gemm reads A up to element %d, A has %d", l, aLen)
 	}
-	if l, ok := last(p[7:10], b, k, n); !ok || l >= bLen {
+	if l, ok := span(b, p[7], k, p[8], n, p[9]); !ok || l >= bLen {
 		return fmt.Errorf("rt: gemm reads B up to element %d, B has %d", l, bLen)
 	}
 	return nil
@@ -232,21 +219,6 @@ func CheckConv(p []int64, inLen, wLen, outLen int64) error {
 	if out == 0 {
 		return nil
 	}
-	// span is the largest offset of a row-major walk: the sum of
-	// (extent-1)*stride over the walked dimensions.
-	span := func(pairs ...int64) (int64, bool) {
-		var s int64
-		for i := 0; i < len(pairs); i += 2 {
-			v, ok := mul(max(pairs[i]-1, 0), pairs[i+1])
-			if !ok {
-				return 0, false
-			}
-			if s += v; s > maxDim*4 {
-				return 0, false
-			}
-		}
-		return s, true
-	}
 	in := []int64{p[ConvBatch], p[ConvInBatchStride], p[ConvIn], p[ConvInFeatureStride]}
 	w := []int64{p[ConvIn], p[ConvKernelInStride], p[ConvOut], p[ConvKernelOutStride]}
 	o := []int64{p[ConvBatch], p[ConvOutBatchStride], p[ConvOut], p[ConvOutFeatureStride]}
@@ -272,6 +244,23 @@ func CheckConv(p []int64, inLen, wLen, outLen int64) error {
 		return fmt.Errorf("rt: conv reads the input up to element %d, it has %d", l, inLen)
 	}
 	return nil
+}
+
+// span is the largest offset a walk reaches: the sum of (extent-1)*stride
+// over its (extent, stride) pairs, false past maxDim*4. An extent of 0
+// counts as 1 (nothing walked).
+func span(pairs ...int64) (int64, bool) {
+	var s int64
+	for i := 0; i < len(pairs); i += 2 {
+		v, ok := mul(max(pairs[i]-1, 0), pairs[i+1])
+		if !ok {
+			return 0, false
+		}
+		if s += v; s > maxDim*4 {
+			return 0, false
+		}
+	}
+	return s, true
 }
 
 // mul multiplies non-negative values, reporting overflow past maxDim*4.
