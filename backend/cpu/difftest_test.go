@@ -62,8 +62,14 @@ func lowerModule(tb testing.TB, m *stablehlo.Module, file string) *lowering {
 // from it.
 func compileText(t *testing.T, src string) (*stablehlo.Module, *Executable) {
 	t.Helper()
+	return compileTextWith(t, src, New())
+}
+
+// compileTextWith is compileText with backend b.
+func compileTextWith(t *testing.T, src string, b *Backend) (*stablehlo.Module, *Executable) {
+	t.Helper()
 	m := parseText(t, src)
-	exe, err := New().CompileModule(context.Background(), m, nil)
+	exe, err := b.CompileModule(context.Background(), m, nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, src)
 	}

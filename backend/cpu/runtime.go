@@ -184,9 +184,8 @@ func groupStride(shape, strides []int64, dims []int) (int64, bool) {
 // names one, its buffers are the two operands, an int64 constant
 // parameter block and the result, of the routine's element type, and
 // the block reads and writes only inside them (rt.CheckGemm,
-// rt.CheckConv). A plan
-// comes from the cache: without this, a damaged block could make the
-// routine read or write past a buffer.
+// rt.CheckConv). A plan comes from the cache: without this, a damaged
+// block could make the routine read or write past a buffer.
 func (p *Plan) validateRuntimeStep(s Step) error {
 	r, ok := rt.Lookup(s.Kernel)
 	if !ok {

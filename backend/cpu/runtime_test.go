@@ -93,23 +93,21 @@ func TestUntunedRuntimeRoutines(t *testing.T) {
 	})
 }
 
+// untuned is a backend that does not tune: every product and convolution
+// the routines cover runs one.
+func untuned() *Backend {
+	b := New()
+	b.NoTune = true
+	return b
+}
+
 // TestRuntimeOnlyPlanRoundTrip: a program whose only kernel is a routine
 // has no kernel library; it still serializes, decodes and runs.
 func TestRuntimeOnlyPlanRoundTrip(t *testing.T) {
 	if _, err := cc.Find(context.Background()); err != nil {
 		t.Skip(err)
 	}
-	m, err := stablehlo.Parse([]byte(runtimePrograms["dot"]), "dot.mlir")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := New()
-	b.NoTune = true
-	exe, err := b.CompileModule(context.Background(), m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exe.Close()
+	m, exe := compileTextWith(t, runtimePrograms["dot"], untuned())
 	if len(exe.so) != 0 {
 		t.Fatalf("a plan of runtime routines alone has a %d-byte library", len(exe.so))
 	}
@@ -145,18 +143,8 @@ func TestRuntimeStepValidation(t *testing.T) {
 		t.Skip(err)
 	}
 	for _, prog := range []string{"dot", "conv_nhwc"} {
-		m, err := stablehlo.Parse([]byte(runtimePrograms[prog]), prog+".mlir")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := New()
-		b.NoTune = true
-		exe, err := b.CompileModule(context.Background(), m, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, exe := compileTextWith(t, runtimePrograms[prog], untuned())
 		data, err := exe.Serialize()
-		exe.Close()
 		if err != nil {
 			t.Fatal(err)
 		}

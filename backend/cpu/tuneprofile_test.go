@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 )
 
@@ -27,29 +25,22 @@ func BenchmarkTuneProfile(b *testing.B) {
 		b.Skip("set XLACACHE_TUNEPROF=transformer4l,... to profile tuned cold compiles")
 	}
 	for _, ex := range strings.Split(v, ",") {
-		ctx := context.Background()
 		opts := config.Defaults()
 		opts.Dir = b.TempDir()
-		opts.MinCompileTime = 0
-		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		c, err := cache.Open(ctx, opts, log)
-		if err != nil {
-			b.Fatal(err)
-		}
+		c := openCache(b, opts, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
 		text, err := os.ReadFile(filepath.Join("../../examples", ex, ex+".mlir"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		be := New()
 		t0 := time.Now()
-		_, r, err := cache.Compile(ctx, c, be, cache.Program{Name: ex, Text: text})
-		if err != nil {
-			b.Fatal(err)
-		}
+		r, exe := compileIn(b, c, New(), ex, string(text))
+		cold := time.Since(t0)
+		exe.Close()
+		c.Close()
 		var ph []string
 		for _, p := range r.PhaseTotals() {
 			ph = append(ph, p.Name+"="+p.Duration.Round(time.Millisecond).String())
 		}
-		b.Logf("%s: cold %v phases %s", ex, time.Since(t0).Round(time.Millisecond), strings.Join(ph, " "))
+		b.Logf("%s: cold %v phases %s", ex, cold.Round(time.Millisecond), strings.Join(ph, " "))
 	}
 }
