@@ -18,6 +18,7 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -191,8 +192,8 @@ const candidateSymbol = "XK_CANDIDATE_SYMBOL"
 // share a kernel share the library.
 type tuneUnit struct {
 	src   cc.Source
-	cands []int    // the candidates it holds, as indices into the kernel's cands; cands[0] is 0
-	syms  []string // per entry of cands
+	cands []int    // the candidates it holds, as indices into the kernel's cands; cands[0] is the reference (tuneSet)
+	syms  []string // per entry of cands; "" for the runtime routine, which has no code in the unit
 	key   cache.Key
 }
 
@@ -219,9 +220,16 @@ type tuneUnit struct {
 const maxTuneCands = 6
 
 // tuneSet lists the candidates of k worth building and timing, as indices
-// into k.cands in their order. It always starts with the default (0): the
-// default is the reference every other candidate's output is checked
-// against, and the fallback when no other candidate wins.
+// into k.cands in their order, but for the first: the reference every
+// other candidate's output is checked against, and the fallback when no
+// other candidate wins. That is the runtime routine where k has one
+// (routineConfig: no compile, and not timed), and otherwise the default
+// (0).
+// A product with the routine builds no ikj loop, and a register-blocked
+// candidate that packs A (pa=1) is not built beside its twin that reads
+// A in place: timing both on the examples' 26 products at 1 and 2
+// threads, reading A in place won 22 times, by up to 2-4x on small
+// products (64x10: 13 against 25 µs), and packing it won 4 times by 5-9%.
 func tuneSet(k *kernel) []int {
 	lead := func(name string) (Config, bool) {
 		for _, c := range k.cands {
@@ -240,9 +248,23 @@ func tuneSet(k *kernel) []int {
 		}
 	}
 	out := []int{0}
+	if r := slices.IndexFunc(k.cands, func(c Config) bool { return c.Name == routineConfig }); r >= 0 {
+		out[0] = r
+	}
 	for c := 1; c < len(k.cands) && len(out) < maxTuneCands; c++ {
 		cfg := k.cands[c]
 		switch {
+		case cfg.Name == routineConfig:
+			continue // first, if anywhere
+		case cfg.Name == "micro" && cfg.p("pa") == 1 && findConfig(k.cands, cfg.without("pa")) >= 0:
+			continue
+		case cfg.Name == "micro" && cfg.p("par") == parRows && micro.p("par") == parCols:
+			// Splitting rows, each part packing all of B, where the
+			// leading split is by columns: on the examples' products at 2
+			// threads it lost to the column split by up to 3x (transformer
+			// 128x256: 690 against 260 µs) and won once, by 5%
+			// (embedding's 256x512, within the timing noise).
+			continue
 		case cfg.Name == "tiled" && hasMicro:
 			continue // the register-blocked kernels beat it by 2-10x
 		case cfg.Name == "micro" && (cfg.p("mr") != micro.p("mr") || cfg.p("kc") != micro.p("kc") || cfg.p("order") != micro.p("order")):
@@ -276,6 +298,10 @@ func (pl *pipeline) candidateUnitOf(k *kernel, set []int) (tuneUnit, error) {
 	bodies := make([]string, len(set))
 	parts := [][]byte{[]byte(prelude)}
 	for n, c := range set {
+		if k.cands[c].Name == routineConfig {
+			parts = append(parts, []byte(routineConfig)) // no code: built into the binary
+			continue
+		}
 		b, err := k.body(k.cands[c], candidateSymbol)
 		if err != nil {
 			return tuneUnit{}, err
@@ -288,6 +314,9 @@ func (pl *pipeline) candidateUnitOf(k *kernel, set []int) (tuneUnit, error) {
 	code.WriteString(prelude)
 	u := tuneUnit{cands: set, syms: make([]string, len(bodies))}
 	for n, b := range bodies {
+		if b == "" {
+			continue // the runtime routine
+		}
 		u.syms[n] = fmt.Sprintf("%s_c%d", name, n)
 		// ReplaceAll: a parallel kernel names its symbol in both entry
 		// points.
@@ -507,7 +536,8 @@ func (pl *pipeline) buildUnits(ctx context.Context, ks []*kernel, units []tuneUn
 }
 
 // timeCandidates runs every candidate of u once on the same random
-// inputs, discards those that disagree with the default (k.cands[0]),
+// inputs, discards those that disagree with the reference (the first:
+// the default, or the runtime routine, which runs from the binary),
 // times the rest interleaved within budget (see harness.medians) and
 // picks one with pickConfig.
 func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kernel, u tuneUnit, budget time.Duration) (tuneRecord, error) {
@@ -519,30 +549,42 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 	rec := tuneRecord{Timings: map[string]int64{}}
 	var ref [][]byte
 	fns := make([]*kernelFn, len(u.syms))
+	bufs := make([]unsafe.Pointer, len(u.syms))
 	first := make([]time.Duration, len(u.syms))
 	threads := pl.b.threads()
 	for n, name := range u.syms {
 		if err := ctx.Err(); err != nil {
 			return tuneRecord{}, err
 		}
-		fn, err := resolveKernel(lib, name)
+		var fn kernelFn
+		if name == "" {
+			fn, bufs[n], err = h.routine()
+		} else {
+			fn, err = resolveKernel(lib, name)
+			bufs[n] = h.ptrs
+		}
 		if err != nil {
 			return tuneRecord{}, fmt.Errorf("autotuning %s: %w", k.desc, err)
 		}
 		h.clearOutputs()
 		start := time.Now()
-		fn.run(h.ptrs, threads)
+		fn.run(bufs[n], threads)
 		first[n] = max(time.Since(start), 1)
 		outs := h.outputs()
 		if n == 0 {
 			ref = outs
 		} else if !closeEnough(k, ref, outs) {
-			pl.log.Warn("autotune candidate disagrees with the default; skipping it", "kernel", k.desc, "config", k.cands[u.cands[n]].String())
+			pl.log.Warn("autotune candidate disagrees with the reference; skipping it", "kernel", k.desc, "config", k.cands[u.cands[n]].String())
+			continue
+		}
+		if name == "" {
+			// The runtime routine is the reference and the fallback,
+			// not timed: see routineConfig.
 			continue
 		}
 		fns[n] = &fn
 	}
-	times, err := h.medians(ctx, fns, first, budget, threads)
+	times, err := h.medians(ctx, fns, bufs, first, budget, threads)
 	if err != nil {
 		return tuneRecord{}, err
 	}
@@ -555,7 +597,11 @@ func (pl *pipeline) timeCandidates(ctx context.Context, lib *cc.Library, k *kern
 	if pl.env.Tier(subKernels) != nil {
 		cached = func(n int) bool { return pl.objectCached(k, k.cands[u.cands[n]]) }
 	}
-	rec.Config = k.cands[u.cands[pickConfig(times, cached)]]
+	pick := pickConfig(times, cached)
+	if pl.b.pickRoutine && u.syms[0] == "" {
+		pick = 0
+	}
+	rec.Config = k.cands[u.cands[pick]]
 	pl.log.Debug("autotune choice", "kernel", k.desc, "config", rec.Config.String(), "timings_ns", rec.Timings)
 	return rec, nil
 }
@@ -620,6 +666,44 @@ type harness struct {
 	k    *kernel
 	bufs []unsafe.Pointer
 	ptrs unsafe.Pointer
+	// extra is C memory of the runtime routine's call (see routine).
+	extra []unsafe.Pointer
+}
+
+// routine returns the kernel's gemm routine and the buffer table it runs
+// on: the harness's operand buffers in the routine's order, its
+// parameter block and the harness's output buffer.
+func (h *harness) routine() (kernelFn, unsafe.Pointer, error) {
+	r, ok := gemmRoutine(h.k)
+	if !ok {
+		return kernelFn{}, nil, errors.New("no runtime routine fits the product")
+	}
+	fn, ok := rt.Lookup(r.name)
+	if !ok {
+		return kernelFn{}, nil, fmt.Errorf("unknown runtime routine %s", r.name)
+	}
+	params := rt.EncodeParams(r.params)
+	p := cc.Alloc(len(params))
+	tab := cc.Alloc(8 * 4)
+	for _, a := range []unsafe.Pointer{p, tab} {
+		if a != nil {
+			h.extra = append(h.extra, a)
+		}
+	}
+	if p == nil || tab == nil {
+		return kernelFn{}, nil, errors.New("out of memory")
+	}
+	copy(unsafe.Slice((*byte)(p), len(params)), params)
+	slots := unsafe.Slice((*uintptr)(tab), 4)
+	for i, in := range r.inputs {
+		n := slices.Index(h.k.inputs, in)
+		if n < 0 {
+			return kernelFn{}, nil, errors.New("the routine's operand is not a kernel input")
+		}
+		slots[i] = uintptr(h.bufs[n])
+	}
+	slots[2], slots[3] = uintptr(p), uintptr(h.bufs[len(h.k.inputs)])
+	return runtimeFn(fn, params), tab, nil
 }
 
 func newHarness(k *kernel) (*harness, error) {
@@ -658,6 +742,10 @@ func (h *harness) free() {
 	h.bufs = nil
 	cc.Free(h.ptrs)
 	h.ptrs = nil
+	for _, p := range h.extra {
+		cc.Free(p)
+	}
+	h.extra = nil
 }
 
 func (h *harness) clearOutputs() {
@@ -689,8 +777,9 @@ func (h *harness) outputs() [][]byte {
 // default (50-70 ms a run, 3x the register-blocked ones). A sample repeats a kernel enough to last about a
 // millisecond; sampling stops after 7 rounds, or after at least 3 once
 // budget is spent or the choice is settled (settled). Skipped (nil)
-// candidates get -1. Parallel candidates run on threads threads.
-func (h *harness) medians(ctx context.Context, fns []*kernelFn, first []time.Duration, budget time.Duration, threads int) ([]time.Duration, error) {
+// candidates get -1. Parallel candidates run on threads threads, each
+// candidate on its buffer table bufs[c].
+func (h *harness) medians(ctx context.Context, fns []*kernelFn, bufs []unsafe.Pointer, first []time.Duration, budget time.Duration, threads int) ([]time.Duration, error) {
 	inner := make([]int, len(fns))
 	for c, fn := range fns {
 		if fn == nil {
@@ -702,7 +791,7 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, first []time.Dur
 			// code, waking the pool) could be most of a short one's
 			// run and mark it slow; a second run costs under 1 ms.
 			start := time.Now()
-			fn.run(h.ptrs, threads)
+			fn.run(bufs[c], threads)
 			first[c] = max(time.Since(start), 1)
 		}
 		one := first[c]
@@ -721,6 +810,18 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, first []time.Dur
 	// 2-10x slower than the register-blocked candidates, and on big
 	// kernels timing them took most of the tuning time.
 	slow := slowCandidates(first)
+	for c, fn := range fns {
+		if slow[c] && fn != nil {
+			// A first run stands for a whole sample only once a second
+			// one agrees: a first call's cold costs (page faults on
+			// fresh scratch memory and code) made the examples' 150 µs
+			// products take 1-2 ms once, marking them slow for good.
+			start := time.Now()
+			fn.run(bufs[c], threads)
+			first[c] = min(first[c], max(time.Since(start), 1))
+		}
+	}
+	slow = slowCandidates(first)
 	for c, o := range first {
 		if slow[c] {
 			samples[c] = []time.Duration{o}
@@ -737,7 +838,7 @@ func (h *harness) medians(ctx context.Context, fns []*kernelFn, first []time.Dur
 			}
 			s := time.Now()
 			for i := 0; i < inner[c]; i++ {
-				fn.run(h.ptrs, threads)
+				fn.run(bufs[c], threads)
 			}
 			samples[c] = append(samples[c], time.Since(s)/time.Duration(inner[c]))
 		}

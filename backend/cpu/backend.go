@@ -59,6 +59,10 @@ type Backend struct {
 	// tuneFactor replaces tuneBudgetFactor when positive; tests set a
 	// tiny one to make the budget's choice certain.
 	tuneFactor float64
+	// pickRoutine makes the autotuner choose the runtime routine
+	// wherever it is a candidate (routineConfig), whatever the timings;
+	// tests set it to make that choice certain.
+	pickRoutine bool
 
 	// threadsErr is a bad XLACACHE_CPU_THREADS or XLACACHE_CPU_TUNE seen by New, reported by
 	// every compile and load rather than silently replaced.
@@ -286,9 +290,10 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	start = time.Now()
 	srcs := make([]cc.Source, len(kernels))
 	for i, k := range kernels {
-		if k.rt == nil && !infos[i].Tuned {
-			// Left in its default configuration: an untuned build, or
-			// a kernel too small to pay for timing.
+		if k.rt == nil && (!infos[i].Tuned || configs[i].Name == routineConfig) {
+			// Left in its default configuration (an untuned build, or
+			// a kernel too small to pay for timing), or tuned to the
+			// routine.
 			k.rt = untunedRoutine(k)
 		}
 		if k.rt != nil {

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -16,6 +17,13 @@ type Config struct {
 }
 
 func (c Config) p(k string) int { return c.Params[k] }
+
+// without returns c without parameter k.
+func (c Config) without(k string) Config {
+	out := Config{Name: c.Name, Params: maps.Clone(c.Params)}
+	delete(out.Params, k)
+	return out
+}
 
 // String formats the config for --verbose.
 func (c Config) String() string {
@@ -44,7 +52,7 @@ type kernel struct {
 	gen     genFunc // emits the kernel body for a configuration
 	root    *stablehlo.Op
 	desc    string
-	cands   []Config // cands[0] is the untuned default
+	cands   []Config // cands[0] is the untuned default; a product's last may be the runtime routine (routineConfig)
 	work    int64    // rough element or multiply-add count, to decide whether tuning pays
 	inputs  []*stablehlo.Value
 	outputs []*stablehlo.Value
@@ -97,6 +105,13 @@ func newKernel(l *lowering, op *stablehlo.Op, threads int) (*kernel, error) {
 		return nil, err
 	}
 	k.inputs, k.outputs = g.inputs, g.outputs
+	if k.kind == "dot" {
+		if _, ok := gemmRoutine(k); ok {
+			// The gemm routine competes with the generated candidates
+			// (see routineConfig).
+			k.cands = append(k.cands, Config{Name: routineConfig})
+		}
+	}
 	var types []string
 	for _, r := range op.Results {
 		types = append(types, r.Type.String())
@@ -175,6 +190,9 @@ func fusedOps(l *lowering, op *stablehlo.Op) []*stablehlo.Op {
 // generate emits the kernel body for cfg. fixed, when non-nil, pins the
 // input order (all variants must read the same buffers in the same order).
 func (k *kernel) generate(cfg Config, fixed []*stablehlo.Value) (*gen, error) {
+	if cfg.Name == routineConfig {
+		return nil, fmt.Errorf("%s: the runtime routine has no generated code", k.desc)
+	}
 	g := newGen(k.l, fixed)
 	if fixed != nil {
 		for _, o := range k.outputs {

@@ -162,11 +162,16 @@ func programKey(m *stablehlo.Module, _ []byte) []byte {
 // tuneKey is the autotune tier key of a kernel: its default-configuration
 // source (which fixes ops, shapes and layout), the candidate list, and
 // where the timings are valid (CPU model and features, compiler, and the
-// number of threads parallel candidates were timed on).
+// number of threads parallel candidates were timed on); a candidate list
+// with the runtime routine names its version.
 func tuneKey(c *cc.Compiler, k *kernel, def string, threads int) cache.Key {
 	names := make([]string, len(k.cands))
 	for i, cfg := range k.cands {
 		names[i] = cfg.String()
+		if cfg.Name == routineConfig {
+			// Its timing is the routine's, which may change.
+			names[i] += " " + rt.Version
+		}
 	}
 	return cache.NewKey("tune_"+k.kind, []cache.KeyPart{
 		{Name: "kernel", Data: []byte(def)},

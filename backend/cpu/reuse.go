@@ -83,8 +83,8 @@ func (pl *pipeline) reuseCandidates(ctx context.Context, ks []*kernel, configs [
 	seen := map[string]bool{}
 	for i, k := range ks {
 		co, ok := pl.candObjs[k]
-		if !ok || configs[i].Name == "" {
-			continue // candidates not built here, or left out by the budget
+		if !ok || configs[i].Name == "" || configs[i].Name == routineConfig {
+			continue // candidates not built here, left out by the budget, or no code
 		}
 		s, err := finalSource(k, configs[i])
 		if err != nil {

@@ -21,8 +21,8 @@ import (
 // (routineMinWork) and the products and convolutions its autotuner
 // leaves in their default configuration with routines too; it keeps
 // generated kernels where timing candidates pays: smaller products,
-// whose winner is specialized to the shape, and convolutions (the
-// Winograd candidate).
+// whose winner is specialized to the shape (the gemm routine is their
+// reference, routineConfig), and convolutions (the Winograd candidate).
 
 // routineMinWork is the size (multiply-adds) from which a tuned build
 // runs a matrix product with the gemm routine instead of timing
@@ -36,6 +36,23 @@ import (
 // product on the routine, transformer (products up to 2^25) ran about
 // 20% slower and embedding (up to 2^24) 40%.
 const routineMinWork = 1 << 26
+
+// routineConfig names the candidate configuration of a tuned product
+// that runs the gemm routine (the last of a dot kernel's cands where
+// gemmRoutine fits). It costs no compile, so the autotuner runs it as
+// the reference the other candidates' outputs are checked against,
+// instead of compiling the ikj loop (which the build would never run: a
+// product left at its default runs the routine), and a kernel keeps it
+// only where every generated candidate disagrees with it. Building the
+// ikj loop beside two register-blocked variants was most of a tuned cold
+// compile of the small examples (mlp: three products, 250-300 ms of
+// compiler each on one CPU, of 1.0-1.3 s). It is not timed against them:
+// the autotuner's back-to-back runs put it 15-25% ahead of the
+// register-blocked kernels on mlp's two big products (776-788 against
+// 890-966 µs, 488-507 against 516-786 µs), while in the program
+// (BenchmarkKernelProfile, 1 thread) it ran 945 and 613 µs against their
+// 709 and 481 µs, and the tuned mlp 1.8 ms per run against 1.4.
+const routineConfig = "runtime"
 
 // runtimeRoutine is a kernel's runtime routine and its parameter block.
 type runtimeRoutine struct {

@@ -2,11 +2,14 @@ package cpu
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
+	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
@@ -208,5 +211,58 @@ func TestRuntimeStepValidation(t *testing.T) {
 				t.Errorf("%s: %s: plan validates", prog, c.name)
 			}
 		}
+	}
+}
+
+// TestTunedRoutineChoice: a tuned build whose autotuner picks the gemm
+// routine for a product (routineConfig) runs it from the binary, with
+// outputs matching the interpreter's, and so does a later compile that
+// takes that choice from the autotune tier (the executable gone).
+func TestTunedRoutineChoice(t *testing.T) {
+	if _, err := cc.Find(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"dot_big", "dot_transposed"} {
+		t.Run(name, func(t *testing.T) {
+			src := runtimePrograms[name]
+			m := parseText(t, src)
+			args := randomArgs(m, 5)
+			want, err := stablehlo.Eval(m, "", args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for round, what := range []string{"tuned now", "autotune tier"} {
+				opts := config.Defaults()
+				opts.Dir = dir
+				c := openCache(t, opts, nil)
+				b := New()
+				b.Threads, b.pickRoutine = 2, round == 0
+				rep, exe := compileIn(t, c, b, name, src)
+				if rep.Hit {
+					t.Fatalf("%s: the executable was a hit", what)
+				}
+				tuned := 0
+				for _, k := range exe.Kernels() {
+					if k.Tuned {
+						tuned++
+						if !k.Runtime() || !strings.Contains(k.Config, "runtime") || k.TuneHit != (round == 1) {
+							t.Errorf("%s: kernel %s: %s (%s), tune hit %v", what, k.Desc, k.Name, k.Config, k.TuneHit)
+						}
+					}
+				}
+				if tuned != 1 {
+					t.Errorf("%s: %d tuned kernels, want the product", what, tuned)
+				}
+				if err := checkRun(exe, args, want); err != nil {
+					t.Errorf("%s: %v", what, err)
+				}
+				exe.Close()
+				c.Close()
+				if err := os.RemoveAll(filepath.Join(dir, "executables")); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }

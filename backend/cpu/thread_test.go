@@ -130,13 +130,21 @@ func distinctCandidates(cands []Config) []Config {
 	return out
 }
 
+// codeCands lists k's candidates that have generated code: all but the
+// runtime routine (routineConfig).
+func codeCands(k *kernel) []int {
+	var out []int
+	for c, cfg := range k.cands {
+		if cfg.Name != routineConfig {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func checkCandidates(t *testing.T, pl *pipeline, k *kernel, threads int) {
 	t.Helper()
-	all := make([]int, len(k.cands))
-	for c := range all {
-		all[c] = c
-	}
-	u, lib, h, done := openCandidates(t, pl, k, all)
+	u, lib, h, done := openCandidates(t, pl, k, codeCands(k))
 	defer done()
 	var ref [][]byte
 	for c, sym := range u.syms {
@@ -144,11 +152,11 @@ func checkCandidates(t *testing.T, pl *pipeline, k *kernel, threads int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (fn.part != nil) != k.parallel(k.cands[c]) {
-			t.Fatalf("%s %s: parallel entry point %v, want %v", k.desc, k.cands[c], fn.part != nil, k.parallel(k.cands[c]))
+		if (fn.part != nil) != k.parallel(k.cands[u.cands[c]]) {
+			t.Fatalf("%s %s: parallel entry point %v, want %v", k.desc, k.cands[u.cands[c]], fn.part != nil, k.parallel(k.cands[u.cands[c]]))
 		}
-		if fn.part != nil && fn.parts != k.partsPerThread(k.cands[c]) {
-			t.Fatalf("%s %s: %d parts per thread, want %d", k.desc, k.cands[c], fn.parts, k.partsPerThread(k.cands[c]))
+		if fn.part != nil && fn.parts != k.partsPerThread(k.cands[u.cands[c]]) {
+			t.Fatalf("%s %s: %d parts per thread, want %d", k.desc, k.cands[u.cands[c]], fn.parts, k.partsPerThread(k.cands[u.cands[c]]))
 		}
 		h.clearOutputs()
 		fn.run(h.ptrs, 1)
@@ -158,13 +166,13 @@ func checkCandidates(t *testing.T, pl *pipeline, k *kernel, threads int) {
 		many := h.outputs()
 		for i := range one {
 			if !bytes.Equal(one[i], many[i]) {
-				t.Errorf("%s %s: output %d differs between 1 and %d threads", k.desc, k.cands[c], i, threads)
+				t.Errorf("%s %s: output %d differs between 1 and %d threads", k.desc, k.cands[u.cands[c]], i, threads)
 			}
 		}
 		if c == 0 {
 			ref = one
 		} else if !closeEnough(k, ref, one) {
-			t.Errorf("%s %s: disagrees with the default %s", k.desc, k.cands[c], k.cands[0])
+			t.Errorf("%s %s: disagrees with the default %s", k.desc, k.cands[u.cands[c]], k.cands[0])
 		}
 	}
 }

@@ -11,11 +11,14 @@ import (
 )
 
 // TestTuneSet checks the candidates the autotuner builds for every kernel
-// of the examples: the default always comes first, the set is a subset of
-// the candidates in their order and within maxTuneCands, the candidates
-// that never won (see tuneSet) are gone, and the ones that did win stay:
-// both ways of packing A and, with several threads, more than one split;
-// of the reductions' unrolled loops, the widest (u = 8) alone.
+// of the examples: the reference comes first (the runtime routine for a
+// product that has one, with no ikj loop; else the default), the rest is
+// a subset of the candidates in their order, within maxTuneCands, the
+// candidates that never won (see tuneSet) are gone, and the ones that did
+// win stay: A read in place (and packed only where no such twin exists)
+// and, with several threads, more than one split (but no row split
+// beside a column split); of the reductions'
+// unrolled loops, the widest (u = 8) alone.
 func TestTuneSet(t *testing.T) {
 	for _, ex := range []string{"mlp", "transformer", "cnn", "resnetblock"} {
 		for _, threads := range []int{1, 2} {
@@ -39,14 +42,23 @@ func TestTuneSet(t *testing.T) {
 						t.Fatal(err)
 					}
 					set := tuneSet(k)
-					if len(set) == 0 || set[0] != 0 {
-						t.Fatalf("%s: set %v does not start with the default", k.desc, set)
+					ref := 0
+					if r := findConfig(k.cands, Config{Name: routineConfig}); r >= 0 {
+						ref = r
+					} else if k.kind == "dot" && k.cands[0].Name == "ikj" && len(k.cands) > 1 {
+						t.Errorf("%s: an f32 product of buffers without the runtime routine", k.desc)
+					}
+					if len(set) == 0 || set[0] != ref {
+						t.Fatalf("%s: set %v does not start with the reference %s", k.desc, set, k.cands[ref])
+					}
+					if ref != 0 && slices.Contains(set, 0) {
+						t.Errorf("%s: builds the ikj loop beside the runtime routine: %v", k.desc, names(k, set))
 					}
 					if len(set) > maxTuneCands {
 						t.Errorf("%s: %d candidates, want at most %d", k.desc, len(set), maxTuneCands)
 					}
 					for i := 1; i < len(set); i++ {
-						if set[i] <= set[i-1] || set[i] >= len(k.cands) {
+						if set[i] == ref || (i > 1 && set[i] <= set[i-1]) || set[i] >= len(k.cands) {
 							t.Fatalf("%s: set %v is not an ordered subset of %d candidates", k.desc, set, len(k.cands))
 						}
 					}
@@ -75,17 +87,27 @@ func TestTuneSet(t *testing.T) {
 								t.Errorf("%s: kept %s beside %s", k.desc, cfg, *lead)
 							}
 							pa[cfg.p("pa")], par[cfg.p("par")] = true, true
+							if cfg.p("pa") == 1 && findConfig(k.cands, cfg.without("pa")) >= 0 {
+								t.Errorf("%s: kept %s beside its twin reading A in place", k.desc, cfg)
+							}
 						}
 					}
 					if !unroll && slices.ContainsFunc(k.cands, func(c Config) bool { return c.Name == "unroll" }) {
 						t.Errorf("%s: the widest unroll was pruned: %v", k.desc, names(k, set))
 					}
 					if k.kind == "dot" && lead != nil {
-						if !pa[0] || !pa[1] {
-							t.Errorf("%s: want candidates with and without packed A, got %v", k.desc, names(k, set))
+						if !pa[0] {
+							t.Errorf("%s: want a candidate reading A in place, got %v", k.desc, names(k, set))
 						}
-						if threads > 1 && k.parallel(*lead) && len(par) < 2 {
+						// Other splits stay, but for rows beside a column split.
+						others := slices.ContainsFunc(k.cands, func(c Config) bool {
+							return c.Name == "micro" && c.p("par") != lead.p("par") && (c.p("par") != parRows || lead.p("par") != parCols)
+						})
+						if threads > 1 && k.parallel(*lead) && others && len(par) < 2 {
 							t.Errorf("%s: want more than one split, got %v", k.desc, names(k, set))
+						}
+						if par[parRows] && lead.p("par") == parCols {
+							t.Errorf("%s: kept a row split beside the column split: %v", k.desc, names(k, set))
 						}
 					}
 				}

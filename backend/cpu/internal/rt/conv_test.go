@@ -155,6 +155,9 @@ var convCases = []convCase{
 	// 1-D and 3-D.
 	{batch: 2, in: 7, out: 9, inSize: []int64{20}, kSize: []int64{5}, stride: []int64{3}, dil: []int64{1}, padLo: []int64{2}, padHi: []int64{2}, rev: []bool{false}},
 	{batch: 1, in: 2, out: 3, inSize: []int64{4, 5, 3}, kSize: []int64{2, 2, 2}, stride: []int64{1, 1, 1}, dil: []int64{1, 2, 1}, padLo: []int64{0, 1, 1}, padHi: []int64{1, 1, 0}, rev: []bool{true, true, false}},
+	// A packed kernel (9.4 MB in f32) over what a thread keeps between
+	// calls (RT_KEEP): allocated and freed per call.
+	{batch: 1, in: 256, out: 1024, inSize: []int64{3, 3}, kSize: []int64{3, 3}, stride: []int64{1, 1}, dil: []int64{1, 1}, padLo: []int64{0, 0}, padHi: []int64{0, 0}, rev: []bool{false, false}},
 	// An empty window (input feature count 0): zeros.
 	{batch: 1, in: 0, out: 3, inSize: []int64{4}, kSize: []int64{2}, stride: []int64{1}, dil: []int64{1}, padLo: []int64{0}, padHi: []int64{0}, rev: []bool{false}},
 }

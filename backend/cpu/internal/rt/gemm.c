@@ -16,6 +16,36 @@ int xk_rt_force_generic = 0;
 #define RT_MC 72
 #define RT_NC 512
 
+// Scratch (the packed panels) is kept per thread between calls, up to
+// RT_KEEP bytes a block: allocating and freeing it on every call (B's
+// block alone is 512 KiB for f32, past malloc's mmap threshold) made
+// the routine's calls on small products 10-30% slower, and a call split
+// over two threads slower than one thread. The pool's threads live as
+// long as the process, so this holds at most 2 x RT_KEEP per thread;
+// bigger blocks are allocated and freed per call. A call never nests
+// another on the same thread.
+#define RT_KEEP ((size_t)8 << 20)
+static __thread void* rt_kept[2];
+static __thread size_t rt_kept_size[2];
+
+// rt_scratch returns a 64-byte aligned block of at least n bytes for
+// slot (0: B's panels, 1: A's), or NULL when none can be allocated;
+// rt_scratch_done releases it.
+static void* rt_scratch(int slot, size_t n) {
+	n = (n + 63) / 64 * 64;
+	if (n > RT_KEEP) return aligned_alloc(64, n);
+	if (rt_kept_size[slot] < n) {
+		free(rt_kept[slot]);
+		rt_kept[slot] = aligned_alloc(64, n);
+		rt_kept_size[slot] = rt_kept[slot] ? n : 0;
+	}
+	return rt_kept[slot];
+}
+
+static void rt_scratch_done(int slot, void* p) {
+	if (p != rt_kept[slot]) free(p);
+}
+
 #define T float
 #define VW 8
 #define SUF f32_generic

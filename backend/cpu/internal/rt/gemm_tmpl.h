@@ -69,38 +69,38 @@ static void RT_NAME(micro)(int64_t kc, const T* restrict ap, const T* restrict b
 
 // naive is the product without scratch memory, for when allocating the
 // packed panels fails: the same order of operations, slower.
-static void RT_NAME(naive)(const int64_t* P, const T* a, const T* b, T* c, int64_t bi, int64_t i0, int64_t i1) {
+static void RT_NAME(naive)(const int64_t* P, const T* a, const T* b, T* c, int64_t bi, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
 	const int64_t K = P[RT_K], N = P[RT_N];
 	const T* ab = a + bi * P[RT_SAB];
 	const T* bb = b + bi * P[RT_SBB];
 	for (int64_t i = i0; i < i1; i++) {
 		T* cr = c + (bi * P[RT_M] + i) * N;
-		for (int64_t j = 0; j < N; j++) cr[j] = 0;
+		for (int64_t j = j0; j < j1; j++) cr[j] = 0;
 		for (int64_t p = 0; p < K; p++) {
 			const T av = ab[i * P[RT_SAM] + p * P[RT_SAK]];
 			const T* br = bb + p * P[RT_SBK];
-			for (int64_t j = 0; j < N; j++) cr[j] += av * br[j * P[RT_SBN]];
+			for (int64_t j = j0; j < j1; j++) cr[j] += av * br[j * P[RT_SBN]];
 		}
 	}
 }
 
-// rows computes rows i0..i1 of batch matrix bi, with bp (RT_KC x RT_NC)
+// block computes rows i0..i1, columns j0..j1 of batch matrix bi, with bp (RT_KC x RT_NC)
 // and ap (RT_MC x RT_KC) as scratch: for each block of RT_NC columns and
 // RT_KC steps of k (in order), B's block is packed into column panels,
 // then each block of RT_MC rows of A into row panels, and every register
 // block of C is updated from them.
-static void RT_NAME(rows)(const int64_t* P, const T* a, const T* b, T* c, int64_t bi, int64_t i0, int64_t i1, T* bp, T* ap) {
+static void RT_NAME(block)(const int64_t* P, const T* a, const T* b, T* c, int64_t bi, int64_t i0, int64_t i1, int64_t j0, int64_t j1, T* bp, T* ap) {
 	const int64_t K = P[RT_K], N = P[RT_N];
 	const T* ab = a + bi * P[RT_SAB];
 	const T* bb = b + bi * P[RT_SBB];
 	T* cb = c + bi * P[RT_M] * N;
 	if (K == 0) {
 		for (int64_t i = i0; i < i1; i++)
-			for (int64_t j = 0; j < N; j++) cb[i * N + j] = 0;
+			for (int64_t j = j0; j < j1; j++) cb[i * N + j] = 0;
 		return;
 	}
-	for (int64_t jc = 0; jc < N; jc += RT_NC) {
-		const int64_t nc = N - jc < RT_NC ? N - jc : RT_NC;
+	for (int64_t jc = j0; jc < j1; jc += RT_NC) {
+		const int64_t nc = j1 - jc < RT_NC ? j1 - jc : RT_NC;
 		const int64_t np = (nc + RT_NR - 1) / RT_NR;
 		for (int64_t pc = 0; pc < K; pc += RT_KC) {
 			const int64_t kc = K - pc < RT_KC ? K - pc : RT_KC;
@@ -143,8 +143,14 @@ static void RT_NAME(rows)(const int64_t* P, const T* a, const T* b, T* c, int64_
 	}
 }
 
-// part does part t of n: the units (RT_MR rows of one batch matrix)
-// [U*t/n, U*(t+1)/n), a batch matrix at a time.
+// part does part t of n: the units [U*t/n, U*(t+1)/n), a batch matrix
+// at a time. A unit is RT_MR rows of one batch matrix or, where the
+// matrices are wider than tall, RT_NR columns: each part packs all of
+// the other operand's block it multiplies with (B's panels for a row
+// split, A's for a column split), so the split is along the larger
+// dimension and the packing repeated per part is the smaller operand's.
+// On a 64x784x512 product, splitting rows made two threads no faster
+// than one (each packed all 400 K elements of B).
 static void RT_NAME(part)(void** bufs, int64_t t, int64_t n) {
 	const T* a = (const T*)bufs[0];
 	const T* b = (const T*)bufs[1];
@@ -152,27 +158,34 @@ static void RT_NAME(part)(void** bufs, int64_t t, int64_t n) {
 	T* c = (T*)bufs[3];
 	const int64_t B = P[RT_B], M = P[RT_M], N = P[RT_N];
 	if (B == 0 || M == 0 || N == 0) return;
-	const int64_t per = (M + RT_MR - 1) / RT_MR; // units per batch matrix
+	const int cols = N > M;
+	const int64_t per = cols ? (N + RT_NR - 1) / RT_NR : (M + RT_MR - 1) / RT_MR; // units per batch matrix
 	const int64_t U = B * per;
 	const int64_t u0 = U * t / n, u1 = U * (t + 1) / n;
 	if (u0 >= u1) return;
-	T* bp = (T*)aligned_alloc(64, (size_t)(RT_KC * RT_NC) * sizeof(T));
-	T* ap = (T*)aligned_alloc(64, (size_t)(RT_MC * RT_KC) * sizeof(T));
+	T* bp = (T*)rt_scratch(0, (size_t)(RT_KC * RT_NC) * sizeof(T));
+	T* ap = (T*)rt_scratch(1, (size_t)(RT_MC * RT_KC) * sizeof(T));
 	for (int64_t u = u0; u < u1;) {
 		const int64_t bi = u / per;
 		const int64_t ue = u1 < (bi + 1) * per ? u1 : (bi + 1) * per;
-		const int64_t i0 = (u - bi * per) * RT_MR;
-		int64_t i1 = (ue - bi * per) * RT_MR;
-		if (i1 > M) i1 = M;
-		if (bp && ap && !xk_rt_force_naive) {
-			RT_NAME(rows)(P, a, b, c, bi, i0, i1, bp, ap);
+		const int64_t lo = u - bi * per, hi = ue - bi * per;
+		int64_t i0 = 0, i1 = M, j0 = 0, j1 = N;
+		if (cols) {
+			j0 = lo * RT_NR;
+			j1 = hi * RT_NR < N ? hi * RT_NR : N;
 		} else {
-			RT_NAME(naive)(P, a, b, c, bi, i0, i1);
+			i0 = lo * RT_MR;
+			i1 = hi * RT_MR < M ? hi * RT_MR : M;
+		}
+		if (bp && ap && !xk_rt_force_naive) {
+			RT_NAME(block)(P, a, b, c, bi, i0, i1, j0, j1, bp, ap);
+		} else {
+			RT_NAME(naive)(P, a, b, c, bi, i0, i1, j0, j1);
 		}
 		u = ue;
 	}
-	free(bp);
-	free(ap);
+	rt_scratch_done(0, bp);
+	rt_scratch_done(1, ap);
 }
 
 #ifndef RT_CONV_HELPERS
@@ -257,8 +270,8 @@ static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
 	const int64_t b0 = nb * t / n, b1 = nb * (t + 1) / n;
 	if (b0 >= b1) return;
 	const int64_t np = (F + RT_NR - 1) / RT_NR;
-	T* bp = (T*)aligned_alloc(64, ((size_t)(np * K * RT_NR) * sizeof(T) + 63) / 64 * 64 + 64);
-	T* ap = (T*)aligned_alloc(64, ((size_t)(K * RT_MR) * sizeof(T) + 63) / 64 * 64 + 64);
+	T* bp = (T*)rt_scratch(0, (size_t)(np * K * RT_NR) * sizeof(T) + 64);
+	T* ap = (T*)rt_scratch(1, (size_t)(K * RT_MR) * sizeof(T) + 64);
 	if (!bp || !ap || xk_rt_force_naive) {
 		// Without scratch: each output element alone, in the same order.
 		for (int64_t row = b0 * RT_MR; row < b1 * RT_MR && row < M; row++) {
@@ -279,8 +292,8 @@ static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
 				out[obase + of * P[RT_COF]] = acc;
 			}
 		}
-		free(bp);
-		free(ap);
+		rt_scratch_done(0, bp);
+		rt_scratch_done(1, ap);
 		return;
 	}
 	// Pack the kernel: bp[(jp*K + tap*CI + ci)*RT_NR + jj].
@@ -323,6 +336,6 @@ static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
 				for (int64_t j = 0; j < cols; j++) out[cbase[r] + (jp * RT_NR + j) * P[RT_COF]] = tile[r * RT_NR + j];
 		}
 	}
-	free(bp);
-	free(ap);
+	rt_scratch_done(0, bp);
+	rt_scratch_done(1, ap);
 }

@@ -111,8 +111,9 @@ var gemmCases = []gemmCase{
 	{3, 5, 300, 33, false, true}, // k over one packed panel, B transposed
 	{1, 80, 70, 600, true, true}, // rows over one A block, columns over one B block
 	{1, 64, 512, 10, false, false},
-	{4, 4, 0, 4, false, false}, // k = 0: zeros
-	{1, 0, 3, 4, false, false}, // nothing to write
+	{2, 3, 40, 700, false, true}, // wider than tall: a split by columns, across B's 512-column blocks
+	{4, 4, 0, 4, false, false},   // k = 0: zeros
+	{1, 0, 3, 4, false, false},   // nothing to write
 }
 
 func testGemm[T float32 | float64](t *testing.T, name string, eps float64) {
