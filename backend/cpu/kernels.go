@@ -105,12 +105,10 @@ func newKernel(l *lowering, op *stablehlo.Op, threads int) (*kernel, error) {
 		return nil, err
 	}
 	k.inputs, k.outputs = g.inputs, g.outputs
-	if k.kind == "dot" {
-		if _, ok := gemmRoutine(k); ok {
-			// The gemm routine competes with the generated candidates
-			// (see routineConfig).
-			k.cands = append(k.cands, Config{Name: routineConfig})
-		}
+	if (k.kind == "dot" || k.kind == "convgemm") && untunedRoutine(k) != nil {
+		// The reference of the generated candidates (see
+		// routineConfig).
+		k.cands = append(k.cands, Config{Name: routineConfig})
 	}
 	var types []string
 	for _, r := range op.Results {

@@ -214,8 +214,9 @@ func TestRuntimeStepValidation(t *testing.T) {
 	}
 }
 
-// TestTunedRoutineChoice: a tuned build whose autotuner picks the gemm
-// routine for a product (routineConfig) runs it from the binary, with
+// TestTunedRoutineChoice: a tuned build whose autotuner picks the
+// runtime routine for a product or a convolution (routineConfig) runs it
+// from the binary, with
 // outputs matching the interpreter's, and so does a later compile that
 // takes that choice from the autotune tier (the executable gone).
 func TestTunedRoutineChoice(t *testing.T) {
@@ -223,7 +224,7 @@ func TestTunedRoutineChoice(t *testing.T) {
 		t.Skip(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"dot_big", "dot_transposed"} {
+	for _, name := range []string{"dot_big", "dot_transposed", "conv_big"} {
 		t.Run(name, func(t *testing.T) {
 			src := runtimePrograms[name]
 			m := parseText(t, src)
@@ -252,7 +253,7 @@ func TestTunedRoutineChoice(t *testing.T) {
 					}
 				}
 				if tuned != 1 {
-					t.Errorf("%s: %d tuned kernels, want the product", what, tuned)
+					t.Errorf("%s: %d tuned kernels, want one", what, tuned)
 				}
 				if err := checkRun(exe, args, want); err != nil {
 					t.Errorf("%s: %v", what, err)
