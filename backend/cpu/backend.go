@@ -272,6 +272,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 		if k.work >= routineMinWork {
 			k.rt, _ = gemmRoutine(k)
 		}
+		k.copy = copyReshape(k)
 	}
 	pl.phase("codegen", start)
 
@@ -299,6 +300,11 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 		if k.rt != nil {
 			srcs[i] = cc.Source{Name: k.rt.name}
 			infos[i].Name, infos[i].Config = k.rt.name, k.rt.String()
+			continue
+		}
+		if k.copy {
+			srcs[i] = cc.Source{Name: copyKernel}
+			infos[i].Name, infos[i].Config = copyKernel, "plan copy step"
 			continue
 		}
 		if srcs[i], err = finalSource(k, configs[i]); err != nil {
@@ -404,7 +410,7 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 	var keys []cache.Key
 	seen := map[string]bool{}
 	for _, s := range srcs {
-		if seen[s.Name] || isRuntime(s.Name) { // a runtime routine has no object
+		if seen[s.Name] || isRuntime(s.Name) || s.Name == copyKernel { // a runtime routine or a copy step has no object
 			continue
 		}
 		seen[s.Name] = true

@@ -61,6 +61,9 @@ type kernel struct {
 	// rt, when set, is the runtime routine the kernel calls instead of
 	// generated code (runtime.go): it has no C source of its own.
 	rt *runtimeRoutine
+	// copy marks a reshape of a buffer that the plan does as a copy step
+	// (copyReshape): no C source either.
+	copy bool
 }
 
 // parallel reports whether variant cfg has a parallel entry point (see

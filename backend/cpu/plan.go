@@ -338,6 +338,10 @@ func (b *planBuilder) block(blk *stablehlo.Block) {
 		default:
 			i := b.kernel[op]
 			k := b.kernels[i]
+			if k.copy {
+				b.copyStep(b.add(k.inputs[0], -1, nil), b.add(k.outputs[0], -1, nil))
+				continue
+			}
 			s := Step{Kernel: b.srcs[i].Name}
 			inputs := k.inputs
 			if k.rt != nil {

@@ -109,3 +109,71 @@ func TestReshapeRootLoopsOverOperand(t *testing.T) {
 		}
 	}
 }
+
+// TestReshapeCopyStep: a reshape of a buffer (an argument, a reduction's
+// result) is a copy step of the plan, with no kernel, and a reshape
+// computed from fused ops stays a kernel; every output matches the
+// interpreter's, also after the plan's round trip through its encoding.
+func TestReshapeCopyStep(t *testing.T) {
+	programs := map[string]struct {
+		src    string
+		copies int
+	}{
+		"argument": {`func.func @main(%a: tensor<6x4xf32>) -> tensor<3x8xf32> {
+  %0 = stablehlo.reshape %a : (tensor<6x4xf32>) -> tensor<3x8xf32>
+  return %0 : tensor<3x8xf32>
+}`, 1},
+		"reduced": {`func.func @main(%a: tensor<4x6x5xf64>) -> (tensor<2x12xf64>, tensor<24xi1>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f64>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [2] : (tensor<4x6x5xf64>, tensor<f64>) -> tensor<4x6xf64>
+  %1 = stablehlo.reshape %0 : (tensor<4x6xf64>) -> tensor<2x12xf64>
+  %2 = stablehlo.compare GT, %0, %0 : (tensor<4x6xf64>, tensor<4x6xf64>) -> tensor<4x6xi1>
+  %3 = stablehlo.reshape %2 : (tensor<4x6xi1>) -> tensor<24xi1>
+  return %1, %3 : tensor<2x12xf64>, tensor<24xi1>
+}`, 1},
+		"fused": {reshapeRootPrograms["regroup"], 0},
+	}
+	for name, tc := range programs {
+		t.Run(name, func(t *testing.T) {
+			m, exe := compileTextWith(t, tc.src, untuned())
+			copies := 0
+			for _, s := range exe.Plan().Steps {
+				if s.Op == stepCopy {
+					copies++
+				}
+			}
+			if copies != tc.copies {
+				t.Errorf("%d copy steps, want %d: %+v", copies, tc.copies, exe.Plan().Steps)
+			}
+			for _, k := range exe.Kernels() {
+				if k.Copy() != strings.HasPrefix(k.Desc, "reshape") || (k.Copy() && tc.copies == 0) {
+					t.Errorf("kernel %s (%s): copy step %v", k.Desc, k.Name, k.Copy())
+				}
+			}
+			args := randomArgs(m, 7)
+			want, err := stablehlo.Eval(m, "", args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := checkRun(exe, args, want); err != nil {
+				t.Fatal(err)
+			}
+			data, err := exe.Serialize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, so, err := decodeExecutable(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := newExecutable(plan, so, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close()
+			if err := checkRun(again, args, want); err != nil {
+				t.Fatalf("after the round trip: %v", err)
+			}
+		})
+	}
+}

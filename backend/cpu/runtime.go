@@ -68,6 +68,25 @@ func (r *runtimeRoutine) String() string {
 	return fmt.Sprintf("runtime %s (%s)", strings.TrimPrefix(r.name, "xk_rt_"), rt.Variant())
 }
 
+// copyKernel is the KernelInfo name of a kernel the plan does as a copy
+// step (copyReshape).
+const copyKernel = "copy"
+
+// copyReshape reports whether kernel k is a reshape of a buffer into a
+// buffer: row-major order keeps the bytes, so a plan copy step does it,
+// with no code to compile (about 20-30 ms of the C compiler for the
+// generated loop: cnn's flattening before its dense layer).
+func copyReshape(k *kernel) bool {
+	op := k.root
+	return op.Name == "reshape" && len(k.inputs) == 1 && k.inputs[0] == op.Operands[0] &&
+		len(k.outputs) == 1 && k.outputs[0] == op.Results[0] &&
+		op.Operands[0].Type.ByteSize() == op.Results[0].Type.ByteSize()
+}
+
+// Copy reports whether the kernel is a copy step of the plan
+// (copyReshape): it has no object.
+func (k KernelInfo) Copy() bool { return k.Name == copyKernel }
+
 // isRuntime reports whether a plan step's kernel is a runtime routine.
 func isRuntime(kernel string) bool { return strings.HasPrefix(kernel, "xk_rt_") }
 

@@ -134,9 +134,10 @@ func (pl *pipeline) tuneBudget(ctx context.Context, kernels []*kernel) (time.Dur
 	start := time.Now()
 	var srcs []cc.Source
 	for _, k := range kernels {
-		if k.rt != nil || untunedRoutine(k) != nil {
+		if k.rt != nil || k.copy || untunedRoutine(k) != nil {
 			// A runtime routine (runtime.go), now or if left at its
-			// default: nothing to build, as in an untuned build.
+			// default, or a copy step: nothing to build, as in an
+			// untuned build.
 			continue
 		}
 		s, err := finalSource(k, k.cands[0])

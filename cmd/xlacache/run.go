@@ -158,6 +158,8 @@ func runRun(cmd *cobra.Command, args []string) error {
 				switch {
 				case k.Runtime():
 					obj = "built into xlacache"
+				case k.Copy():
+					obj = "no code"
 				case k.ObjectHit:
 					obj = "kernel tier hit"
 				}
