@@ -59,6 +59,10 @@ type Backend struct {
 	// tuneFactor replaces tuneBudgetFactor when positive; tests set a
 	// tiny one to make the budget's choice certain.
 	tuneFactor float64
+	// noRoutines runs every kernel as generated code, with no runtime
+	// routine (runtime.go); tests set it to exercise the generated
+	// kernels' own paths.
+	noRoutines bool
 	// pickRoutine makes the autotuner choose the runtime routine
 	// wherever it is a candidate (routineConfig), whatever the timings;
 	// tests set it to make that choice certain.
@@ -269,6 +273,10 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	// configuration (every kernel of an untuned build) get a routine
 	// after it, where one fits.
 	for _, k := range kernels {
+		if pl.b.noRoutines {
+			k.cands = slices.DeleteFunc(k.cands, func(c Config) bool { return c.Name == routineConfig })
+			continue
+		}
 		if k.work >= routineMinWork {
 			k.rt, _ = gemmRoutine(k)
 		}
@@ -291,7 +299,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	start = time.Now()
 	srcs := make([]cc.Source, len(kernels))
 	for i, k := range kernels {
-		if k.rt == nil && (!infos[i].Tuned || configs[i].Name == routineConfig) {
+		if k.rt == nil && !pl.b.noRoutines && (!infos[i].Tuned || configs[i].Name == routineConfig) {
 			// Left in its default configuration (an untuned build, or
 			// a kernel too small to pay for timing), or tuned to the
 			// routine.
