@@ -163,6 +163,27 @@ func (g *gen) loops(shape []int64, prefix string) []string {
 	return idx
 }
 
+// unrolledLoops is loops with every loop of at most maxUnrolled
+// iterations unrolled completely by the C compiler (#pragma GCC unroll,
+// which clang accepts too): a small window's loops unrolled let the loop
+// around them vectorize below -O3 (see genReduceWindow).
+func (g *gen) unrolledLoops(shape []int64, prefix string) []string {
+	idx := make([]string, len(shape))
+	for d, n := range shape {
+		idx[d] = fmt.Sprintf("%s%d", prefix, d)
+		if n <= maxUnrolled {
+			g.line("#pragma GCC unroll %d", maxUnrolled)
+		}
+		g.line("for (int64_t %s = 0; %s < %d; %s++) {", idx[d], idx[d], n, idx[d])
+		g.ind++
+	}
+	g.push()
+	return idx
+}
+
+// maxUnrolled bounds the loops unrolledLoops unrolls.
+const maxUnrolled = 16
+
 func (g *gen) endLoops(n int) {
 	g.pop()
 	for i := 0; i < n; i++ {
