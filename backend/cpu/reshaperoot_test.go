@@ -158,20 +158,7 @@ func TestReshapeCopyStep(t *testing.T) {
 			if err := checkRun(exe, args, want); err != nil {
 				t.Fatal(err)
 			}
-			data, err := exe.Serialize()
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan, so, err := decodeExecutable(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			again, err := newExecutable(plan, so, 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer again.Close()
-			if err := checkRun(again, args, want); err != nil {
+			if err := checkRun(roundTrip(t, exe), args, want); err != nil {
 				t.Fatalf("after the round trip: %v", err)
 			}
 		})

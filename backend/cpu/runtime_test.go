@@ -114,6 +114,21 @@ func TestRuntimeOnlyPlanRoundTrip(t *testing.T) {
 	if len(exe.so) != 0 {
 		t.Fatalf("a plan of runtime routines alone has a %d-byte library", len(exe.so))
 	}
+	again := roundTrip(t, exe)
+	args := randomArgs(m, 3)
+	want, err := stablehlo.Eval(m, "", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkRun(again, args, want); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// roundTrip is exe after its plan's trip through the executables tier's
+// encoding, on 2 threads; the test closes it.
+func roundTrip(t *testing.T, exe *Executable) *Executable {
+	t.Helper()
 	data, err := exe.Serialize()
 	if err != nil {
 		t.Fatal(err)
@@ -126,15 +141,8 @@ func TestRuntimeOnlyPlanRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer again.Close()
-	args := randomArgs(m, 3)
-	want, err := stablehlo.Eval(m, "", args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := checkRun(again, args, want); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { again.Close() })
+	return again
 }
 
 // TestRuntimeStepValidation: a plan from the cache whose runtime step is
