@@ -690,6 +690,11 @@ func (h *harness) routine() (kernelFn, unsafe.Pointer, error) {
 	if !ok {
 		return kernelFn{}, nil, fmt.Errorf("unknown runtime routine %s", r.name)
 	}
+	// The block is derived from the kernel's types, not read from a
+	// cache; checking it anyway keeps the routine inside the buffers.
+	if err := fn.Check(r.params, r.inputs[0].Type.NumElements(), r.inputs[1].Type.NumElements(), h.k.outputs[0].Type.NumElements()); err != nil {
+		return kernelFn{}, nil, err
+	}
 	params := rt.EncodeParams(r.params)
 	p := cc.Alloc(len(params))
 	tab := cc.Alloc(8 * 4)

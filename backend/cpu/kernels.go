@@ -52,7 +52,7 @@ type kernel struct {
 	gen     genFunc // emits the kernel body for a configuration
 	root    *stablehlo.Op
 	desc    string
-	cands   []Config // cands[0] is the untuned default; a product's last may be the runtime routine (routineConfig)
+	cands   []Config // cands[0] is the untuned default; a product's or convolution's last may be the runtime routine (routineConfig)
 	work    int64    // rough element or multiply-add count, to decide whether tuning pays
 	inputs  []*stablehlo.Value
 	outputs []*stablehlo.Value
