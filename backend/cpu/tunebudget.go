@@ -122,8 +122,9 @@ func (q *buildQueue) take() (int, bool) {
 	return i, true
 }
 
-// tuneBudget builds the default object of every kernel (the untuned
-// build, whose objects the final build takes from pl.held) and returns
+// tuneBudget builds the default object of every kernel that has code in
+// an untuned build (the untuned build, whose objects the final build
+// takes from pl.held) and returns
 // tuneBudgetFactor times the wall time it took: the budget of the
 // candidate builds (see buildQueue). It returns -1 (no budget) without
 // building anything unless BudgetTune.
