@@ -46,10 +46,15 @@ func TestPlanBatches(t *testing.T) {
 		{"limit splits evenly", plain(40, 10), 1, maxBatchKernels, []int{14, 13, 13}},
 		{"unit per kernel", plain(3, 10), 2, 1, []int{1, 1, 1}},
 		{"limit above the maximum", plain(20, 10), 1, 100, []int{10, 10}},
-		{"sizes balance", append(plain(1, 30), plain(3, 10)...), 2, maxBatchKernels, []int{1, 3}},
+		{"sizes balance", append(plain(1, 6000), plain(3, 1000)...), 2, maxBatchKernels, []int{1, 3}},
+		// Each kernel costs a fixed amount too: by size alone 2 KB of one
+		// kernel would balance 30 tiny ones.
+		{"kernels cost apart from size", append(plain(1, 2000), plain(6, 10)...), 2, maxBatchKernels, []int{3, 4}},
+		// Two inline tanh calls weigh like 6 KB of plain code.
+		{"transcendental calls weigh", append([]cc.Source{kernelSource(name(80), classPlain, "xk_tanhf(xk_tanhf(")}, plain(3, 10)...), 2, maxBatchKernels, []int{1, 3}},
 		// Contiguous runs would put both big kernels in the first unit.
 		{"big kernels spread", append(plain(2, 50), plain(3, 5)...), 2, maxBatchKernels, []int{3, 2}},
-		{"a unit never exceeds the limit", append(plain(1, 500), plain(20, 1)...), 2, maxBatchKernels, []int{5, 16}},
+		{"a unit never exceeds the limit", append(plain(1, 40000), plain(20, 1)...), 2, maxBatchKernels, []int{5, 16}},
 		{"levels apart", append(plain(2, 10), withOpt(plain(2, 10), "-O2")...), 1, maxBatchKernels, []int{2, 2}},
 		{"classes apart", append(plain(2, 10),
 			kernelSource(name(90), classComplex, "c"), kernelSource(name(91), classFFT, "f"), kernelSource(name(92), classComplex, "c2")),
