@@ -174,7 +174,7 @@ func relevant(k *kernel, maxWork int64) bool {
 		// (BenchmarkKernelProfile, 1 thread: the program 1.26-1.27
 		// against 1.27-1.28 ms), and its candidates were a sixth of
 		// the tuned compile (583-591 against 478-498 ms on one CPU).
-		if findConfig(k.cands, Config{Name: routineConfig}) >= 0 {
+		if k.routine != nil {
 			return k.work >= maxWork/relevanceShare
 		}
 		return true
@@ -251,6 +251,7 @@ func tuneSet(k *kernel) []int {
 	}
 	micro, hasMicro := lead("micro")
 	gemm, hasGemm := lead("gemm")
+	_, hasWino := lead("wino")
 	maxUnroll := 0
 	for _, c := range k.cands {
 		if c.Name == "unroll" {
@@ -275,7 +276,7 @@ func tuneSet(k *kernel) []int {
 			// 128x256: 690 against 260 µs) and won once, by 5%
 			// (embedding's 256x512, within the timing noise).
 			continue
-		case cfg.Name == "gemm" && out[0] != 0 && slices.ContainsFunc(k.cands, func(c Config) bool { return c.Name == "wino" }):
+		case cfg.Name == "gemm" && out[0] != 0 && hasWino:
 			// Where Winograd applies, it won on every convolution of the
 			// examples, by 1.6-2.1x (cnn's 16x28x28x16 and 16x14x14x32:
 			// 197 against 314 µs and 249 against 514; resnetblock's: 47
@@ -692,7 +693,7 @@ type harness struct {
 // runs on: the harness's operand buffers in the routine's order, its
 // parameter block and the harness's output buffer.
 func (h *harness) routine() (kernelFn, unsafe.Pointer, error) {
-	r := untunedRoutine(h.k)
+	r := h.k.routine
 	if r == nil {
 		return kernelFn{}, nil, errors.New("no runtime routine fits the kernel")
 	}

@@ -274,11 +274,12 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	// after it, where one fits.
 	for _, k := range kernels {
 		if pl.b.noRoutines {
+			k.routine = nil
 			k.cands = slices.DeleteFunc(k.cands, func(c Config) bool { return c.Name == routineConfig })
 			continue
 		}
-		if k.work >= routineMinWork {
-			k.rt, _ = gemmRoutine(k)
+		if k.work >= routineMinWork && k.kind == "dot" {
+			k.rt = k.routine
 		}
 		k.copy = copyReshape(k)
 	}
@@ -299,11 +300,11 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	start = time.Now()
 	srcs := make([]cc.Source, len(kernels))
 	for i, k := range kernels {
-		if k.rt == nil && !pl.b.noRoutines && (!infos[i].Tuned || configs[i].Name == routineConfig) {
+		if k.rt == nil && (!infos[i].Tuned || configs[i].Name == routineConfig) {
 			// Left in its default configuration (an untuned build, or
 			// a kernel too small to pay for timing), or tuned to the
 			// routine.
-			k.rt = untunedRoutine(k)
+			k.rt = k.routine
 		}
 		if k.rt != nil {
 			srcs[i] = cc.Source{Name: k.rt.name}

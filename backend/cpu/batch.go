@@ -181,7 +181,11 @@ func planBatches(srcs []cc.Source, jobs, limit int) ([]batch, error) {
 		for i := range order {
 			order[i] = i
 		}
-		sort.SliceStable(order, func(a, b int) bool { return compileCost(ms[order[a]].code) > compileCost(ms[order[b]].code) })
+		cost := make([]int, len(ms))
+		for i, m := range ms {
+			cost[i] = compileCost(m.code)
+		}
+		sort.SliceStable(order, func(a, b int) bool { return cost[order[a]] > cost[order[b]] })
 		size := make([]int, n)
 		units := make([][]int, n)
 		for _, i := range order {
@@ -192,7 +196,7 @@ func planBatches(srcs []cc.Source, jobs, limit int) ([]batch, error) {
 				}
 			}
 			units[best] = append(units[best], i)
-			size[best] += compileCost(ms[i].code)
+			size[best] += cost[i]
 		}
 		// Units in the order of their first kernel, each in srcs order.
 		for _, u := range units {

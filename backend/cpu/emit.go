@@ -153,14 +153,7 @@ func offset(shape []int64, idx []string) string {
 // loops opens nested loops over shape with index variables prefix0..n and
 // returns their names; close with endLoops.
 func (g *gen) loops(shape []int64, prefix string) []string {
-	idx := make([]string, len(shape))
-	for d, n := range shape {
-		idx[d] = fmt.Sprintf("%s%d", prefix, d)
-		g.line("for (int64_t %s = 0; %s < %d; %s++) {", idx[d], idx[d], n, idx[d])
-		g.ind++
-	}
-	g.push()
-	return idx
+	return g.openLoops(shape, prefix, false)
 }
 
 // unrolledLoops is loops with every loop of at most maxUnrolled
@@ -168,10 +161,14 @@ func (g *gen) loops(shape []int64, prefix string) []string {
 // which clang accepts too): a small window's loops unrolled let the loop
 // around them vectorize below -O3 (see genReduceWindow).
 func (g *gen) unrolledLoops(shape []int64, prefix string) []string {
+	return g.openLoops(shape, prefix, true)
+}
+
+func (g *gen) openLoops(shape []int64, prefix string, unroll bool) []string {
 	idx := make([]string, len(shape))
 	for d, n := range shape {
 		idx[d] = fmt.Sprintf("%s%d", prefix, d)
-		if n <= maxUnrolled {
+		if unroll && n <= maxUnrolled {
 			g.line("#pragma GCC unroll %d", maxUnrolled)
 		}
 		g.line("for (int64_t %s = 0; %s < %d; %s++) {", idx[d], idx[d], n, idx[d])

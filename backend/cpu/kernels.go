@@ -58,6 +58,11 @@ type kernel struct {
 	outputs []*stablehlo.Value
 	l       *lowering
 	threads int // the thread bound parallel candidates are made for
+	// routine is the runtime routine that can compute the kernel
+	// (untunedRoutine), if any: it runs the kernel when it is left in its
+	// default configuration, and it is the autotuner's reference
+	// (routineConfig).
+	routine *runtimeRoutine
 	// rt, when set, is the runtime routine the kernel calls instead of
 	// generated code (runtime.go): it has no C source of its own.
 	rt *runtimeRoutine
@@ -108,7 +113,7 @@ func newKernel(l *lowering, op *stablehlo.Op, threads int) (*kernel, error) {
 		return nil, err
 	}
 	k.inputs, k.outputs = g.inputs, g.outputs
-	if (k.kind == "dot" || k.kind == "convgemm") && untunedRoutine(k) != nil {
+	if k.routine = untunedRoutine(k); k.routine != nil {
 		// The reference of the generated candidates (see
 		// routineConfig).
 		k.cands = append(k.cands, Config{Name: routineConfig})

@@ -135,7 +135,7 @@ func (pl *pipeline) tuneBudget(ctx context.Context, kernels []*kernel) (time.Dur
 	start := time.Now()
 	var srcs []cc.Source
 	for _, k := range kernels {
-		if k.rt != nil || k.copy || (!pl.b.noRoutines && untunedRoutine(k) != nil) {
+		if k.rt != nil || k.copy || k.routine != nil {
 			// A runtime routine (runtime.go), now or if left at its
 			// default, or a copy step: nothing to build, as in an
 			// untuned build.
