@@ -17,8 +17,18 @@ import (
 func windowElement(g *gen, x *stablehlo.Value, init string, w stablehlo.Window, pos []string) string {
 	e := g.name("e")
 	g.line("%s %s = %s;", ctype(x.Type.DType), e, init)
-	var conds []string
-	xi := make([]string, len(pos))
+	conds, xi := windowIndex(g, x, w, pos)
+	g.openIf(conds)
+	g.line("%s = %s;", e, g.val(x, xi))
+	g.closeBlock()
+	return e
+}
+
+// windowIndex emits the input positions of window positions pos (one per
+// leading dimension of x) and returns the conditions under which they are
+// inside the padded, base-dilated input and the input index there.
+func windowIndex(g *gen, x *stablehlo.Value, w stablehlo.Window, pos []string) (conds, xi []string) {
+	xi = make([]string, len(pos))
 	for d, p := range pos {
 		bd := w.BaseDilations[d]
 		q := g.name("q")
@@ -31,15 +41,16 @@ func windowElement(g *gen, x *stablehlo.Value, init string, w stablehlo.Window, 
 			xi[d] = q
 		}
 	}
-	g.openIf(conds)
-	g.line("%s = %s;", e, g.val(x, xi))
-	g.closeBlock()
-	return e
+	return conds, xi
 }
 
 // genReduceWindow reduces every window of the padded inputs from the init
 // values in row-major window order (§reduce_window).
 func genReduceWindow(g *gen, op *stablehlo.Op) {
+	if rowWindow(op) {
+		genReduceWindowRows(g, op)
+		return
+	}
 	n := len(op.Results)
 	w := op.Attrs.Window
 	outs := make([]string, n)
@@ -83,6 +94,105 @@ func genReduceWindow(g *gen, op *stablehlo.Op) {
 		g.line("%s[%s] = %s;", outs[i], offset(rt.Shape, oi), storeExpr(r.Type.DType, accs[i]))
 	}
 	g.endLoops(len(oi))
+}
+
+// rowWindow reports whether reduce_window op can keep its innermost
+// dimension as the loop inside the window loops (genReduceWindowRows):
+// one result of a type computed as stored (no rounding of a running
+// value kept in the output), of rank 2 or more, whose innermost dimension
+// the window passes through (size, stride and dilations 1, no padding)
+// and is at least a vector's 4 elements long. Pooling over NHWC images is
+// such a window.
+func rowWindow(op *stablehlo.Op) bool {
+	if len(op.Results) != 1 {
+		return false
+	}
+	rt := op.Results[0].Type
+	switch rt.DType {
+	case stablehlo.F32, stablehlo.F64, stablehlo.I32, stablehlo.I64:
+	default:
+		return false
+	}
+	w := op.Attrs.Window
+	d := len(rt.Shape) - 1
+	return d >= 1 && rt.Shape[d] >= 4 && w.Dimensions[d] == 1 && w.Strides[d] == 1 &&
+		w.WindowDilations[d] == 1 && w.BaseDilations[d] == 1 && w.PadLow[d] == 0 && w.PadHigh[d] == 0
+}
+
+// genReduceWindowRows is genReduceWindow for a rowWindow: per output row
+// (all dimensions but the innermost) the row starts at the init value,
+// and each window position in row-major order combines its input row into
+// it, one vectorizable loop along the innermost dimension. Every element
+// sees the same values in the same order as in genReduceWindow, so the
+// results are the same bits. With the row loop innermost the window loops
+// need no unrolling: cnn's two 2x2 max-pools cost about 45% less compiler
+// time (its untuned build: 300-325 -> 210-220 ms with the small-kernel
+// level). The price is the running value's trip through memory once per
+// window position: the 16x14x14x16 pool runs in 42-52 µs against 30-37
+// at -O3 (58-63 against 40-43 untuned), 3% of the tuned cnn's run.
+// Unrolling the window loops here as well won no run time back (42 µs)
+// and cost 50 ms of the compile.
+func genReduceWindowRows(g *gen, op *stablehlo.Op) {
+	w := op.Attrs.Window
+	r := op.Results[0]
+	rt, dt := r.Type, r.Type.DType
+	d := len(rt.Shape) - 1
+	x := op.Operands[0]
+	out := g.output(r)
+	init := g.name("init")
+	g.line("const %s %s = %s;", ctype(dt), init, g.val(op.Operands[1], nil))
+	oi := g.loops(rt.Shape[:d], "o")
+	row := g.name("row")
+	g.line("%s* restrict %s = %s + %s;", stype(dt), row, out, offset(rt.Shape, append(slices.Clone(oi), "0")))
+	ci := g.loops(rt.Shape[d:], "c")
+	g.line("%s[%s] = %s;", row, ci[0], storeExpr(dt, init))
+	g.endLoops(1)
+	wi := g.loops(w.Dimensions[:d], "w")
+	pos := make([]string, d)
+	for j := range pos {
+		pos[j] = fmt.Sprintf("(%s*%d + %s*%d)", oi[j], w.Strides[j], wi[j], w.WindowDilations[j])
+	}
+	conds, xi := windowIndex(g, x, w, pos)
+	// combine folds one input row (elem gives a row element) into row.
+	combine := func(elem func(c string) string) {
+		ci := g.loops(rt.Shape[d:], "c")
+		acc := g.name("a")
+		g.line("const %s %s = %s;", ctype(dt), acc, loadExpr(dt, fmt.Sprintf("%s[%s]", row, ci[0])))
+		// Branch-free max/min, as in genReduceWindow.
+		g.selMinMax = true
+		next := regionBody(g, op.Regions[0], []string{acc, elem(ci[0])})
+		g.selMinMax = false
+		g.line("%s[%s] = %s;", row, ci[0], storeExpr(dt, next[0]))
+		g.endLoops(1)
+	}
+	inside := func(c string) string { return g.val(x, append(slices.Clone(xi), c)) }
+	if !padded(w) {
+		// Every window position is inside the input.
+		combine(inside)
+	} else {
+		g.openIf(conds)
+		combine(inside)
+		g.closeBlock()
+		// Outside: padding or a dilation hole, which holds the init value.
+		g.line("else {")
+		g.ind++
+		g.push()
+		combine(func(string) string { return init })
+		g.closeBlock()
+	}
+	g.endLoops(len(wi))
+	g.endLoops(len(oi))
+}
+
+// padded reports whether some window position of w may fall outside its
+// input: w pads or dilates the input.
+func padded(w stablehlo.Window) bool {
+	for d := range w.Dimensions {
+		if w.PadLow[d] != 0 || w.PadHigh[d] != 0 || w.BaseDilations[d] != 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // genSelectAndScatter implements §select_and_scatter as the interpreter
