@@ -248,3 +248,33 @@ func TestUnsupportedOpsAreReported(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelStepRepeatedBuffer checks that validate rejects a plan whose
+// kernel step is given one buffer twice (an output over an input): kernels
+// take their buffers as restrict pointers. Every compiled step passes.
+func TestKernelStepRepeatedBuffer(t *testing.T) {
+	_, exe := compileText(t, `func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = stablehlo.add %x, %x : tensor<64xf32>
+  %1 = stablehlo.exponential %0 : tensor<64xf32>
+  return %1 : tensor<64xf32>
+}`)
+	data, err := exe.Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := decodeExecutable(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.validate(nil); err != nil {
+		t.Fatalf("compiled plan rejected: %v", err)
+	}
+	s := &p.Steps[len(p.Steps)-1]
+	if s.Kernel == "" || len(s.Bufs) != 2 {
+		t.Fatalf("last step %+v, want a kernel of one input and one output", *s)
+	}
+	s.Bufs[1] = s.Bufs[0]
+	if err := p.validate(nil); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("validate = %v, want an error naming the repeated buffer", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
@@ -182,6 +183,14 @@ func (p *Plan) validate(numSyms map[string]bool) error {
 		}
 		if numSyms != nil && !numSyms[s.Kernel] {
 			return fmt.Errorf("step %d: unknown kernel %q", i, s.Kernel)
+		}
+		// Kernels take their buffers as restrict pointers (kernel.body):
+		// a buffer passed twice, as an input and an output, would let the
+		// C compiler's code read what it has already overwritten.
+		for j, id := range s.Bufs {
+			if slices.Contains(s.Bufs[:j], id) {
+				return fmt.Errorf("step %d: kernel %q is given buffer %d twice", i, s.Kernel, id)
+			}
 		}
 	}
 	for i, c := range p.Checks {
