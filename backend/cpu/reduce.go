@@ -361,72 +361,97 @@ func lanesReduce(op *stablehlo.Op) bool {
 // over the last dimension. The scalar loop's running maximum goes
 // through xk_maxf, whose NaN and signed-zero branches make it a chain of
 // compares and mispredicted jumps (the embedding's softmax maximum, 32 K
-// elements, took 81 µs); here each row runs in vector lanes of the plain
-// a > b ? a : b, which the compiler turns into vmaxps/blends, and a NaN
+// elements, took 81 µs); here each row runs in vector lanes of integers:
+// every element's total-order key (xk_tokf's: the bits with the other
+// bits flipped where the sign is set, an involution), whose signed
+// integer order is the float order with -0 < +0, so the plain integer
+// maximum (vpmaxsd) is the float maximum, zeros' signs included. A NaN
 // seen in any lane is remembered in a mask.
 //
 // The result is bit for bit the scalar loop's: without NaNs, the maximum
 // of a set under the order -0 < +0 does not depend on the order it is
-// taken in, and where it is not zero it has one representation, which
-// the plain compare finds in any order. A row with a NaN, a NaN or zero
-// initial value, or a zero result (where the plain compare may pick -0
-// for +0) is taken again by the scalar loop, in order, with the same
-// helper, so those get the scalar loop's result too (its NaN included).
+// taken in, so the lanes, then the initial value and the rest of the
+// row, give the scalar loop's value. A row with a NaN, or a NaN initial
+// value, has the scalar loop's result too: the initial value if it is a
+// NaN, else the row's first NaN, which a scalar search finds again.
+// Before the keys, such rows and zero results took the whole scalar loop
+// again, xk_maxf and all, which the C compiler vectorized: with the
+// lanes' elements written out once per lane, that made the kernel a
+// costly one to compile (the transformer's softmax maximum: 140 -> 95
+// million compiler instructions).
 func genLanesReduce(g *gen, op *stablehlo.Op, cfg Config, keptShape []int64, rn int64, initv, out string, merge func(o, r []string) []string) {
 	dt := op.Results[0].Type.DType
 	ct := ctype(dt)
-	opName := simpleReducer(op)
+	bits := 8 * dt.Size()
+	it := fmt.Sprintf("int%d_t", bits)
 	lanes := lanesWidth / int64(dt.Size())
-	cmp, start := ">", "-INFINITY"
-	if opName == "minimum" {
+	cmp, start, key := ">", "-INFINITY", "xk_tok"
+	if simpleReducer(op) == "minimum" {
 		cmp, start = "<", "INFINITY"
 	}
+	if dt == stablehlo.F32 {
+		key = "xk_tokf"
+	}
+	// flip is the key's (and its inverse's) XOR mask of v's bits.
+	flip := func(v string) string { return fmt.Sprintf("((%s >> %d) & INT%d_MAX)", v, bits-1, bits) }
 	vf, vi := g.name("xk_vf"), g.name("xk_vi")
 	g.line("typedef %s %s __attribute__((vector_size(%d)));", ct, vf, lanesWidth)
-	g.line("typedef int%d_t %s __attribute__((vector_size(%d)));", 8*dt.Size(), vi, lanesWidth)
+	g.line("typedef %s %s __attribute__((vector_size(%d)));", it, vi, lanesWidth)
 	o, no := parLoops(g, keptShape, "o", cfg.p("par") > 0)
-	m, bad := g.name("m"), g.name("bad")
-	g.line("%s %s = {%s};", vf, m, strings.Repeat(start+", ", int(lanes)-1)+start)
+	km, bad := g.name("km"), g.name("bad")
+	k0 := fmt.Sprintf("%s(%s)", key, start)
+	g.line("%s %s = {%s};", vi, km, strings.Repeat(k0+", ", int(lanes)-1)+k0)
 	g.line("%s %s = {0};", vi, bad)
 	g.line("int64_t r0 = 0;")
 	g.line("for (; r0 + %d <= %d; r0 += %d) {", lanes, rn, lanes)
 	g.ind++
 	g.push()
+	// The lanes' elements as a loop the compiler vectorizes, rather than
+	// written out once per lane (a quarter less compile).
 	xb := g.name("xb")
 	g.line("%s %s[%d];", ct, xb, lanes)
-	for j := int64(0); j < lanes; j++ {
-		x := g.val(op.Operands[0], merge(o, []string{fmt.Sprintf("(r0 + %d)", j)}))
-		g.line("%s[%d] = %s;", xb, j, x)
-	}
-	x, sel := g.name("x"), g.name("sel")
+	g.line("for (int64_t j = 0; j < %d; j++) {", lanes)
+	g.ind++
+	g.push()
+	g.line("%s[j] = %s;", xb, g.val(op.Operands[0], merge(o, []string{"(r0 + j)"})))
+	g.closeBlock()
+	x, b, kx, sel := g.name("x"), g.name("b"), g.name("kx"), g.name("sel")
 	g.line("%s %s;", vf, x)
 	g.line("__builtin_memcpy(&%s, %s, sizeof %s);", x, xb, x)
-	g.line("const %s %s = (%s)(%s %s %s);", vi, sel, vi, x, cmp, m)
+	g.line("const %s %s = (%s)%s;", vi, b, vi, x)
+	g.line("const %s %s = %s ^ %s;", vi, kx, b, flip(b))
+	g.line("const %s %s = %s %s %s;", vi, sel, kx, cmp, km)
+	g.line("%s = (%s & %s) | (%s & ~%s);", km, kx, sel, km, sel)
 	g.line("%s |= (%s)(%s != %s);", bad, vi, x, x)
-	g.line("%s = (%s)(((%s)%s & %s) | ((%s)%s & ~%s));", m, vf, vi, x, sel, vi, m, sel)
 	g.closeBlock()
-	acc, any := g.name("acc"), g.name("nan")
+	acc, ka, any := g.name("acc"), g.name("ka"), g.name("nan")
 	g.line("%s %s = %s;", ct, acc, initv)
+	g.line("%s %s = %s(%s);", it, ka, key, acc)
 	g.line("int %s = %s != %s;", any, acc, acc)
 	g.line("for (int j = 0; j < %d; j++) {", lanes)
-	g.line("\t%s = %s[j] %s %s ? %s[j] : %s;", acc, m, cmp, acc, m, acc)
+	g.line("\t%s = %s[j] %s %s ? %s[j] : %s;", ka, km, cmp, ka, km, ka)
 	g.line("\t%s |= %s[j] != 0;", any, bad)
 	g.line("}")
-	g.line("for (; r0 < %d; r0++) {", rn)
-	g.ind++
-	g.push()
-	t := g.val(op.Operands[0], merge(o, []string{"r0"}))
-	g.line("%s |= %s != %s;", any, t, t)
-	g.line("%s = %s %s %s ? %s : %s;", acc, t, cmp, acc, t, acc)
-	g.closeBlock()
-	g.line("if (%s || %s == 0) {", any, acc)
+	if rn%lanes != 0 {
+		g.line("for (; r0 < %d; r0++) {", rn)
+		g.ind++
+		g.push()
+		t := g.val(op.Operands[0], merge(o, []string{"r0"}))
+		kt := g.name("kt")
+		g.line("%s |= %s != %s;", any, t, t)
+		g.line("const %s %s = %s(%s);", it, kt, key, t)
+		g.line("%s = %s %s %s ? %s : %s;", ka, kt, cmp, ka, kt, ka)
+		g.closeBlock()
+	}
+	g.line("{ const %s u = %s ^ %s; memcpy(&%s, &u, sizeof u); }", it, ka, flip(ka), acc)
+	g.line("if (%s) {", any)
 	g.ind++
 	g.line("%s = %s;", acc, initv)
-	g.line("for (int64_t r1 = 0; r1 < %d; r1++) {", rn)
+	g.line("for (int64_t r1 = 0; r1 < %d && %s == %s; r1++) {", rn, acc, acc)
 	g.ind++
 	g.push()
-	t = g.val(op.Operands[0], merge(o, []string{"r1"}))
-	g.line("%s = %s;", acc, binaryExpr(opName, acc, t, dt))
+	t := g.val(op.Operands[0], merge(o, []string{"r1"}))
+	g.line("if (%s != %s) %s = %s;", t, t, acc, t)
 	g.closeBlock()
 	g.ind--
 	g.line("}")

@@ -19,8 +19,8 @@ import (
 // variant's fast path and every way out of it: random finite rows, a NaN
 // (two payloads, both signs) at the first, a middle and the last
 // position, rows of signed zeros only (the result is a zero whose sign
-// the order decides), zeros among negatives, infinities, subnormals and
-// ties between equal values.
+// the order decides), zeros among negatives, zeros of both signs in one
+// lane, infinities, subnormals and ties between equal values.
 func lanesRows(rows, n int, seed uint64) []float64 {
 	negZero := math.Copysign(0, -1)
 	nan2 := math.Float64frombits(0x7ff4000000000123) // another payload
@@ -71,6 +71,15 @@ func lanesRows(rows, n int, seed uint64) []float64 {
 		case 10:
 			for i := range row {
 				row[i] = 2.5
+			}
+		case 11:
+			// Zeros of both signs meeting in one lane: -0 everywhere
+			// but the last element of the last full vector of lanes.
+			for i := range row {
+				row[i] = negZero
+			}
+			if n >= 16 {
+				row[(n/8)*8-1] = 0
 			}
 		}
 		out = append(out, row...)
