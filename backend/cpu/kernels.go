@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -319,8 +320,140 @@ func genLoop(g *gen, op *stablehlo.Op, par bool) {
 		g.endLoops(n)
 		return
 	}
-	idx, n := parLoops(g, r.Type.Shape, "i", par)
+	shape, expand := collapseLoops(g.l, op)
+	li, n := parLoops(g, shape, "i", par)
+	idx := expand(li)
 	x := g.compute(op, idx)
 	g.line("%s[%s] = %s;", out, offset(r.Type.Shape, idx), storeExpr(r.Type.DType, x))
 	g.endLoops(n)
+}
+
+// collapseLoops merges the loops of an elementwise kernel over adjacent
+// result dimensions that every buffer it reads walks contiguously, or not
+// at all (a broadcast over both): a 4-D relu adding a per-channel bias,
+// 16x28x28x16, loops 12544x16. Fewer, longer loops cost the C compiler
+// less (cnn's and resnetblock's 4-D fusions: 40% less of their compile)
+// and vectorize as well. It returns the loop shape and expand, which maps
+// the loops' index names to an index of the result: a merged group's last
+// dimension gets the group's index and its others 0, which addresses the
+// same elements because the group is contiguous in the result and in
+// every buffer read; dimensions of size 1 get 0.
+//
+// Only kernels of elementwise ops and broadcast_in_dim over buffers and
+// splat constants are merged: the other index ops (transposes, slices,
+// reshapes, iota, ...) compute with the index itself.
+func collapseLoops(l *lowering, op *stablehlo.Op) ([]int64, func([]string) []string) {
+	shape := op.Results[0].Type.Shape
+	identity := func(li []string) []string { return li }
+	if len(shape) < 2 {
+		return shape, identity
+	}
+	// The dimension of each read buffer that each result dimension walks
+	// (-1: none).
+	var reads []struct {
+		shape []int64
+		dims  []int
+	}
+	ok := true
+	var walk func(v *stablehlo.Value, dims []int)
+	// walkOp follows the computation of v, the result of o.
+	walkOp := func(o *stablehlo.Op, v *stablehlo.Value, dims []int) {
+		switch {
+		case o.Name == "constant":
+			// A splat literal (non-splat constants are buffers).
+		case o.Name == "broadcast_in_dim":
+			u := o.Operands[0]
+			ud := make([]int, len(dims))
+			for d, vd := range dims {
+				ud[d] = -1
+				for k, bd := range o.Attrs.BroadcastDims {
+					if vd >= 0 && int(bd) == vd && u.Type.Shape[k] == v.Type.Shape[vd] {
+						ud[d] = k
+					}
+				}
+			}
+			walk(u, ud)
+		case opTable[o.Name].family == famElementwise && len(o.Results) == 1:
+			for _, u := range o.Operands {
+				switch {
+				case slices.Equal(u.Type.Shape, v.Type.Shape):
+					walk(u, dims)
+				case u.Type.Rank() == 0:
+					walk(u, slices.Repeat([]int{-1}, len(dims)))
+				default:
+					ok = false
+				}
+			}
+		default:
+			ok = false
+		}
+	}
+	walk = func(v *stablehlo.Value, dims []int) {
+		if !ok {
+			return
+		}
+		if v.Def == nil || l.mat[v] {
+			reads = append(reads, struct {
+				shape []int64
+				dims  []int
+			}{v.Type.Shape, dims})
+			return
+		}
+		walkOp(v.Def, v, dims)
+	}
+	ids := make([]int, len(shape))
+	for d := range ids {
+		ids[d] = d
+	}
+	walkOp(op, op.Results[0], ids) // the root's result is the kernel's output
+	if !ok {
+		return shape, identity
+	}
+	// contiguous reports whether result dimensions a < b (of size > 1,
+	// with only dimensions of size 1 between them) can share a loop.
+	contiguous := func(a, b int) bool {
+		for _, r := range reads {
+			x, y := r.dims[a], r.dims[b]
+			switch {
+			case x < 0 && y < 0:
+			case x < 0 || y < 0 || y <= x:
+				return false
+			default:
+				for k := x + 1; k < y; k++ {
+					if r.shape[k] != 1 {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	var groups [][]int // result dimensions of size > 1, merged
+	for d, n := range shape {
+		if n == 1 {
+			continue
+		}
+		if g := len(groups) - 1; g >= 0 && contiguous(groups[g][len(groups[g])-1], d) {
+			groups[g] = append(groups[g], d)
+		} else {
+			groups = append(groups, []int{d})
+		}
+	}
+	if len(groups) == len(shape) {
+		return shape, identity
+	}
+	loops := make([]int64, len(groups))
+	for i, g := range groups {
+		loops[i] = 1
+		for _, d := range g {
+			loops[i] *= shape[d]
+		}
+	}
+	return loops, func(li []string) []string {
+		idx := slices.Repeat([]string{"0"}, len(shape))
+		for i, g := range groups {
+			idx[g[len(g)-1]] = li[i]
+		}
+		return idx
+	}
 }

@@ -1,0 +1,134 @@
+package cpu
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSmallKernels checks which kernels are built at -O1 (XK_SMALL):
+// those touching at most smallElements elements, not a bigger elementwise
+// loop, a reduction of a bigger operand or a product doing more
+// multiply-adds than that. The small ones still match the interpreter.
+func TestSmallKernels(t *testing.T) {
+	src := `func.func @main(%a: tensor<16x10xf32>, %b: tensor<64x64xf32>, %c: tensor<4x300xf32>, %d: tensor<12x12xf32>) -> (tensor<16x10xf32>, tensor<64x64xf32>, tensor<4xf32>, tensor<12x12xf32>) {
+  %0 = stablehlo.exponential %a : tensor<16x10xf32>
+  %1 = stablehlo.exponential %b : tensor<64x64xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %2 = stablehlo.reduce(%c init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x300xf32>, tensor<f32>) -> tensor<4xf32>
+  %3 = stablehlo.dot_general %d, %d, contracting_dims = [1] x [0] : (tensor<12x12xf32>, tensor<12x12xf32>) -> tensor<12x12xf32>
+  return %0, %1, %2, %3 : tensor<16x10xf32>, tensor<64x64xf32>, tensor<4xf32>, tensor<12x12xf32>
+}`
+	l, err := analyze(parseText(t, src).Main(), "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"exponential tensor<16x10xf32>": true, "exponential tensor<64x64xf32>": false, "reduce tensor<4xf32>": false, "dot_general tensor<12x12xf32>": false}
+	for _, op := range l.roots {
+		k, err := newKernel(l, op, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, ok := want[k.desc]
+		if !ok {
+			t.Fatalf("unexpected kernel %s", k.desc)
+		}
+		delete(want, k.desc)
+		body, err := k.body(k.cands[0], "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(body, "XK_SMALL void k("); got != w {
+			t.Errorf("%s: built at -O1 %v, want %v", k.desc, got, w)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("kernels not found: %v", want)
+	}
+	m, exe := compileText(t, src)
+	got, want2 := runBoth(t, exe, m, randomArgs(m, 3))
+	for i := range 3 { // the product may contract multiply-adds
+		if j, ok := sameValues(got[i], want2[i]); !ok {
+			t.Errorf("output %d differs from the interpreter at %d", i, j)
+		}
+	}
+}
+
+// TestCollapseLoops checks which loops of elementwise kernels merge
+// (collapseLoops): dimensions every read buffer walks contiguously or not
+// at all, past dimensions of size 1; none across a broadcast of one
+// dimension only, a transpose or a size-1 broadcast operand. Every
+// program also matches the interpreter bit for bit.
+func TestCollapseLoops(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		loops     []int64
+	}{
+		{"relu with a channel bias", `func.func @main(%x: tensor<4x6x6x16xf32>, %b: tensor<16xf32>) -> tensor<4x6x6x16xf32> {
+  %0 = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<16xf32>) -> tensor<4x6x6x16xf32>
+  %1 = stablehlo.add %x, %0 : tensor<4x6x6x16xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<4x6x6x16xf32>
+  %2 = stablehlo.maximum %1, %z : tensor<4x6x6x16xf32>
+  return %2 : tensor<4x6x6x16xf32>
+}`, []int64{144, 16}},
+		{"same shapes", `func.func @main(%x: tensor<3x5x7xf32>, %y: tensor<3x5x7xf32>) -> tensor<3x5x7xf32> {
+  %0 = stablehlo.multiply %x, %y : tensor<3x5x7xf32>
+  %1 = stablehlo.exponential %0 : tensor<3x5x7xf32>
+  return %1 : tensor<3x5x7xf32>
+}`, []int64{105}},
+		{"row statistics", `func.func @main(%x: tensor<4x8x32xf32>, %m: tensor<4x8xf32>) -> tensor<4x8x32xf32> {
+  %0 = stablehlo.broadcast_in_dim %m, dims = [0, 1] : (tensor<4x8xf32>) -> tensor<4x8x32xf32>
+  %1 = stablehlo.subtract %x, %0 : tensor<4x8x32xf32>
+  return %1 : tensor<4x8x32xf32>
+}`, []int64{32, 32}},
+		{"broadcast over the middle", `func.func @main(%x: tensor<4x5x6xf32>, %y: tensor<4x6xf32>) -> tensor<4x5x6xf32> {
+  %0 = stablehlo.broadcast_in_dim %y, dims = [0, 2] : (tensor<4x6xf32>) -> tensor<4x5x6xf32>
+  %1 = stablehlo.add %x, %0 : tensor<4x5x6xf32>
+  return %1 : tensor<4x5x6xf32>
+}`, []int64{4, 5, 6}},
+		{"size-1 dimensions", `func.func @main(%x: tensor<4x1x8xf32>, %y: tensor<4x1x8xf32>) -> tensor<4x1x8xf32> {
+  %0 = stablehlo.subtract %x, %y : tensor<4x1x8xf32>
+  return %0 : tensor<4x1x8xf32>
+}`, []int64{32}},
+		{"size-1 operand broadcast", `func.func @main(%x: tensor<1x20xf32>, %y: tensor<20x20xf32>) -> tensor<20x20xf32> {
+  %0 = stablehlo.broadcast_in_dim %x, dims = [0, 1] : (tensor<1x20xf32>) -> tensor<20x20xf32>
+  %1 = stablehlo.multiply %0, %y : tensor<20x20xf32>
+  return %1 : tensor<20x20xf32>
+}`, []int64{20, 20}},
+		{"scalar clamp bounds", `func.func @main(%x: tensor<3x4xf32>, %lo: tensor<f32>, %hi: tensor<f32>) -> tensor<3x4xf32> {
+  %0 = stablehlo.clamp %lo, %x, %hi : (tensor<f32>, tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}`, []int64{12}},
+		{"transpose", `func.func @main(%x: tensor<3x4xf32>, %y: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %1 = stablehlo.add %0, %y : tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}`, []int64{4, 3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := parseText(t, c.src)
+			l, err := analyze(m.Main(), "collapse")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.roots) != 1 {
+				t.Fatalf("%d kernels, want 1", len(l.roots))
+			}
+			loops, expand := collapseLoops(l, l.roots[0])
+			if !slices.Equal(loops, c.loops) {
+				t.Errorf("loops %v, want %v", loops, c.loops)
+			}
+			names := make([]string, len(loops))
+			for i := range names {
+				names[i] = fmt.Sprintf("i%d", i)
+			}
+			if idx := expand(names); len(idx) != l.roots[0].Results[0].Type.Rank() {
+				t.Errorf("expanded index %v for rank %d", idx, l.roots[0].Results[0].Type.Rank())
+			}
+			m2, exe := compileText(t, c.src)
+			got, want := runBoth(t, exe, m2, randomArgs(m2, 4))
+			assertSame(t, c.name, got, want)
+		})
+	}
+}
