@@ -258,14 +258,7 @@ func TestKernelStepRepeatedBuffer(t *testing.T) {
   %1 = stablehlo.exponential %0 : tensor<64xf32>
   return %1 : tensor<64xf32>
 }`)
-	data, err := exe.Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := decodeExecutable(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := roundTrip(t, exe).plan // the plan as the executables tier gives it back
 	if err := p.validate(nil); err != nil {
 		t.Fatalf("compiled plan rejected: %v", err)
 	}
