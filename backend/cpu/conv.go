@@ -197,9 +197,7 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 	g.line("int64_t t = 0;")
 	ks := g.loops(kShape, "ks")
 	g.line("for (int64_t ci = 0; ci < %d; ci++)", kI)
-	g.line("for (int64_t of = 0; of < %d; of++) {", np*int64(nr))
-	g.ind++
-	g.push()
+	g.openBlock("for (int64_t of = 0; of < %d; of++) {", np*int64(nr))
 	kk := make([]string, kt.Rank())
 	for s := 0; s < ns; s++ {
 		kk[d.KernelSpatial[s]] = ks[s]
@@ -210,9 +208,7 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 	kk[d.KernelInputFeature] = "ci"
 	kk[d.KernelOutputFeature] = "of"
 	g.line("%s wv = 0;", acc)
-	g.line("if (of < %d) {", N)
-	g.ind++
-	g.push()
+	g.openBlock("if (of < %d) {", N)
 	g.line("wv = %s;", g.val(rhs, kk))
 	g.closeBlock()
 	g.line("bp[((of / %d)*%d + t*%d + ci)*%d + of %% %d] = wv;", nr, K, kI, nr, nr)
@@ -249,9 +245,7 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 		g.ind++
 		g.line("int64_t t = 0;")
 		ks = g.loops(kShape, "ks")
-		g.line("for (int64_t r = 0; r < %d; r++) {", mr)
-		g.ind++
-		g.push()
+		g.openBlock("for (int64_t r = 0; r < %d; r++) {", mr)
 		li := make([]string, lt.Rank())
 		var conds []string
 		conds = append(conds, fmt.Sprintf("ib*%d + r < %d", mr, M))
@@ -266,9 +260,7 @@ func genConvGemm(g *gen, op *stablehlo.Op, cfg Config) {
 		g.line("%s* dst = ap + t*%d*%d + r;", acc, kI, mr)
 		g.line("if (%s) {", allOf(conds))
 		g.ind++
-		g.line("for (int64_t ci = 0; ci < %d; ci++) {", kI)
-		g.ind++
-		g.push()
+		g.openBlock("for (int64_t ci = 0; ci < %d; ci++) {", kI)
 		g.line("dst[ci*%d] = %s;", mr, g.val(lhs, li))
 		g.closeBlock()
 		g.ind--
@@ -467,9 +459,7 @@ func genConv(g *gen, op *stablehlo.Op) {
 	}
 	g.line("if (%s) {", allOf(conds))
 	g.ind++
-	g.line("for (int64_t ci = 0; ci < %d; ci++) {", kI)
-	g.ind++
-	g.push()
+	g.openBlock("for (int64_t ci = 0; ci < %d; ci++) {", kI)
 	li[d.InputBatch] = "n"
 	li[d.InputFeature] = fmt.Sprintf("(grp*%d + ci)", kI)
 	kk[d.KernelInputFeature] = "ci"

@@ -153,9 +153,7 @@ func genConvWino(g *gen, op *stablehlo.Op, cfg Config) {
 			g.line("%s w_%d_%d = 0;", acc, a, b)
 		}
 	}
-	g.line("if (of < %d) {", N)
-	g.ind++
-	g.push()
+	g.openBlock("if (of < %d) {", N)
 	kk := make([]string, kt.Rank())
 	kk[d.KernelInputFeature] = "ci"
 	kk[d.KernelOutputFeature] = "of"
@@ -288,9 +286,7 @@ func genConvWino(g *gen, op *stablehlo.Op, cfg Config) {
 	g.line("if (ih < 0 || ih >= %d || iw < 0 || iw >= %d) continue;", lt.Shape[d.InputSpatial[0]], lt.Shape[d.InputSpatial[1]])
 	g.line("const %s* restrict xr = %s + tb[r]*%d + ih*%d + iw*%d;", acc, base, ls[d.InputBatch], ls[d.InputSpatial[0]], ls[d.InputSpatial[1]])
 	g.line("#pragma GCC unroll 1")
-	g.line("for (int64_t ci = 0; ci < %d; ci++) {", kI)
-	g.ind++
-	g.push()
+	g.openBlock("for (int64_t ci = 0; ci < %d; ci++) {", kI)
 	kk = make([]string, kt.Rank())
 	kk[d.KernelInputFeature] = "ci"
 	kk[d.KernelOutputFeature] = "co"

@@ -66,13 +66,19 @@ func (g *gen) name(prefix string) string {
 // openIf opens a C block, in a new scope, that runs when every condition
 // holds; closeBlock ends it.
 func (g *gen) openIf(conds []string) {
-	g.line("if (%s) {", allOf(conds))
+	g.openBlock("if (%s) {", allOf(conds))
+}
+
+// openBlock writes a line that opens a C block ("for (...) {", "else {")
+// and starts the block's scope; closeBlock ends it.
+func (g *gen) openBlock(format string, args ...any) {
+	g.line(format, args...)
 	g.ind++
 	g.push()
 }
 
-// closeBlock ends a C block opened with a scope of its own (openIf's,
-// or a loop's).
+// closeBlock ends a C block opened with a scope of its own (openBlock's,
+// openIf's or a loop's).
 func (g *gen) closeBlock() {
 	g.pop()
 	g.ind--

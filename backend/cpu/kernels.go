@@ -349,12 +349,13 @@ func collapseLoops(l *lowering, op *stablehlo.Op) ([]int64, func([]string) []str
 	if len(shape) < 2 {
 		return shape, identity
 	}
-	// The dimension of each read buffer that each result dimension walks
-	// (-1: none).
-	var reads []struct {
+	// read is a buffer the kernel reads, with the dimension of it each
+	// result dimension walks (-1: none).
+	type read struct {
 		shape []int64
 		dims  []int
 	}
+	var reads []read
 	ok := true
 	var walk func(v *stablehlo.Value, dims []int)
 	// walkOp follows the computation of v, the result of o.
@@ -394,10 +395,7 @@ func collapseLoops(l *lowering, op *stablehlo.Op) ([]int64, func([]string) []str
 			return
 		}
 		if v.Def == nil || l.mat[v] {
-			reads = append(reads, struct {
-				shape []int64
-				dims  []int
-			}{v.Type.Shape, dims})
+			reads = append(reads, read{v.Type.Shape, dims})
 			return
 		}
 		walkOp(v.Def, v, dims)

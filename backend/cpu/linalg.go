@@ -39,9 +39,7 @@ func genTriSolve(g *gen, op *stablehlo.Op) {
 	lowerEff := t.Lower != trans
 	g.line("%s* X = (%s*)malloc(sizeof(%s) * %d + 8);", ct, ct, ct, rows*cols)
 	g.line("if (!X) { XK_ALLOC_FAILED(); return; }")
-	g.line("for (int64_t bt = 0; bt < %d; bt++) {", batches)
-	g.ind++
-	g.push()
+	g.openBlock("for (int64_t bt = 0; bt < %d; bt++) {", batches)
 	elem := func(i, j string) string {
 		if trans {
 			i, j = j, i
@@ -127,9 +125,7 @@ func genCholesky(g *gen, op *stablehlo.Op) {
 	}
 	g.line("%s* L = (%s*)malloc(sizeof(%s) * %d + 8);", ct, ct, ct, n*n)
 	g.line("if (!L) { XK_ALLOC_FAILED(); return; }")
-	g.line("for (int64_t bt = 0; bt < %d; bt++) {", batches)
-	g.ind++
-	g.push()
+	g.openBlock("for (int64_t bt = 0; bt < %d; bt++) {", batches)
 	g.line("for (int64_t e = 0; e < %d; e++) L[e] = 0;", n*n)
 	g.line("for (int64_t i = 0; i < %d; i++)", n)
 	g.line("for (int64_t j = 0; j <= i; j++) {")

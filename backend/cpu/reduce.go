@@ -279,18 +279,14 @@ func genReduce(g *gen, op *stablehlo.Op, cfg Config) {
 		}
 		g.line("int64_t r0 = %d;", start)
 		if lanes > 1 {
-			g.line("for (; r0 + %d <= %d; r0 += %d) {", u, rn, u)
-			g.ind++
-			g.push()
+			g.openBlock("for (; r0 + %d <= %d; r0 += %d) {", u, rn, u)
 			for j := 0; j < u; j++ {
 				x := g.val(in[0], merge(o, []string{fmt.Sprintf("(r0 + %d)", j)}))
 				g.line("%s = %s;", accs[j], binaryExpr(opName, accs[j], x, dt))
 			}
 			g.closeBlock()
 		}
-		g.line("for (; r0 < %d; r0++) {", rn)
-		g.ind++
-		g.push()
+		g.openBlock("for (; r0 < %d; r0++) {", rn)
 		x := g.val(in[0], merge(o, []string{"r0"}))
 		g.line("%s = %s;", accs[0], binaryExpr(opName, accs[0], x, dt))
 		g.closeBlock()
@@ -403,16 +399,12 @@ func genLanesReduce(g *gen, op *stablehlo.Op, cfg Config, keptShape []int64, rn 
 	g.line("%s %s = {%s};", vi, km, strings.Repeat(k0+", ", int(lanes)-1)+k0)
 	g.line("%s %s = {0};", vi, bad)
 	g.line("int64_t r0 = 0;")
-	g.line("for (; r0 + %d <= %d; r0 += %d) {", lanes, rn, lanes)
-	g.ind++
-	g.push()
+	g.openBlock("for (; r0 + %d <= %d; r0 += %d) {", lanes, rn, lanes)
 	// The lanes' elements as a loop the compiler vectorizes, rather than
 	// written out once per lane (a quarter less compile).
 	xb := g.name("xb")
 	g.line("%s %s[%d];", ct, xb, lanes)
-	g.line("for (int64_t j = 0; j < %d; j++) {", lanes)
-	g.ind++
-	g.push()
+	g.openBlock("for (int64_t j = 0; j < %d; j++) {", lanes)
 	g.line("%s[j] = %s;", xb, g.val(op.Operands[0], merge(o, []string{"(r0 + j)"})))
 	g.closeBlock()
 	x, b, kx, sel := g.name("x"), g.name("b"), g.name("kx"), g.name("sel")
@@ -433,9 +425,7 @@ func genLanesReduce(g *gen, op *stablehlo.Op, cfg Config, keptShape []int64, rn 
 	g.line("\t%s |= %s[j] != 0;", any, bad)
 	g.line("}")
 	if rn%lanes != 0 {
-		g.line("for (; r0 < %d; r0++) {", rn)
-		g.ind++
-		g.push()
+		g.openBlock("for (; r0 < %d; r0++) {", rn)
 		t := g.val(op.Operands[0], merge(o, []string{"r0"}))
 		kt := g.name("kt")
 		g.line("%s |= %s != %s;", any, t, t)
@@ -447,9 +437,7 @@ func genLanesReduce(g *gen, op *stablehlo.Op, cfg Config, keptShape []int64, rn 
 	g.line("if (%s) {", any)
 	g.ind++
 	g.line("%s = %s;", acc, initv)
-	g.line("for (int64_t r1 = 0; r1 < %d && %s == %s; r1++) {", rn, acc, acc)
-	g.ind++
-	g.push()
+	g.openBlock("for (int64_t r1 = 0; r1 < %d && %s == %s; r1++) {", rn, acc, acc)
 	t := g.val(op.Operands[0], merge(o, []string{"r1"}))
 	g.line("if (%s != %s) %s = %s;", t, t, acc, t)
 	g.closeBlock()

@@ -39,9 +39,7 @@ func genSort(g *gen, op *stablehlo.Op) {
 	g.ind++
 	g.line("int64_t mid = lo + width < %d ? lo + width : %d, hi = lo + 2 * width < %d ? lo + 2 * width : %d;", n, n, n, n)
 	g.line("int64_t a = lo, b = mid, k = lo;")
-	g.line("while (a < mid && b < hi) {")
-	g.ind++
-	g.push()
+	g.openBlock("while (a < mid && b < hi) {")
 	// Take from the right run only when it is strictly less (stability).
 	at := func(pos string) []string {
 		idx := slices.Clone(oi)
@@ -62,9 +60,7 @@ func genSort(g *gen, op *stablehlo.Op) {
 	g.line("for (int64_t i = 0; i < %d; i++) perm[i] = tmp[i];", n)
 	g.ind--
 	g.line("}")
-	g.line("for (int64_t i = 0; i < %d; i++) {", n)
-	g.ind++
-	g.push()
+	g.openBlock("for (int64_t i = 0; i < %d; i++) {", n)
 	for i, x := range op.Operands {
 		g.line("%s[%s] = %s;", outs[i], offset(t0.Shape, at("i")), storeExpr(x.Type.DType, g.val(x, at("perm[i]"))))
 	}

@@ -174,9 +174,7 @@ func genReduceWindowRows(g *gen, op *stablehlo.Op) {
 		combine(inside)
 		g.closeBlock()
 		// Outside: padding or a dilation hole, which holds the init value.
-		g.line("else {")
-		g.ind++
-		g.push()
+		g.openBlock("else {")
 		combine(func(string) string { return init })
 		g.closeBlock()
 	}
@@ -222,17 +220,13 @@ func genSelectAndScatter(g *gen, op *stablehlo.Op) {
 	g.openIf(conds)
 	cand := g.name("c")
 	g.line("const %s %s = %s;", ctype(dt), cand, g.val(x, xi))
-	g.line("if (best < 0) { best = %s; bestv = %s; } else {", offset(x.Type.Shape, xi), cand)
-	g.ind++
-	g.push()
+	g.openBlock("if (best < 0) { best = %s; bestv = %s; } else {", offset(x.Type.Shape, xi), cand)
 	keep := regionBody(g, op.Regions[0], []string{"bestv", cand})
 	g.line("if (!%s) { best = %s; bestv = %s; }", keep[0], offset(x.Type.Shape, xi), cand)
 	g.closeBlock()
 	g.closeBlock()
 	g.endLoops(len(wi))
-	g.line("if (best >= 0) {")
-	g.ind++
-	g.push()
+	g.openBlock("if (best >= 0) {")
 	next := regionBody(g, op.Regions[1], []string{loadExpr(dt, out+"[best]"), g.val(src, si)})
 	g.line("%s[best] = %s;", out, storeExpr(dt, next[0]))
 	g.closeBlock()
