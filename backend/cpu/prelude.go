@@ -55,11 +55,11 @@ XK_MATH1(round) XK_MATH1(fabs)
 XK_MATH2(pow) XK_MATH2(fmod) XK_MATH2(atan2) XK_MATH2(nextafter)
 
 #define XK_INLINE static inline __attribute__((always_inline, unused))
-/* Kernels that touch a few hundred elements (smallKernel) are built at
-   -O1 whatever the unit's level: they run in a microsecond either way,
-   and the vectorizer's loop versions and epilogues were most of their
-   compile (cnn's four softmax kernels: a quarter of its untuned unit).
-   GCC only; other compilers build them at the unit's level. */
+/* Kernels that touch at most a thousand elements (kernel.small) are
+   built at -O1 whatever the unit's level: they run in a few
+   microseconds either way, and the vectorizer's loops and epilogues
+   were most of their compile (see smallElements). GCC only; other
+   compilers build them at the unit's level. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define XK_SMALL __attribute__((optimize("O1")))
 #else
