@@ -62,12 +62,16 @@ func resolveKernel(lib *cc.Library, sym string) (kernelFn, error) {
 // of the process-wide pool (cc.RunParts: C threads, started once, that
 // grow to the largest thread count asked for and never shrink).
 //
-// Workers block between calls rather than polling for the next one:
-// polling (50 µs after each call, by workers and caller, as Eigen's and
-// OpenMP's pools do) was measured slower on a shared 2-core machine (cnn,
-// mlp, transformer on 2 threads, 10-65% slower per run, serial kernels
-// included) because a polling thread takes the core the caller's next
-// serial kernel needs when other processes hold the other.
+// After a call, workers look for the next one for up to 200 µs (and a
+// caller for its workers to finish) before they block, yielding the core
+// between looks, but only while the machine has no more threads running
+// or ready than CPUs (internal/cc/pool.go). On a quiet 2-core VM a
+// blocked worker's wake-up took 20-45 µs, longer than many kernels' halves
+// (BenchmarkPoolRoundTrip: two 20 µs parts 63 µs a call blocking, 29 µs
+// spinning); on an overloaded machine a spinning thread takes the core the
+// caller's next serial kernel needs (50 µs of polling without that check
+// was 10-65% slower there), and a blocked one, once woken, runs ahead of
+// the threads that kept running.
 func (f kernelFn) run(bufs unsafe.Pointer, threads int) {
 	if f.part == nil || threads <= 1 {
 		cc.Call(f.serial, bufs)

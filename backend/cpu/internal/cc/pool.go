@@ -2,10 +2,15 @@ package cc
 
 /*
 #cgo LDFLAGS: -pthread
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef void (*xk_pool_pfn)(void**, int64_t, int64_t);
 
@@ -18,7 +23,7 @@ typedef struct xk_job {
 	int64_t n;
 	atomic_llong next;     // the next part to claim
 	int helpers;           // workers still wanted (under xk_pool_mu)
-	int joined;            // workers in the job now (under xk_pool_mu)
+	atomic_int joined;     // workers in the job now (changed under xk_pool_mu)
 	int queued;            // still on the queue (under xk_pool_mu)
 	struct xk_job* link;   // the next queued job (under xk_pool_mu)
 } xk_job;
@@ -28,7 +33,15 @@ static pthread_cond_t xk_pool_work = PTHREAD_COND_INITIALIZER; // a job was queu
 static pthread_cond_t xk_pool_left = PTHREAD_COND_INITIALIZER; // a worker left its job
 static xk_job* xk_pool_head = NULL;
 static xk_job* xk_pool_tail = NULL;
-static int xk_pool_idle = 0;
+static int xk_pool_idle = 0;                 // workers blocked on xk_pool_work (under xk_pool_mu)
+static atomic_int xk_pool_jobs = 0;          // jobs on the queue (changed under xk_pool_mu)
+static atomic_int xk_pool_spinning = 0;      // workers in their spin phase
+
+// XK_POOL_SPIN_NS is how long a worker looks for the next job, and a
+// caller for its workers to finish, before blocking.
+#define XK_POOL_SPIN_NS 200000
+#define XK_POOL_GAP_NS 500000
+#define XK_POOL_CHECK_NS 2000000
 
 static void xk_pool_parts(xk_job* j) {
 	for (;;) {
@@ -48,25 +61,105 @@ static void xk_pool_unlink(xk_job* j) {
 		break;
 	}
 	j->queued = 0;
+	atomic_fetch_sub(&xk_pool_jobs, 1);
 }
 
-// xk_pool_worker is a worker's whole life: it blocks until a job is
-// queued, runs parts of it until none is left, and waits again.
+// xk_pool_now is CLOCK_MONOTONIC in nanoseconds (a vDSO call, no system
+// call), for the spin phases' deadlines.
+static int64_t xk_pool_now(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+// xk_pool_running returns how many threads the whole machine has
+// running or ready to run now (the fourth field of /proc/loadavg), or -1
+// where that cannot be read.
+static int xk_pool_running(void) {
+	char b[128];
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return -1;
+	ssize_t n = read(fd, b, sizeof b - 1);
+	close(fd);
+	if (n <= 0) return -1;
+	b[n] = 0;
+	char* p = b;
+	for (int f = 0; f < 3; f++) {
+		p = strchr(p, ' ');
+		if (!p) return -1;
+		p++;
+	}
+	return atoi(p);
+}
+
+// xk_pool_may_spin says whether the machine has a core to spare for a
+// thread that spins: no more threads running or ready than online CPUs,
+// counting the caller and the spinner. Where there are more, a spinning
+// thread takes time from threads with work (ours among them), and a
+// blocked one, once woken, is run ahead of those that kept running. The
+// count is read at most every XK_POOL_CHECK_NS, by whichever thread finds
+// it stale.
+static atomic_llong xk_pool_checked_at = 0;
+static atomic_int xk_pool_spin_ok = 0;
+static atomic_int xk_pool_spin_force = 0; // tests: 1 always spins, -1 never
+static int xk_pool_may_spin(int64_t now) {
+	int force = atomic_load_explicit(&xk_pool_spin_force, memory_order_relaxed);
+	if (force) return force > 0;
+	int64_t at = atomic_load_explicit(&xk_pool_checked_at, memory_order_relaxed);
+	if (now - at < XK_POOL_CHECK_NS) return atomic_load_explicit(&xk_pool_spin_ok, memory_order_relaxed);
+	if (!atomic_compare_exchange_strong(&xk_pool_checked_at, &at, now)) return atomic_load_explicit(&xk_pool_spin_ok, memory_order_relaxed);
+	static long cpus = 0;
+	if (cpus == 0) cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int r = xk_pool_running();
+	int ok = r > 0 && r <= cpus;
+	atomic_store_explicit(&xk_pool_spin_ok, ok, memory_order_relaxed);
+	return ok;
+}
+
+// xk_pool_spin waits while *v is zero (while_set 0) or not zero
+// (while_set 1), for at most XK_POOL_SPIN_NS, yielding the core between
+// looks, where xk_pool_may_spin allows. A yield that took more than
+// XK_POOL_GAP_NS (another thread ran on this core) ends the spin too.
+static void xk_pool_spin(atomic_int* v, int while_set) {
+	int64_t t = xk_pool_now();
+	if (!xk_pool_may_spin(t)) return;
+	int64_t end = t + XK_POOL_SPIN_NS;
+	while ((atomic_load_explicit(v, memory_order_acquire) != 0) == while_set) {
+		sched_yield();
+		int64_t u = xk_pool_now();
+		if (u >= end || u - t > XK_POOL_GAP_NS) return;
+		t = u;
+	}
+}
+
+// xk_pool_worker is a worker's whole life: it spins for up to
+// XK_POOL_SPIN_NS for a job, then blocks until one is queued, runs parts
+// of it until none is left, and starts over.
 static void xk_pool_worker(void) {
-	pthread_mutex_lock(&xk_pool_mu);
 	for (;;) {
+		atomic_fetch_add(&xk_pool_spinning, 1);
+		xk_pool_spin(&xk_pool_jobs, 0);
+		// Stop counting as spinning before looking at the queue under
+		// the mutex: a caller that still counted this worker as
+		// spinning (and so did not signal it) queued its job before
+		// this worker takes the mutex, and this worker then sees it.
+		atomic_fetch_sub(&xk_pool_spinning, 1);
+		pthread_mutex_lock(&xk_pool_mu);
 		while (!xk_pool_head) {
 			xk_pool_idle++;
 			pthread_cond_wait(&xk_pool_work, &xk_pool_mu);
 			xk_pool_idle--;
 		}
 		xk_job* j = xk_pool_head;
-		j->joined++;
+		atomic_fetch_add(&j->joined, 1);
 		if (--j->helpers <= 0) xk_pool_unlink(j);
 		pthread_mutex_unlock(&xk_pool_mu);
 		xk_pool_parts(j);
 		pthread_mutex_lock(&xk_pool_mu);
-		if (--j->joined == 0) pthread_cond_broadcast(&xk_pool_left);
+		// The last access to j: its caller may return as soon as it
+		// reads joined at 0.
+		if (atomic_fetch_sub(&j->joined, 1) == 1) pthread_cond_broadcast(&xk_pool_left);
+		pthread_mutex_unlock(&xk_pool_mu);
 	}
 }
 
@@ -76,7 +169,7 @@ static void xk_pool_run(void* fn, void** bufs, int64_t n, int helpers) {
 	j.bufs = bufs;
 	j.n = n;
 	atomic_init(&j.next, 0);
-	j.joined = 0;
+	atomic_init(&j.joined, 0);
 	j.queued = 0;
 	j.link = NULL;
 	if (helpers > n - 1) helpers = n - 1;
@@ -86,13 +179,16 @@ static void xk_pool_run(void* fn, void** bufs, int64_t n, int helpers) {
 		j.queued = 1;
 		if (xk_pool_tail) xk_pool_tail->link = &j; else xk_pool_head = &j;
 		xk_pool_tail = &j;
-		// Wake as many idle workers as the job wants, no more: a worker
-		// woken for nothing takes a core from whatever else runs. The
-		// signals follow the unlock, so that a woken worker does not
-		// block at once on the mutex this thread still holds; a worker
-		// counted idle is already waiting, and one that is not checks
-		// the queue before it waits, so none is missed.
-		int wake = helpers < xk_pool_idle ? helpers : xk_pool_idle;
+		atomic_fetch_add(&xk_pool_jobs, 1);
+		// Wake as many idle workers as the job wants beyond those
+		// spinning, no more: a worker woken for nothing takes a core
+		// from whatever else runs. The signals follow the unlock, so
+		// that a woken worker does not block at once on the mutex this
+		// thread still holds; a worker counted idle is already waiting,
+		// and one that is not checks the queue before it waits, so none
+		// is missed.
+		int wake = helpers - atomic_load(&xk_pool_spinning);
+		if (wake > xk_pool_idle) wake = xk_pool_idle;
 		pthread_mutex_unlock(&xk_pool_mu);
 		for (int i = 0; i < wake; i++) pthread_cond_signal(&xk_pool_work);
 	}
@@ -100,8 +196,13 @@ static void xk_pool_run(void* fn, void** bufs, int64_t n, int helpers) {
 	if (helpers > 0) {
 		pthread_mutex_lock(&xk_pool_mu);
 		if (j.queued) xk_pool_unlink(&j);
-		while (j.joined > 0) pthread_cond_wait(&xk_pool_left, &xk_pool_mu);
 		pthread_mutex_unlock(&xk_pool_mu);
+		xk_pool_spin(&j.joined, 1);
+		if (atomic_load(&j.joined) > 0) {
+			pthread_mutex_lock(&xk_pool_mu);
+			while (atomic_load(&j.joined) > 0) pthread_cond_wait(&xk_pool_left, &xk_pool_mu);
+			pthread_mutex_unlock(&xk_pool_mu);
+		}
 	}
 }
 
@@ -125,6 +226,7 @@ static void xk_pool_test_part(void** bufs, int64_t t, int64_t n) {
 	volatile int64_t x = 0;
 	for (int64_t i = 0; i < (t % 5) * 2000; i++) x += i;
 }
+static void xk_pool_set_spin(int mode) { atomic_store(&xk_pool_spin_force, mode); }
 static void* xk_pool_test_fn(void) { return (void*)xk_pool_test_part; }
 */
 import "C"
@@ -182,6 +284,12 @@ func StartWorkers(n int) {
 func RunParts(fn, bufs unsafe.Pointer, n, helpers int) {
 	C.xk_pool_run(fn, (*unsafe.Pointer)(bufs), C.int64_t(n), C.int(helpers))
 }
+
+// setSpin makes workers and callers always spin before they block (mode
+// 1), never (-1), or spin where the machine has a core to spare (0, the
+// default), so that the pool's tests cover both ways of handing over a
+// call whatever the machine's load.
+func setSpin(mode int) { C.xk_pool_set_spin(C.int(mode)) }
 
 // testPartFn is xk_pool_test_part, for the pool's tests (cgo cannot be
 // used in test files).

@@ -71,6 +71,27 @@ func (c *testCall) check(n int) error {
 // threads), both straight after a previous call and after a pause
 // (workers asleep).
 func TestPoolRunsEveryPartOnce(t *testing.T) {
+	forSpinModes(t, testPoolRunsEveryPartOnce)
+}
+
+// spinModes are setSpin's modes, by name.
+var spinModes = []struct {
+	name string
+	mode int
+}{{"spin=auto", 0}, {"spin=always", 1}, {"spin=never", -1}}
+
+// forSpinModes runs test once in each of spinModes, as subtests.
+func forSpinModes(t *testing.T, test func(t *testing.T)) {
+	for _, m := range spinModes {
+		t.Run(m.name, func(t *testing.T) {
+			setSpin(m.mode)
+			defer setSpin(0)
+			test(t)
+		})
+	}
+}
+
+func testPoolRunsEveryPartOnce(t *testing.T) {
 	for _, threads := range []int{1, 2, 3} {
 		for _, n := range []int{0, 1, 2, 3, 7, 64} {
 			for _, gap := range []time.Duration{0, 200 * time.Microsecond} {
@@ -97,7 +118,9 @@ func TestPoolRunsEveryPartOnce(t *testing.T) {
 // never pick a call up and callers run the parts themselves: every call
 // must still return with every part done once, and in bounded time (the
 // test's timeout catches a hang).
-func TestPoolUnderLoad(t *testing.T) {
+func TestPoolUnderLoad(t *testing.T) { forSpinModes(t, testPoolUnderLoad) }
+
+func testPoolUnderLoad(t *testing.T) {
 	stop := make(chan struct{})
 	var hogs sync.WaitGroup
 	for i := 0; i < runtime.GOMAXPROCS(0); i++ {
@@ -145,27 +168,31 @@ func TestPoolUnderLoad(t *testing.T) {
 
 // BenchmarkPoolRoundTrip measures a parallel call of two 20 µs parts on
 // two threads (ideal: 20 µs; 40 µs when the caller ends up running both
-// because no worker woke in time), back to back and after a pause
-// (workers asleep: the cost of the wake-up). It is how the goroutine pool
-// this one replaced (45 µs a call both ways on the shared 2-core VM: the
-// caller ran both parts) and the polling pool described at
-// kernelFn.run were compared.
+// because no worker came in time), back to back and after a pause
+// (workers asleep: the cost of the wake-up), in each of spinModes. It is
+// how the goroutine pool this one replaced (45 µs a call both ways on
+// the shared 2-core VM: the caller ran both parts) and the spinning
+// described at kernelFn.run were compared.
 func BenchmarkPoolRoundTrip(b *testing.B) {
 	StartWorkers(1)
 	c := newTestCall(b, 2, 20*time.Microsecond)
-	for _, gap := range []time.Duration{0, 200 * time.Microsecond} {
-		b.Run(fmt.Sprintf("gap=%v", gap), func(b *testing.B) {
-			RunParts(testPartFn(), c.bufs, 2, 1)
-			var in time.Duration
-			for i := 0; i < b.N; i++ {
-				if gap > 0 {
-					time.Sleep(gap)
-				}
-				t0 := time.Now()
+	for _, m := range spinModes {
+		for _, gap := range []time.Duration{0, 200 * time.Microsecond} {
+			b.Run(fmt.Sprintf("%s/gap=%v", m.name, gap), func(b *testing.B) {
+				setSpin(m.mode)
+				defer setSpin(0)
 				RunParts(testPartFn(), c.bufs, 2, 1)
-				in += time.Since(t0)
-			}
-			b.ReportMetric(float64(in.Nanoseconds())/float64(b.N), "ns/call")
-		})
+				var in time.Duration
+				for i := 0; i < b.N; i++ {
+					if gap > 0 {
+						time.Sleep(gap)
+					}
+					t0 := time.Now()
+					RunParts(testPartFn(), c.bufs, 2, 1)
+					in += time.Since(t0)
+				}
+				b.ReportMetric(float64(in.Nanoseconds())/float64(b.N), "ns/call")
+			})
+		}
 	}
 }
