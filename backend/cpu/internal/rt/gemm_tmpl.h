@@ -20,10 +20,14 @@ typedef T RT_NAME(uvec) __attribute__((vector_size(VW * sizeof(T)), aligned(size
 // RT_NR is a register block's columns: two vectors.
 #define RT_NR (2 * VW)
 
-// micro computes one RT_MR x RT_NR block of C over kc steps from packed
-// panels ap ([kc][RT_MR]) and bp ([kc][RT_NR]), adding to what C holds
+// micro_any computes one RT_MR x RT_NR block of C over kc steps from A's
+// rows and a packed panel bp ([kc][RT_NR]) of B, adding to what C holds
 // unless first. rows and cols say how much of the block lies inside C.
-static void RT_NAME(micro)(int64_t kc, const T* restrict ap, const T* restrict bp, T* restrict c, int64_t ldc, int rows, int cols, int first) {
+// A's rows are a packed panel ap ([kc][RT_MR]) where lda is 0, else
+// RT_MR rows read in place, lda elements apart (each contiguous over k).
+// It is always inlined into micro and micro_rows, so that each is
+// compiled for its own addressing.
+static inline __attribute__((always_inline)) void RT_NAME(micro_any)(int64_t kc, const T* restrict ap, int64_t lda, const T* restrict bp, T* restrict c, int64_t ldc, int rows, int cols, int first) {
 	RT_NAME(vec) acc[RT_MR][2];
 	T tmp[RT_MR][RT_NR];
 	int full = rows == RT_MR && cols == RT_NR;
@@ -47,7 +51,7 @@ static void RT_NAME(micro)(int64_t kc, const T* restrict ap, const T* restrict b
 		const RT_NAME(vec) b1 = *(const RT_NAME(vec)*)(bp + p * RT_NR + VW);
 #pragma GCC unroll 16
 		for (int r = 0; r < RT_MR; r++) {
-			const T a = ap[p * RT_MR + r];
+			const T a = lda ? ap[r * lda + p] : ap[p * RT_MR + r];
 			acc[r][0] += a * b0;
 			acc[r][1] += a * b1;
 		}
@@ -65,6 +69,17 @@ static void RT_NAME(micro)(int64_t kc, const T* restrict ap, const T* restrict b
 	}
 	for (int r = 0; r < rows; r++)
 		for (int j = 0; j < cols; j++) c[r * ldc + j] = tmp[r][j];
+}
+
+// micro is micro_any on a packed panel of A.
+static void RT_NAME(micro)(int64_t kc, const T* restrict ap, const T* restrict bp, T* restrict c, int64_t ldc, int rows, int cols, int first) {
+	RT_NAME(micro_any)(kc, ap, 0, bp, c, ldc, rows, cols, first);
+}
+
+// micro_rows is micro_any on RT_MR rows of A read in place, lda (> 0)
+// elements apart.
+static void RT_NAME(micro_rows)(int64_t kc, const T* restrict a, int64_t lda, const T* restrict bp, T* restrict c, int64_t ldc, int rows, int cols, int first) {
+	RT_NAME(micro_any)(kc, a, lda, bp, c, ldc, rows, cols, first);
 }
 
 // naive is the product without scratch memory, for when allocating the
@@ -94,6 +109,9 @@ static void RT_NAME(block)(const int64_t* P, const T* a, const T* b, T* c, int64
 	const T* ab = a + bi * P[RT_SAB];
 	const T* bb = b + bi * P[RT_SBB];
 	T* cb = c + bi * P[RT_M] * N;
+	// lda 0 means a packed panel to micro_any, so a zero row stride (a
+	// broadcast A) is packed too.
+	const int inplace = P[RT_SAK] == 1 && P[RT_SAM] != 0;
 	if (K == 0) {
 		for (int64_t i = i0; i < i1; i++)
 			for (int64_t j = j0; j < j1; j++) cb[i * N + j] = 0;
@@ -107,6 +125,16 @@ static void RT_NAME(block)(const int64_t* P, const T* a, const T* b, T* c, int64
 			// B's block: bp[(jp*kc + p)*RT_NR + jj], zeros past column N.
 			for (int64_t jp = 0; jp < np; jp++) {
 				T* dst = bp + jp * kc * RT_NR;
+				if (P[RT_SBN] == 1 && (jp + 1) * RT_NR <= nc) {
+					// A whole panel of B's contiguous rows: two vector
+					// copies a row.
+					const T* src = bb + pc * P[RT_SBK] + jc + jp * RT_NR;
+					for (int64_t p = 0; p < kc; p++) {
+						*(RT_NAME(vec)*)(dst + p * RT_NR) = *(const RT_NAME(uvec)*)(src + p * P[RT_SBK]);
+						*(RT_NAME(vec)*)(dst + p * RT_NR + VW) = *(const RT_NAME(uvec)*)(src + p * P[RT_SBK] + VW);
+					}
+					continue;
+				}
 				for (int64_t p = 0; p < kc; p++) {
 					const T* src = bb + (pc + p) * P[RT_SBK] + jc * P[RT_SBN];
 					for (int64_t jj = 0; jj < RT_NR; jj++) {
@@ -118,8 +146,13 @@ static void RT_NAME(block)(const int64_t* P, const T* a, const T* b, T* c, int64
 			for (int64_t ic = i0; ic < i1; ic += RT_MC) {
 				const int64_t mc = i1 - ic < RT_MC ? i1 - ic : RT_MC;
 				const int64_t mp = (mc + RT_MR - 1) / RT_MR;
-				// A's block: ap[(ip*kc + p)*RT_MR + ii], zeros past its rows.
+				// A's block: ap[(ip*kc + p)*RT_MR + ii], zeros past its rows;
+				// where A's rows are contiguous over k, only a last panel
+				// of fewer than RT_MR rows (the others are read in place:
+				// on the transformer example's products, packing them took
+				// 5-10% of the routine's time).
 				for (int64_t ip = 0; ip < mp; ip++) {
+					if (inplace && (ip + 1) * RT_MR <= mc) continue;
 					T* dst = ap + ip * kc * RT_MR;
 					for (int64_t ii = 0; ii < RT_MR; ii++) {
 						const int64_t i = ip * RT_MR + ii;
@@ -135,7 +168,12 @@ static void RT_NAME(block)(const int64_t* P, const T* a, const T* b, T* c, int64
 					const int64_t cols = nc - jp * RT_NR < RT_NR ? nc - jp * RT_NR : RT_NR;
 					for (int64_t ip = 0; ip < mp; ip++) {
 						const int64_t rows = mc - ip * RT_MR < RT_MR ? mc - ip * RT_MR : RT_MR;
-						RT_NAME(micro)(kc, ap + ip * kc * RT_MR, bp + jp * kc * RT_NR, cb + (ic + ip * RT_MR) * N + jc + jp * RT_NR, N, (int)rows, (int)cols, pc == 0);
+						T* cblk = cb + (ic + ip * RT_MR) * N + jc + jp * RT_NR;
+						if (inplace && rows == RT_MR) {
+							RT_NAME(micro_rows)(kc, ab + (ic + ip * RT_MR) * P[RT_SAM] + pc, P[RT_SAM], bp + jp * kc * RT_NR, cblk, N, RT_MR, (int)cols, pc == 0);
+						} else {
+							RT_NAME(micro)(kc, ap + ip * kc * RT_MR, bp + jp * kc * RT_NR, cblk, N, (int)rows, (int)cols, pc == 0);
+						}
 					}
 				}
 			}

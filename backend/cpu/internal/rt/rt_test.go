@@ -166,20 +166,30 @@ func TestGeneric(t *testing.T) {
 
 // TestGemmPathsAgree: the packed path and the no-scratch path give the
 // same bits (both sum each element in k order, one multiply-add at a
-// time from zero).
+// time from zero), with A transposed (packed) and in place (its row
+// panels read where they lie, a last short one packed), and B's panels
+// copied by vectors or element by element.
 func TestGemmPathsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	g := gemmCase{2, 31, 517, 45, true, false}
-	a := randVals[float32](rng, g.b*g.m*g.k)
-	b := randVals[float32](rng, g.b*g.k*g.n)
-	packed := run(t, GemmF32, g.params(), a, b, g.b*g.m*g.n, 0)
-	setNaive(true)
-	defer setNaive(false)
-	naive := run(t, GemmF32, g.params(), a, b, g.b*g.m*g.n, 0)
-	for i := range packed {
-		if math.Float32bits(packed[i]) != math.Float32bits(naive[i]) {
-			t.Fatalf("element %d: packed %v, no-scratch %v", i, packed[i], naive[i])
-		}
+	for _, g := range []gemmCase{
+		{2, 31, 517, 45, true, false},
+		{2, 83, 517, 45, false, false}, // A in place over two row blocks, a short last panel; k over two panels
+		{1, 80, 70, 600, false, false}, // B's columns over one packed block
+		{1, 12, 40, 33, false, true},   // B transposed: copied element by element
+	} {
+		t.Run(fmt.Sprint(g), func(t *testing.T) {
+			a := randVals[float32](rng, g.b*g.m*g.k)
+			b := randVals[float32](rng, g.b*g.k*g.n)
+			packed := run(t, GemmF32, g.params(), a, b, g.b*g.m*g.n, 0)
+			setNaive(true)
+			defer setNaive(false)
+			naive := run(t, GemmF32, g.params(), a, b, g.b*g.m*g.n, 0)
+			for i := range packed {
+				if math.Float32bits(packed[i]) != math.Float32bits(naive[i]) {
+					t.Fatalf("element %d: packed %v, no-scratch %v", i, packed[i], naive[i])
+				}
+			}
+		})
 	}
 }
 
@@ -265,21 +275,26 @@ func TestVersionAndVariant(t *testing.T) {
 	t.Logf("routines %s, variant %s", Version, Variant())
 }
 
-// BenchmarkGemm512 times the f32 routine on a 512³ product, one thread,
-// and reports GFLOPS (compare BenchmarkDot512 in package cpu, the
-// generated kernels' default and tuned configurations).
-func BenchmarkGemm512(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	g := gemmCase{1, 512, 512, 512, false, false}
-	a, bm := randVals[float32](rng, 512*512), randVals[float32](rng, 512*512)
-	r, _ := Lookup(GemmF32)
-	bufs := cc.Alloc(4 * 8)
-	defer cc.Free(bufs)
-	ptrs := unsafe.Slice((*unsafe.Pointer)(bufs), 4)
-	ptrs[0], ptrs[1], ptrs[2], ptrs[3] = cbuf(b, a), cbuf(b, bm), cbuf(b, EncodeParams(g.params())), cbuf(b, make([]float32, 512*512))
-	b.ResetTimer()
-	for b.Loop() {
-		cc.Call(r.Serial, bufs)
+// BenchmarkGemm times the f32 routine on one thread, on a 512³ product
+// and on the transformer example's (M x K x N), and reports GFLOPS
+// (compare BenchmarkDot512 in package cpu, the generated kernels'
+// default and tuned configurations, and BenchmarkKernelProfile there).
+func BenchmarkGemm(b *testing.B) {
+	for _, s := range [][3]int64{{512, 512, 512}, {128, 256, 256}, {128, 256, 1024}, {128, 1024, 256}, {64, 784, 512}} {
+		m, k, n := s[0], s[1], s[2]
+		b.Run(fmt.Sprintf("%dx%dx%d", m, k, n), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			g := gemmCase{1, m, k, n, false, false}
+			a, bm := randVals[float32](rng, m*k), randVals[float32](rng, k*n)
+			r, _ := Lookup(GemmF32)
+			bufs := cc.Alloc(4 * 8)
+			defer cc.Free(bufs)
+			ptrs := unsafe.Slice((*unsafe.Pointer)(bufs), 4)
+			ptrs[0], ptrs[1], ptrs[2], ptrs[3] = cbuf(b, a), cbuf(b, bm), cbuf(b, EncodeParams(g.params())), cbuf(b, make([]float32, m*n))
+			for b.Loop() {
+				cc.Call(r.Serial, bufs)
+			}
+			b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+		})
 	}
-	b.ReportMetric(2*512*512*512*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 }
