@@ -155,13 +155,28 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 // elements, 1/576 of its convolutions' multiply-adds, but each of the
 // product's multiply-adds is vectorized and each reduction element is a
 // memory access) take hundreds of milliseconds more in the default,
-// strided order. Matrix products whose default is the ikj loop are
-// always tuned: it runs 2-10x slower than the register-blocked
-// candidates, so even a small one matters to the run time.
+// strided order. The floor was 2^18 elements until the four-layer
+// transformer's 16 layer-norm and bias reductions (2^18 to 2^21
+// elements) were found to cost 1.9 s of its 2.3 s tuned compile on one
+// CPU for under 1% of its run (628 against 631-637 ms a run, 1 thread,
+// BenchmarkKernelProfile): at 2^22 it compiles in 0.68 s. Matrix
+// products whose default is the ikj loop are always tuned: it runs
+// 2-10x slower than the register-blocked candidates, so even a small
+// one matters to the run time.
 const (
 	relevanceShare = 64
-	relevantWork   = 1 << 18
+	relevantWork   = 1 << 22
 )
+
+// routineRelevanceShare is relevanceShare for a product whose default
+// is the runtime routine: it is tuned only from 1/routineRelevanceShare
+// of the program's largest tunable kernel's work. The routine runs the
+// examples' products within 0-7% of their tuned kernels at 1 thread
+// (embedding's 8x4x32x32 attention products 49 and 38 µs against 49 and
+// 36, BenchmarkKernelProfile), so a product that small beside the
+// program's biggest cannot pay for its candidates: those two were 300 ms
+// of embedding's 770 ms tuned compile on one CPU.
+const routineRelevanceShare = 8
 
 // relevant reports whether tuning k can matter to the program's run time,
 // given maxWork, the largest work among the program's tunable kernels.
@@ -169,13 +184,14 @@ func relevant(k *kernel, maxWork int64) bool {
 	if k.kind == "dot" || k.kind == "convgemm" {
 		// Where the runtime routine is the default (routineConfig),
 		// a small one runs within about 2x of its tuned kernel, so
-		// the share rule applies: mlp's 64x10 product (1/78 of its
-		// work) ran 13 µs tuned against 29 µs on the routine
-		// (BenchmarkKernelProfile, 1 thread: the program 1.26-1.27
-		// against 1.27-1.28 ms), and its candidates were a sixth of
-		// the tuned compile (583-591 against 478-498 ms on one CPU).
+		// a share rule applies (routineRelevanceShare): mlp's 64x10
+		// product (1/78 of its work) ran 13 µs tuned against 29 µs
+		// on the routine (BenchmarkKernelProfile, 1 thread: the
+		// program 1.26-1.27 against 1.27-1.28 ms), and its
+		// candidates were a sixth of the tuned compile (583-591
+		// against 478-498 ms on one CPU).
 		if k.routine != nil {
-			return k.work >= maxWork/relevanceShare
+			return k.work >= maxWork/routineRelevanceShare
 		}
 		return true
 	}

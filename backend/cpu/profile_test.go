@@ -71,13 +71,24 @@ func BenchmarkKernelProfile(b *testing.B) {
 					sum += n
 				}
 				b.Logf("%s on %d threads: %v per run, kernels %v", ex, exe.threads, total/time.Duration(runs), time.Duration(sum/int64(runs)))
-				info := map[string]KernelInfo{}
+				// Kernels that share a name (the steps that call one
+				// runtime routine) are listed in step order: each step
+				// takes the next of its name's.
+				byName := map[string][]KernelInfo{}
 				for _, k := range exe.plan.Kernels {
-					info[k.Name] = k
+					byName[k.Name] = append(byName[k.Name], k)
+				}
+				info := make([]KernelInfo, len(exe.plan.Steps))
+				seen := map[string]int{}
+				for j, s := range exe.plan.Steps {
+					if ks := byName[s.Kernel]; len(ks) > 0 {
+						info[j] = ks[min(seen[s.Kernel], len(ks)-1)]
+						seen[s.Kernel]++
+					}
 				}
 				for _, j := range order {
 					s := exe.plan.Steps[j]
-					k := info[s.Kernel]
+					k := info[j]
 					b.Logf("%5.1f%% %8v step %d %s [%s] %s", 100*float64(steps[j])/float64(max(sum, 1)), time.Duration(steps[j]/int64(runs)), j, k.Desc, k.Config, s.Kernel)
 				}
 			}

@@ -32,10 +32,20 @@ import (
 // the routine at 1 thread, 748-918 against 714-845 ms at 2; a 512³
 // product alone 75-84 GFLOPS, the tuned kernel 70), while building
 // their candidates was most of the tuned compile (10.2 → 1.9 s at 2
-// threads). Below it the shape-specialized kernels won: with every
-// product on the routine, transformer (products up to 2^25) ran about
-// 20% slower and embedding (up to 2^24) 40%.
-const routineMinWork = 1 << 26
+// threads). It was 2^26 while the routine ran the smaller examples'
+// products 20-40% slower than their tuned kernels; once it copied B's
+// panels by vectors and read A's rows in place (internal/rt), it ran
+// them within 0-7% at 1 thread and 3-12% at 2 (BenchmarkKernelProfile:
+// transformer's 128x1024x256 product 803-836 against 803 µs, embedding's
+// 256x128x128 ones 103-107 against 96-101 µs), and with it from 2^22 the
+// tuned programs ran within the noise of fully tuned ones (transformer
+// 3.28-3.31 against 3.24-3.25 ms at 1 thread, 2.06-2.13 against
+// 2.27-2.39 at 2; mlp 1.30 against 1.27-1.32 and 0.84-0.91 against
+// 0.82-0.92; embedding 1.82-1.86 against 1.78 and 1.29-1.30 against
+// 1.22-1.45) while their tuned compiles on one CPU took a third
+// (transformer 0.98 → 0.33 s, mlp 0.42 → 0.12 s, embedding 1.13 → 0.45 s
+// with routineRelevanceShare).
+const routineMinWork = 1 << 22
 
 // routineConfig names the candidate configuration of a tuned product
 // that runs the gemm routine (the last of a dot kernel's cands where

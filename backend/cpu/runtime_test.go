@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,11 @@ var runtimePrograms = map[string]string{
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<128x256xf32>, tensor<256x300xf32>) -> tensor<128x300xf32>
   return %0 : tensor<128x300xf32>
 }`,
+	// Below routineMinWork: a tuned build times candidates for it.
+	"dot_mid": `func.func @main(%a: tensor<64x128xf32>, %b: tensor<128x300xf32>) -> tensor<64x300xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<64x128xf32>, tensor<128x300xf32>) -> tensor<64x300xf32>
+  return %0 : tensor<64x300xf32>
+}`,
 	// Free dimensions on both sides of the contracting one: no single
 	// stride walks them, so the product stays generated code.
 	"dot_split_free": `func.func @main(%a: tensor<4x5x6xf32>, %b: tensor<5x3xf32>) -> tensor<4x6x3xf32> {
@@ -70,7 +76,7 @@ var runtimePrograms = map[string]string{
 }
 
 var runtimeSteps = map[string]int{
-	"dot": 1, "dot_transposed": 1, "dot_batch_middle": 1, "dot_f64_big": 1, "dot_big": 1,
+	"dot": 1, "dot_transposed": 1, "dot_batch_middle": 1, "dot_f64_big": 1, "dot_big": 1, "dot_mid": 1,
 	"dot_split_free": 0, "dot_computed_operand": 1,
 	"conv_nhwc": 1, "conv_nchw_strided": 1, "conv_1d_f64": 1, "conv_big": 1,
 }
@@ -232,7 +238,7 @@ func TestTunedRoutineChoice(t *testing.T) {
 		t.Skip(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"dot_big", "dot_transposed", "conv_big"} {
+	for _, name := range []string{"dot_mid", "dot_transposed", "conv_big"} {
 		t.Run(name, func(t *testing.T) {
 			src := runtimePrograms[name]
 			m := parseText(t, src)
@@ -273,5 +279,52 @@ func TestTunedRoutineChoice(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTunedBigProductOnRoutine: a tuned build runs a product of
+// routineMinWork multiply-adds or more on the gemm routine without
+// building or timing candidates for it (nothing tuned, no autotune
+// entry), with outputs matching the interpreter's.
+func TestTunedBigProductOnRoutine(t *testing.T) {
+	if _, err := cc.Find(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	const name = "dot_big"
+	src := runtimePrograms[name]
+	m := parseText(t, src)
+	if w := int64(128 * 256 * 300); w < routineMinWork {
+		t.Fatalf("%s has %d multiply-adds, under routineMinWork (%d)", name, w, routineMinWork)
+	}
+	args := randomArgs(m, 5)
+	want, err := stablehlo.Eval(m, "", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := config.Defaults()
+	opts.Dir = t.TempDir()
+	c := openCache(t, opts, nil)
+	defer c.Close()
+	b := New()
+	b.Threads = 2
+	_, exe := compileIn(t, c, b, name, src)
+	defer exe.Close()
+	for _, k := range exe.Kernels() {
+		if k.Tuned || !k.Runtime() {
+			t.Errorf("kernel %s: %s (%s), tuned %v: want the routine, untuned", k.Desc, k.Name, k.Config, k.Tuned)
+		}
+	}
+	var entries []string
+	filepath.WalkDir(filepath.Join(opts.Dir, "cpu", "autotune"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			entries = append(entries, path)
+		}
+		return nil
+	})
+	if len(entries) != 0 {
+		t.Errorf("autotune entries %v, want none", entries)
+	}
+	if err := checkRun(exe, args, want); err != nil {
+		t.Error(err)
 	}
 }

@@ -176,6 +176,19 @@ func TestRelevant(t *testing.T) {
 			t.Errorf("relevant(%s, work %d of %d) = %v, want %v", tc.kind, tc.work, big, got, tc.want)
 		}
 	}
+	// A product whose default is the runtime routine: only from
+	// 1/routineRelevanceShare of the largest, so not embedding's
+	// attention products (2^20) beside its feed-forward ones (2^24).
+	onRoutine := func(work int64) *kernel { return &kernel{kind: "dot", work: work, routine: &runtimeRoutine{}} }
+	if !relevant(onRoutine(big/routineRelevanceShare), big) {
+		t.Errorf("a product on the routine at 1/%d of the largest is not tuned", routineRelevanceShare)
+	}
+	if relevant(onRoutine(big/routineRelevanceShare-1), big) {
+		t.Errorf("a product on the routine below 1/%d of the largest is tuned", routineRelevanceShare)
+	}
+	if relevant(onRoutine(1<<20), 1<<24) {
+		t.Errorf("embedding's attention products are tuned")
+	}
 }
 
 // us gives timing samples in microseconds.

@@ -242,8 +242,8 @@ func promValue(fams map[string]*dto.MetricFamily, name string, kv ...string) flo
 }
 
 // TestCLIWarmExportImportAutotuned is the documented warm --export →
-// import path with a program that really autotunes (the MLP example's
-// dot kernels): every cpu autotune entry is a few hundred bytes, and the
+// import path with a program that really autotunes (the cnn
+// example's convolutions): every cpu autotune entry is a few hundred bytes, and the
 // import's streaming check used to refuse every one of them ("window size
 // exceeded") and exit 1 while verify called the source clean.
 func TestCLIWarmExportImportAutotuned(t *testing.T) {
@@ -251,8 +251,8 @@ func TestCLIWarmExportImportAutotuned(t *testing.T) {
 	src := filepath.Join(work, "cache")
 	env := map[string]string{config.EnvDir: src, config.EnvMinCompileTime: "0"}
 	bundle := filepath.Join(work, "bundle.tar.zst")
-	mlp := filepath.Join("..", "..", "examples", "mlp", "mlp.mlir")
-	if out, code := runAdminCLI(t, env, "warm", mlp, "--export", bundle); code != 0 {
+	cnn := filepath.Join("..", "..", "examples", "cnn", "cnn.mlir")
+	if out, code := runAdminCLI(t, env, "warm", cnn, "--export", bundle); code != 0 {
 		t.Fatalf("warm --export: exit %d\n%s", code, out)
 	}
 	tuned := func(dir string) []string {
@@ -268,7 +268,7 @@ func TestCLIWarmExportImportAutotuned(t *testing.T) {
 	}
 	want := tuned(src)
 	if len(want) == 0 {
-		t.Fatal("warming the MLP example wrote no cpu autotune entry: the test no longer covers them")
+		t.Fatal("warming the cnn example wrote no cpu autotune entry: the test no longer covers them")
 	}
 	if out, code := runAdminCLI(t, env, "verify"); code != 0 {
 		t.Fatalf("verify of the source: exit %d\n%s", code, out)
@@ -282,7 +282,7 @@ func TestCLIWarmExportImportAutotuned(t *testing.T) {
 	if got := tuned(dst); !slices.Equal(got, want) {
 		t.Fatalf("imported autotune entries %q, want %q", got, want)
 	}
-	if out, code := runAdminCLI(t, env2, "run", mlp); code != 0 || !strings.Contains(out, "executable hit") {
+	if out, code := runAdminCLI(t, env2, "run", cnn); code != 0 || !strings.Contains(out, "executable hit") {
 		t.Fatalf("run after import: exit %d\n%s", code, out)
 	}
 }
