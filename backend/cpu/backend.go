@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
+	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -280,6 +281,8 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 		}
 		if k.work >= routineMinWork && k.kind == "dot" {
 			k.rt = k.routine
+		} else if r, ok := winoRoutine(k); ok && !pl.b.NoTune && k.tunable() && r.params[rt.ConvIn] >= winoRoutineMinIn {
+			k.rt = r
 		}
 		k.copy = copyReshape(k)
 	}

@@ -191,6 +191,34 @@ func convRoutine(k *kernel) (*runtimeRoutine, bool) {
 	return &runtimeRoutine{name: name, params: p, inputs: []*stablehlo.Value{in, w}}, true
 }
 
+// winoRoutine returns the Winograd routine (rt.WinoF32, rt.WinoF64) for
+// convolution kernel k where convRoutine has one and its block is one the
+// Winograd routines take (rt.CheckWino: two spatial dimensions, a 3x3
+// window, unit strides, no dilation). A tuned build runs such a
+// convolution with it instead of building and timing the generated
+// Winograd candidate (winoRoutineOK).
+func winoRoutine(k *kernel) (*runtimeRoutine, bool) {
+	r, ok := convRoutine(k)
+	if !ok || rt.CheckWino(r.params) != nil {
+		return nil, false
+	}
+	name := map[string]string{rt.ConvF32: rt.WinoF32, rt.ConvF64: rt.WinoF64}[r.name]
+	return &runtimeRoutine{name: name, params: r.params, inputs: r.inputs}, true
+}
+
+// winoRoutineMinIn is the input feature count from which a tuned build
+// runs a convolution winoRoutine takes on the Winograd routine, untimed,
+// instead of building and timing the generated Winograd candidate: there
+// the routine runs within 5-7% of it (BenchmarkKernelProfile, 1 thread:
+// resnetblock's 64-feature convolutions 46.1-46.7 against 43.9-44.6 ms,
+// cnn's 16-feature one 258 against 242 µs), while the candidate's
+// compile was most of the tuned compile (resnetblock 1.03 s of 1.05 s on
+// one CPU). With fewer input features each tile's transforms cost more
+// than its products, which the generated kernel, specialized to the
+// shape, does far better: cnn's one-feature first convolution 361 µs on
+// the routine against 146 µs.
+const winoRoutineMinIn = 8
+
 // untunedRoutine is the runtime routine an untuned build runs kernel k
 // with, if any.
 func untunedRoutine(k *kernel) *runtimeRoutine {

@@ -69,6 +69,12 @@ var runtimePrograms = map[string]string{
   %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [3], pad = [[2, 2]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x20x3xf64>, tensor<5x3x4xf64>) -> tensor<2x7x4xf64>
   return %0 : tensor<2x7x4xf64>
 }`,
+	// Fewer input features than winoRoutineMinIn: a tuned build times
+	// the generated candidates for it.
+	"conv_few_in": `func.func @main(%x: tensor<4x20x20x4xf32>, %w: tensor<3x3x4x24xf32>) -> tensor<4x20x20x24xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<4x20x20x4xf32>, tensor<3x3x4x24xf32>) -> tensor<4x20x20x24xf32>
+  return %0 : tensor<4x20x20x24xf32>
+}`,
 	"conv_big": `func.func @main(%x: tensor<4x20x20x16xf32>, %w: tensor<3x3x16x24xf32>) -> tensor<4x20x20x24xf32> {
   %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<4x20x20x16xf32>, tensor<3x3x16x24xf32>) -> tensor<4x20x20x24xf32>
   return %0 : tensor<4x20x20x24xf32>
@@ -78,7 +84,7 @@ var runtimePrograms = map[string]string{
 var runtimeSteps = map[string]int{
 	"dot": 1, "dot_transposed": 1, "dot_batch_middle": 1, "dot_f64_big": 1, "dot_big": 1, "dot_mid": 1,
 	"dot_split_free": 0, "dot_computed_operand": 1,
-	"conv_nhwc": 1, "conv_nchw_strided": 1, "conv_1d_f64": 1, "conv_big": 1,
+	"conv_nhwc": 1, "conv_nchw_strided": 1, "conv_1d_f64": 1, "conv_big": 1, "conv_few_in": 1,
 }
 
 // TestUntunedRuntimeRoutines compiles runtimePrograms untuned on 1, 2 and
@@ -238,7 +244,7 @@ func TestTunedRoutineChoice(t *testing.T) {
 		t.Skip(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"dot_mid", "dot_transposed", "conv_big"} {
+	for _, name := range []string{"dot_mid", "dot_transposed", "conv_few_in"} {
 		t.Run(name, func(t *testing.T) {
 			src := runtimePrograms[name]
 			m := parseText(t, src)
@@ -326,5 +332,70 @@ func TestTunedBigProductOnRoutine(t *testing.T) {
 	}
 	if err := checkRun(exe, args, want); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestTunedConvOnWinoRoutine: a tuned build runs a 3x3, unit-stride
+// convolution of winoRoutineMinIn input features or more on the Winograd
+// routine, neither building nor timing candidates for it, with outputs
+// close to the interpreter's; on 1 and 2 threads. A damaged plan that
+// gives the routine a window it does not take is refused.
+func TestTunedConvOnWinoRoutine(t *testing.T) {
+	if _, err := cc.Find(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	const name = "conv_big"
+	src := runtimePrograms[name]
+	m := parseText(t, src)
+	args := randomArgs(m, 5)
+	want, err := stablehlo.Eval(m, "", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{1, 2} {
+		opts := config.Defaults()
+		opts.Dir = t.TempDir()
+		c := openCache(t, opts, nil)
+		b := New()
+		b.Threads = threads
+		_, exe := compileIn(t, c, b, name, src)
+		for _, k := range exe.Kernels() {
+			if k.Tuned || k.Name != rt.WinoF32 {
+				t.Errorf("%d threads: kernel %s: %s (%s), tuned %v: want %s, untuned", threads, k.Desc, k.Name, k.Config, k.Tuned, rt.WinoF32)
+			}
+		}
+		if err := checkRun(exe, args, want); err != nil {
+			t.Errorf("%d threads: %v", threads, err)
+		}
+		if threads == 1 {
+			data, err := exe.Serialize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _, err := decodeExecutable(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.validate(nil); err != nil {
+				t.Fatalf("the plan does not validate: %v", err)
+			}
+			for _, s := range p.Steps {
+				if s.Kernel != rt.WinoF32 {
+					continue
+				}
+				pb := &p.Buffers[s.Bufs[2]]
+				q, err := rt.DecodeParams(pb.Const)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q[rt.ConvSpatialAt(0)+rt.SpConvStride] = 2
+				pb.Const = rt.EncodeParams(q)
+			}
+			if err := p.validate(nil); err == nil {
+				t.Error("a Winograd step with stride 2 validates")
+			}
+		}
+		exe.Close()
+		c.Close()
 	}
 }

@@ -275,3 +275,115 @@ func FuzzCheckConv(f *testing.F) {
 		run(t, ConvF32, p, in, w, outLen, 0)
 	})
 }
+
+// winoCases are 3x3, unit-stride, undilated 2-D convolutions: what the
+// Winograd routines take.
+var winoCases = []convCase{
+	convCases[0],
+	// Odd output sizes (a tile half outside), reversal, more features
+	// than a panel and a tile block.
+	{batch: 3, in: 19, out: 33, inSize: []int64{7, 9}, kSize: []int64{3, 3}, stride: []int64{1, 1}, dil: []int64{1, 1}, padLo: []int64{0, 2}, padHi: []int64{1, 0}, rev: []bool{true, false}},
+	// Features first (strided features), negative padding.
+	{batch: 2, in: 4, out: 5, inSize: []int64{8, 6}, kSize: []int64{3, 3}, stride: []int64{1, 1}, dil: []int64{1, 1}, padLo: []int64{-1, 1}, padHi: []int64{1, -1}, rev: []bool{false, true}, featuresFirst: true},
+	// One input feature (cnn's first convolution).
+	{batch: 2, in: 1, out: 16, inSize: []int64{12, 12}, kSize: []int64{3, 3}, stride: []int64{1, 1}, dil: []int64{1, 1}, padLo: []int64{1, 1}, padHi: []int64{1, 1}, rev: []bool{false, false}},
+	// No input features: zeros.
+	{batch: 1, in: 0, out: 3, inSize: []int64{4, 4}, kSize: []int64{3, 3}, stride: []int64{1, 1}, dil: []int64{1, 1}, padLo: []int64{0, 0}, padHi: []int64{0, 0}, rev: []bool{false, false}},
+}
+
+// winoSlack is how much more rounding error than the direct sum's bound
+// the Winograd routines may have: the input transform adds up to four
+// inputs, the kernel transform three halved weights and the output
+// transform nine products' sums, each step rounding, so an output's
+// error can reach a few tens of the direct sum's.
+const winoSlack = 32
+
+func testWino[T float32 | float64](t *testing.T, name string, eps float64) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i, c := range winoCases {
+		for _, special := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d/nonfinite=%v", i, special), func(t *testing.T) {
+				p, inLen, wLen, outLen := c.params()
+				if err := CheckWino(p); err != nil {
+					t.Fatal(err)
+				}
+				if err := CheckConv(p, inLen, wLen, outLen); err != nil {
+					t.Fatal(err)
+				}
+				in, w := randVals[T](rng, inLen), randVals[T](rng, wLen)
+				if special && inLen > 2 {
+					// An infinity and a NaN: the tiles that read them
+					// are recomputed by the direct sum, so those
+					// outputs are the reference's infinities and NaNs.
+					in[inLen/3] = T(math.Inf(1))
+					in[2*inLen/3] = T(math.NaN())
+				}
+				got := run(t, name, p, in, w, outLen, 0)
+				want, tol := convReference(p, in, w, outLen, eps)
+				for i := range got {
+					g := float64(got[i])
+					switch {
+					case math.IsNaN(want[i]) || math.IsInf(want[i], 0):
+						if !(math.IsNaN(want[i]) && math.IsNaN(g)) && g != want[i] {
+							t.Fatalf("element %d: got %v, want %v", i, g, want[i])
+						}
+					case !(math.Abs(g-want[i]) <= winoSlack*tol[i]):
+						t.Fatalf("element %d: got %v, want %v (tolerance %g)", i, g, want[i], winoSlack*tol[i])
+					}
+				}
+				// Any split gives the same bits: a tile is computed by
+				// one part, in one order.
+				for _, parts := range []int{2, 3, 7} {
+					split := run(t, name, p, in, w, outLen, parts)
+					for i := range got {
+						if math.Float64bits(float64(split[i])) != math.Float64bits(float64(got[i])) {
+							t.Fatalf("%d parts: element %d is %v, serial %v", parts, i, split[i], got[i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestWinoF32(t *testing.T) { testWino[float32](t, WinoF32, 0x1p-24) }
+func TestWinoF64(t *testing.T) { testWino[float64](t, WinoF64, 0x1p-53) }
+
+// TestWinoNoScratch: without scratch memory the Winograd routine computes
+// every output by the direct sum, within the direct sum's bound.
+func TestWinoNoScratch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	c := winoCases[1]
+	p, inLen, wLen, outLen := c.params()
+	in, w := randVals[float32](rng, inLen), randVals[float32](rng, wLen)
+	setNaive(true)
+	defer setNaive(false)
+	got := run(t, WinoF32, p, in, w, outLen, 0)
+	want, tol := convReference(p, in, w, outLen, 0x1p-24)
+	for i := range got {
+		if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol[i]) {
+			t.Fatalf("element %d: got %v, want %v (tolerance %g)", i, got[i], want[i], tol[i])
+		}
+	}
+}
+
+// TestCheckWino: the Winograd routines take 2-D, 3x3, unit-stride,
+// undilated convolutions only.
+func TestCheckWino(t *testing.T) {
+	for i, c := range convCases {
+		p, _, _, _ := c.params()
+		err := CheckWino(p)
+		wino := len(c.kSize) == 2 && c.kSize[0] == 3 && c.kSize[1] == 3 && c.stride[0] == 1 && c.stride[1] == 1 && c.dil[0] == 1 && c.dil[1] == 1
+		if (err == nil) != wino {
+			t.Errorf("case %d: CheckWino = %v, want accepted %v", i, err, wino)
+		}
+	}
+	if r, ok := Lookup(WinoF32); !ok || !r.Wino || !r.Conv {
+		t.Fatalf("Lookup(%s) = %+v, %v", WinoF32, r, ok)
+	}
+	p, inLen, wLen, outLen := convCases[1].params()
+	r, _ := Lookup(WinoF32)
+	if err := r.Check(p, inLen, wLen, outLen); err == nil {
+		t.Error("a strided, dilated convolution passed the Winograd routine's check")
+	}
+}

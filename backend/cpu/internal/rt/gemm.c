@@ -101,6 +101,8 @@ static int rt_avx2(void) { return 0; }
 #define part_f64_avx2 part_f64_generic
 #define conv_part_f32_avx2 conv_part_f32_generic
 #define conv_part_f64_avx2 conv_part_f64_generic
+#define wino_part_f32_avx2 wino_part_f32_generic
+#define wino_part_f64_avx2 wino_part_f64_generic
 #endif
 
 const char* xk_rt_gemm_variant(void) { return rt_avx2() ? "avx2" : "generic"; }
@@ -122,3 +124,12 @@ void xk_rt_conv_f64_par(void** bufs, int64_t t, int64_t n) {
 	if (rt_avx2()) conv_part_f64_avx2(bufs, t, n); else conv_part_f64_generic(bufs, t, n);
 }
 void xk_rt_conv_f64(void** bufs) { xk_rt_conv_f64_par(bufs, 0, 1); }
+
+void xk_rt_wino_f32_par(void** bufs, int64_t t, int64_t n) {
+	if (rt_avx2()) wino_part_f32_avx2(bufs, t, n); else wino_part_f32_generic(bufs, t, n);
+}
+void xk_rt_wino_f32(void** bufs) { xk_rt_wino_f32_par(bufs, 0, 1); }
+void xk_rt_wino_f64_par(void** bufs, int64_t t, int64_t n) {
+	if (rt_avx2()) wino_part_f64_avx2(bufs, t, n); else wino_part_f64_generic(bufs, t, n);
+}
+void xk_rt_wino_f64(void** bufs) { xk_rt_wino_f64_par(bufs, 0, 1); }

@@ -377,3 +377,220 @@ static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
 	rt_scratch_done(0, bp);
 	rt_scratch_done(1, ap);
 }
+
+#ifndef RT_WINO_HELPERS
+#define RT_WINO_HELPERS
+// rt_wino_koff is the kernel offset of window position (kh, kw) of a 3x3
+// window, reversed where the block says so, before the feature terms.
+static inline int64_t rt_wino_koff(const int64_t* P, int64_t kh, int64_t kw) {
+	const int64_t* S0 = RT_SP(P, 0);
+	const int64_t* S1 = RT_SP(P, 1);
+	return (S0[RT_REV] ? 2 - kh : kh) * S0[RT_KSTRIDE] + (S1[RT_REV] ? 2 - kw : kw) * S1[RT_KSTRIDE];
+}
+#endif
+
+// wino_direct computes the outputs (oh, ow) of batch b, for oh in
+// [oh0, oh0 + 2) and ow in [ow0, ow0 + 2) inside the output, by the
+// direct sum in the reference's order (window row-major, input features
+// inner, padding skipped): a tile whose Winograd outputs are not finite,
+// and every tile where there is no scratch memory.
+static void RT_NAME(wino_direct)(const int64_t* P, const T* in, const T* w, T* out, int64_t b, int64_t oh0, int64_t ow0) {
+	const int64_t* S0 = RT_SP(P, 0);
+	const int64_t* S1 = RT_SP(P, 1);
+	const int64_t CI = P[RT_CC], F = P[RT_CF];
+	for (int64_t oh = oh0; oh < oh0 + 2 && oh < S0[RT_OSIZE]; oh++)
+		for (int64_t ow = ow0; ow < ow0 + 2 && ow < S1[RT_OSIZE]; ow++)
+			for (int64_t co = 0; co < F; co++) {
+				T sum = 0;
+				for (int64_t kh = 0; kh < 3; kh++) {
+					const int64_t ih = oh + kh - S0[RT_PADLO];
+					if (ih < 0 || ih >= S0[RT_ISIZE]) continue;
+					for (int64_t kw = 0; kw < 3; kw++) {
+						const int64_t iw = ow + kw - S1[RT_PADLO];
+						if (iw < 0 || iw >= S1[RT_ISIZE]) continue;
+						const T* xr = in + b * P[RT_CIB] + ih * S0[RT_ISTRIDE] + iw * S1[RT_ISTRIDE];
+						const T* wr = w + rt_wino_koff(P, kh, kw) + co * P[RT_CKO];
+						for (int64_t ci = 0; ci < CI; ci++) sum += xr[ci * P[RT_CIF]] * wr[ci * P[RT_CKI]];
+					}
+				}
+				out[b * P[RT_COB] + oh * S0[RT_OSTRIDE] + ow * S1[RT_OSTRIDE] + co * P[RT_COF]] = sum;
+			}
+}
+
+// wino_part does part t of n of a 2-D convolution with a 3x3 window,
+// unit strides and no dilation (rt.h's conv parameter block; CheckWino)
+// by Winograd F(2x2, 3x3), as the generated kernels' "wino" variant
+// does (convwino.go, whose transforms and order of operations these
+// are): each part transforms the kernel into up ([element][panel][input
+// feature][RT_NR]), then cuts the output into 2x2 tiles (batch, tile
+// row, tile column, row-major), RT_MR tiles to a block, transforms each
+// block's input tiles into vp ([element][tile][input feature]), runs the
+// 16 elements' RT_MR x RT_NR products over the input features
+// (micro_rows) into mp ([element][tile][feature]), and transforms mp
+// into the tiles' outputs. A tile with an output that is not finite
+// (an infinite or NaN input or weight, which the transforms spread to
+// outputs the direct sum leaves finite: inf - inf) is recomputed by the
+// direct sum, so that such values come out as the reference's do.
+static void RT_NAME(wino_part)(void** bufs, int64_t t, int64_t n) {
+	const T* in = (const T*)bufs[0];
+	const T* w = (const T*)bufs[1];
+	const int64_t* P = (const int64_t*)bufs[2];
+	T* out = (T*)bufs[3];
+	const int64_t* S0 = RT_SP(P, 0);
+	const int64_t* S1 = RT_SP(P, 1);
+	const int64_t NB = P[RT_CN], CI = P[RT_CC], F = P[RT_CF];
+	const int64_t IH = S0[RT_ISIZE], IW = S1[RT_ISIZE], OH = S0[RT_OSIZE], OW = S1[RT_OSIZE];
+	const int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2, TT = NB * TH * TW;
+	if (TT == 0 || F == 0) return;
+	const int64_t nb = (TT + RT_MR - 1) / RT_MR;
+	const int64_t b0 = nb * t / n, b1 = nb * (t + 1) / n;
+	if (b0 >= b1) return;
+	const int64_t np = (F + RT_NR - 1) / RT_NR, NP = np * RT_NR;
+	T* up = CI > 0 ? (T*)rt_scratch(0, (size_t)(16 * NP * CI) * sizeof(T)) : NULL;
+	T* vp = CI > 0 ? (T*)rt_scratch(1, (size_t)(16 * RT_MR * CI + 16 * RT_MR * NP + CI) * sizeof(T)) : NULL;
+	if (!up || !vp || xk_rt_force_naive) {
+		for (int64_t tile = b0 * RT_MR; tile < b1 * RT_MR && tile < TT; tile++) {
+			const int64_t tw = tile % TW, th = tile / TW % TH, tb = tile / TW / TH;
+			RT_NAME(wino_direct)(P, in, w, out, tb, 2 * th, 2 * tw);
+		}
+		if (up) rt_scratch_done(0, up);
+		if (vp) rt_scratch_done(1, vp);
+		return;
+	}
+	T* mp = vp + 16 * RT_MR * CI;
+	T* zr = mp + 16 * RT_MR * NP;
+	for (int64_t ci = 0; ci < CI; ci++) zr[ci] = 0;
+	const int64_t CIF = P[RT_CIF], CKI = P[RT_CKI], CKO = P[RT_CKO];
+	const T h = (T)0.5;
+	// The kernel: up[((e*np + of/RT_NR)*CI + ci)*RT_NR + of%RT_NR] = (G·g·Gᵀ)[e].
+	for (int64_t ci = 0; ci < CI; ci++)
+		for (int64_t of = 0; of < NP; of++) {
+			T g[3][3] = {{0}};
+			if (of < F)
+				for (int64_t a = 0; a < 3; a++)
+					for (int64_t b = 0; b < 3; b++) g[a][b] = w[rt_wino_koff(P, a, b) + ci * CKI + of * CKO];
+			T u[4][3];
+			for (int64_t b = 0; b < 3; b++) {
+				u[0][b] = g[0][b];
+				u[1][b] = h * g[0][b] + h * g[1][b] + h * g[2][b];
+				u[2][b] = h * g[0][b] + (-h) * g[1][b] + h * g[2][b];
+				u[3][b] = g[2][b];
+			}
+			T* dst = up + (of / RT_NR * CI + ci) * RT_NR + of % RT_NR;
+			const int64_t es = np * CI * RT_NR; // from one element to the next
+			for (int64_t i = 0; i < 4; i++) {
+				dst[(i * 4 + 0) * es] = u[i][0];
+				dst[(i * 4 + 1) * es] = h * u[i][0] + h * u[i][1] + h * u[i][2];
+				dst[(i * 4 + 2) * es] = h * u[i][0] + (-h) * u[i][1] + h * u[i][2];
+				dst[(i * 4 + 3) * es] = u[i][2];
+			}
+		}
+	for (int64_t ib = b0; ib < b1; ib++) {
+		int64_t tb[RT_MR], th[RT_MR], tw[RT_MR];
+		// The input transform: vp[((i*4 + j)*RT_MR + r)*CI + ci] = (Bᵀ·d·B)[i][j].
+		for (int r = 0; r < RT_MR; r++) {
+			int64_t tile = ib * RT_MR + r;
+			if (tile >= TT) tile = TT - 1;
+			tw[r] = tile % TW;
+			th[r] = tile / TW % TH;
+			tb[r] = tile / TW / TH;
+			const T* d[4][4];
+			for (int64_t a = 0; a < 4; a++)
+				for (int64_t b = 0; b < 4; b++) {
+					const int64_t ih = 2 * th[r] + a - S0[RT_PADLO], iw = 2 * tw[r] + b - S1[RT_PADLO];
+					const int ok = ih >= 0 && ih < IH && iw >= 0 && iw < IW;
+					// zr stands for padding: CIF is 1 wherever it is read
+					// (the strided loop below reads no pointer to it).
+					d[a][b] = ok ? in + tb[r] * P[RT_CIB] + ih * S0[RT_ISTRIDE] + iw * S1[RT_ISTRIDE] : CIF == 1 ? zr : NULL;
+				}
+			T* vr = vp + r * CI;
+			const int64_t es = RT_MR * CI;
+#define RT_WINO_IN(X)                                                                     \
+	_Pragma("GCC ivdep")                                                                  \
+	for (int64_t ci = 0; ci < CI; ci++) {                                                 \
+		T x[4][4], m[4][4];                                                               \
+		for (int a = 0; a < 4; a++)                                                       \
+			for (int b = 0; b < 4; b++) x[a][b] = X;                                      \
+		for (int b = 0; b < 4; b++) {                                                     \
+			m[0][b] = x[0][b] - x[2][b];                                                  \
+			m[1][b] = x[1][b] + x[2][b];                                                  \
+			m[2][b] = -x[1][b] + x[2][b];                                                 \
+			m[3][b] = x[1][b] - x[3][b];                                                  \
+		}                                                                                 \
+		for (int i = 0; i < 4; i++) {                                                     \
+			vr[(i * 4 + 0) * es + ci] = m[i][0] - m[i][2];                                \
+			vr[(i * 4 + 1) * es + ci] = m[i][1] + m[i][2];                                \
+			vr[(i * 4 + 2) * es + ci] = -m[i][1] + m[i][2];                               \
+			vr[(i * 4 + 3) * es + ci] = m[i][1] - m[i][3];                                \
+		}                                                                                 \
+	}
+			if (CIF == 1) {
+				RT_WINO_IN(d[a][b][ci])
+			} else {
+				RT_WINO_IN(d[a][b] ? d[a][b][ci * CIF] : 0)
+			}
+#undef RT_WINO_IN
+		}
+		// The 16 products.
+		for (int64_t e = 0; e < 16; e++)
+			for (int64_t jp = 0; jp < np; jp++)
+				RT_NAME(micro_any)(CI, vp + e * RT_MR * CI, CI, up + (e * np + jp) * CI * RT_NR, mp + e * RT_MR * NP + jp * RT_NR, NP, RT_MR, RT_NR, 1);
+		// The output transform: each tile's 2x2 outputs.
+		for (int r = 0; r < RT_MR && ib * RT_MR + r < TT; r++) {
+			T* o[2][2];
+			for (int i = 0; i < 2; i++)
+				for (int j = 0; j < 2; j++) {
+					const int64_t oh = 2 * th[r] + i, ow = 2 * tw[r] + j;
+					o[i][j] = oh < OH && ow < OW ? out + tb[r] * P[RT_COB] + oh * S0[RT_OSTRIDE] + ow * S1[RT_OSTRIDE] : NULL;
+				}
+			const T* mr0 = mp + r * NP;
+			const int64_t es = RT_MR * NP;
+			int nf = 0;
+			if (P[RT_COF] == 1 && o[0][0] && o[0][1] && o[1][0] && o[1][1]) {
+				// Every output inside and features contiguous: the loop
+				// over features vectorizes.
+				T* restrict o00 = o[0][0];
+				T* restrict o01 = o[0][1];
+				T* restrict o10 = o[1][0];
+				T* restrict o11 = o[1][1];
+				_Pragma("GCC ivdep")
+				for (int64_t co = 0; co < F; co++) {
+					const T* mc = mr0 + co;
+					const T q00 = mc[0] + mc[4 * es] + mc[8 * es], q01 = mc[es] + mc[5 * es] + mc[9 * es];
+					const T q02 = mc[2 * es] + mc[6 * es] + mc[10 * es], q03 = mc[3 * es] + mc[7 * es] + mc[11 * es];
+					const T q10 = mc[4 * es] - mc[8 * es] - mc[12 * es], q11 = mc[5 * es] - mc[9 * es] - mc[13 * es];
+					const T q12 = mc[6 * es] - mc[10 * es] - mc[14 * es], q13 = mc[7 * es] - mc[11 * es] - mc[15 * es];
+					const T y00 = q00 + q01 + q02, y01 = q01 - q02 - q03;
+					const T y10 = q10 + q11 + q12, y11 = q11 - q12 - q13;
+					o00[co] = y00;
+					o01[co] = y01;
+					o10[co] = y10;
+					o11[co] = y11;
+					const T s = y00 + y01 + y10 + y11;
+					nf |= s - s != 0;
+				}
+			} else
+			for (int64_t co = 0; co < F; co++) {
+				T m[4][4], q[2][4], y[2][2];
+				for (int a = 0; a < 4; a++)
+					for (int b = 0; b < 4; b++) m[a][b] = mr0[(a * 4 + b) * es + co];
+				for (int b = 0; b < 4; b++) {
+					q[0][b] = m[0][b] + m[1][b] + m[2][b];
+					q[1][b] = m[1][b] - m[2][b] - m[3][b];
+				}
+				for (int i = 0; i < 2; i++) {
+					y[i][0] = q[i][0] + q[i][1] + q[i][2];
+					y[i][1] = q[i][1] - q[i][2] - q[i][3];
+				}
+				for (int i = 0; i < 2; i++)
+					for (int j = 0; j < 2; j++)
+						if (o[i][j]) o[i][j][co * P[RT_COF]] = y[i][j];
+				const T s = y[0][0] + y[0][1] + y[1][0] + y[1][1];
+				nf |= s - s != 0;
+			}
+			if (nf) RT_NAME(wino_direct)(P, in, w, out, tb[r], 2 * th[r], 2 * tw[r]);
+		}
+	}
+	rt_scratch_done(0, up);
+	rt_scratch_done(1, vp);
+}

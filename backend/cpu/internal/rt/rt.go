@@ -35,6 +35,12 @@ const (
 	GemmF64 = "xk_rt_gemm_f64"
 	ConvF32 = "xk_rt_conv_f32"
 	ConvF64 = "xk_rt_conv_f64"
+	// WinoF32 and WinoF64 compute a convolution CheckWino accepts by
+	// Winograd F(2x2, 3x3): 2.25x fewer multiplications than the direct
+	// sum, rounded differently (the transforms add inputs and halve
+	// weights); a tile with a non-finite output is recomputed directly.
+	WinoF32 = "xk_rt_wino_f32"
+	WinoF64 = "xk_rt_wino_f64"
 )
 
 // GemmParams is the length of a gemm parameter block: b, m, k, n, then
@@ -50,12 +56,20 @@ type Routine struct {
 	// Conv is true for a convolution (CheckConv's parameter block), false
 	// for a matrix product (CheckGemm's).
 	Conv bool
+	// Wino is true for the Winograd convolutions, whose block must also
+	// pass CheckWino.
+	Wino bool
 }
 
 // Check validates params for r (CheckGemm or CheckConv): the routine reads
 // only inside its inputs (aLen and bLen elements) and writes only inside
 // its output (cLen).
 func (r Routine) Check(params []int64, aLen, bLen, cLen int64) error {
+	if r.Wino {
+		if err := CheckWino(params); err != nil {
+			return err
+		}
+	}
 	if r.Conv {
 		return CheckConv(params, aLen, bLen, cLen)
 	}
@@ -73,6 +87,10 @@ func Lookup(name string) (Routine, bool) {
 		return Routine{Serial: C.xk_rt_conv_f32, Part: C.xk_rt_conv_f32_par, ElemSize: 4, Conv: true}, true
 	case ConvF64:
 		return Routine{Serial: C.xk_rt_conv_f64, Part: C.xk_rt_conv_f64_par, ElemSize: 8, Conv: true}, true
+	case WinoF32:
+		return Routine{Serial: C.xk_rt_wino_f32, Part: C.xk_rt_wino_f32_par, ElemSize: 4, Conv: true, Wino: true}, true
+	case WinoF64:
+		return Routine{Serial: C.xk_rt_wino_f64, Part: C.xk_rt_wino_f64_par, ElemSize: 8, Conv: true, Wino: true}, true
 	}
 	return Routine{}, false
 }
@@ -161,6 +179,23 @@ const (
 
 // ConvSpatialAt is the index of spatial dimension s's first value.
 func ConvSpatialAt(s int) int { return convSpatial + s*convPerDim }
+
+// CheckWino reports whether the convolution parameter block p is one the
+// Winograd routines compute: two spatial dimensions, each with a window
+// of 3, stride 1 and dilation 1. CheckConv checks the rest (that it reads
+// and writes only inside its buffers).
+func CheckWino(p []int64) error {
+	if len(p) != ConvParams || p[ConvNS] != 2 {
+		return errors.New("rt: the Winograd convolution takes two spatial dimensions")
+	}
+	for s := range 2 {
+		q := p[ConvSpatialAt(s):]
+		if q[SpKSize] != 3 || q[SpConvStride] != 1 || q[SpDilation] != 1 {
+			return fmt.Errorf("rt: the Winograd convolution's dimension %d has window %d, stride %d, dilation %d; want 3, 1, 1", s, q[SpKSize], q[SpConvStride], q[SpDilation])
+		}
+	}
+	return nil
+}
 
 // CheckConv reports whether p is a convolution parameter block that reads
 // only inside the input (inLen elements) and the kernel (wLen) and writes

@@ -33,6 +33,12 @@ void xk_rt_conv_f32(void** bufs);
 void xk_rt_conv_f32_par(void** bufs, int64_t t, int64_t n);
 void xk_rt_conv_f64(void** bufs);
 void xk_rt_conv_f64_par(void** bufs, int64_t t, int64_t n);
+// The Winograd F(2x2, 3x3) convolution, for a conv parameter block with
+// two spatial dimensions, a 3x3 window, unit strides and no dilation.
+void xk_rt_wino_f32(void** bufs);
+void xk_rt_wino_f32_par(void** bufs, int64_t t, int64_t n);
+void xk_rt_wino_f64(void** bufs);
+void xk_rt_wino_f64_par(void** bufs, int64_t t, int64_t n);
 
 // xk_rt_force_naive, set by tests only, makes the routines take the path
 // they take when allocating scratch fails.

@@ -162,6 +162,8 @@ func TestGeneric(t *testing.T) {
 	t.Run("gemm/f64", func(t *testing.T) { testGemm[float64](t, GemmF64, 0x1p-53) })
 	t.Run("conv/f32", func(t *testing.T) { testConv[float32](t, ConvF32, 0x1p-24) })
 	t.Run("conv/f64", func(t *testing.T) { testConv[float64](t, ConvF64, 0x1p-53) })
+	t.Run("wino/f32", func(t *testing.T) { testWino[float32](t, WinoF32, 0x1p-24) })
+	t.Run("wino/f64", func(t *testing.T) { testWino[float64](t, WinoF64, 0x1p-53) })
 }
 
 // TestGemmPathsAgree: the packed path and the no-scratch path give the
