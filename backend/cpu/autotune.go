@@ -195,6 +195,11 @@ func relevant(k *kernel, maxWork int64) bool {
 		}
 		return true
 	}
+	if k.kind == "reduce" && len(k.cands) > 0 && k.cands[0].Name == "rowmajor" {
+		// Its default already reads in order and vectorizes
+		// (reduceCandidates, leadingReduce).
+		return false
+	}
 	return k.work >= relevantWork || k.work >= maxWork/relevanceShare
 }
 

@@ -360,7 +360,8 @@ func TestReduceRowsLeavesThreadsBusy(t *testing.T) {
 // TestUntunedConfig pins what a NoTune build compiles reductions as: the
 // scalar loop, with the default's split, where the default is rows (cheap
 // to compile, see untunedConfig); the lanes variant and every other
-// default unchanged.
+// default unchanged (rowmajor, the default of a reduction over leading
+// dimensions, among them).
 func TestUntunedConfig(t *testing.T) {
 	for _, c := range []struct {
 		reducer, dims string
@@ -371,7 +372,7 @@ func TestUntunedConfig(t *testing.T) {
 		{"add", "[1]", 32, 2, "rows par=1", "scalar par=1"},
 		{"add", "[1]", 8, 2, "scalar par=1", "scalar par=1"},
 		{"maximum", "[1]", 8, 1, "lanes", "lanes"},
-		{"add", "[0]", 8, 1, "rows", "scalar"},
+		{"add", "[0]", 8, 1, "rowmajor", "rowmajor"}, // reduced dimensions first (leadingReduce)
 		{"add", "[0, 1]", 8, 1, "scalar", "scalar"},
 	} {
 		n := (1 << 18) / c.rows

@@ -2,8 +2,11 @@ package cpu
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
@@ -172,6 +175,63 @@ func untunedOnThreads(t *testing.T, programs map[string]string, seed uint64, che
 				defer exe.Close()
 				check(t, exe, args, want)
 			})
+		}
+	}
+}
+
+// TestLeadingReduceRowMajor: a reduction of cheap elements whose reduced
+// dimensions all come before its kept ones defaults to rowmajor and is
+// left untuned; a dear one (a float maximum) and one that reduces a
+// trailing dimension keep their defaults. All give the interpreter's
+// bits (NaNs and signed zeros among the inputs), tuned and untuned, on 1
+// and 2 threads.
+func TestLeadingReduceRowMajor(t *testing.T) {
+	if _, err := cc.Find(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	prog := func(dt, op, init string, dims string, out string) string {
+		return fmt.Sprintf(`func.func @main(%%x: tensor<6x5x7x24x%[1]s>) -> tensor<%[5]s%[1]s> {
+  %%c = stablehlo.constant dense<%[3]s> : tensor<%[1]s>
+  %%r = stablehlo.reduce(%%x init: %%c) applies stablehlo.%[2]s across dimensions = [%[4]s] : (tensor<6x5x7x24x%[1]s>, tensor<%[1]s>) -> tensor<%[5]s%[1]s>
+  return %%r : tensor<%[5]s%[1]s>
+}`, dt, op, init, dims, out)
+	}
+	for _, c := range []struct {
+		name, src string
+		leading   bool
+	}{
+		{"sum_f32", prog("f32", "add", "0.0", "0, 1, 2", "24x"), true},
+		{"sum_f64", prog("f64", "add", "0.0", "0, 1", "7x24x"), true},
+		// A running float maximum is dear (parMin): it keeps its
+		// default, which may split over threads.
+		{"max_f64", prog("f64", "maximum", "0xFFF0000000000000", "0, 1", "7x24x"), false},
+		{"sum_trailing", prog("f32", "add", "0.0", "3", "6x5x7x"), false},
+	} {
+		for _, threads := range []int{1, 2} {
+			for _, noTune := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/threads=%d/notune=%v", c.name, threads, noTune), func(t *testing.T) {
+					b := New()
+					b.Threads, b.NoTune = threads, noTune
+					m, exe := compileTextWith(t, c.src, b)
+					for _, k := range exe.Kernels() {
+						if rm := strings.HasPrefix(k.Config, "rowmajor"); rm != c.leading || (c.leading && k.Tuned) {
+							t.Errorf("kernel %s: %s, tuned %v", k.Desc, k.Config, k.Tuned)
+						}
+					}
+					args := randomArgs(m, 3)
+					x := args[0]
+					for _, i := range []int64{0, 17, 300, 301} {
+						v := []float64{math.NaN(), math.Copysign(0, -1), 0, math.Inf(-1)}[i%4]
+						if x.Type.DType == stablehlo.F32 {
+							binary.LittleEndian.PutUint32(x.Data[4*i:], math.Float32bits(float32(v)))
+						} else {
+							binary.LittleEndian.PutUint64(x.Data[8*i:], math.Float64bits(v))
+						}
+					}
+					got, want := runBoth(t, exe, m, args)
+					assertSame(t, "", got, want)
+				})
+			}
 		}
 	}
 }
