@@ -157,6 +157,38 @@ func roundTrip(t *testing.T, exe *Executable) *Executable {
 	return again
 }
 
+// routineCase parses runtimePrograms[name] and returns its text, module,
+// random arguments and the interpreter's outputs on them. It skips the
+// test where there is no C compiler.
+func routineCase(t *testing.T, name string) (src string, m *stablehlo.Module, args, want []*stablehlo.Tensor) {
+	t.Helper()
+	if _, err := cc.Find(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	src = runtimePrograms[name]
+	m = parseText(t, src)
+	args = randomArgs(m, 5)
+	want, err := stablehlo.Eval(m, "", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, m, args, want
+}
+
+// decodedPlan serializes exe and decodes the plan back.
+func decodedPlan(t *testing.T, exe *Executable) *Plan {
+	t.Helper()
+	data, err := exe.Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := decodeExecutable(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestRuntimeStepValidation: a plan from the cache whose runtime step is
 // damaged (parameters that read or write past a buffer, a parameter
 // block that is not an int64 constant, the wrong buffers, an unknown
@@ -246,13 +278,7 @@ func TestTunedRoutineChoice(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"dot_mid", "dot_transposed", "conv_few_in"} {
 		t.Run(name, func(t *testing.T) {
-			src := runtimePrograms[name]
-			m := parseText(t, src)
-			args := randomArgs(m, 5)
-			want, err := stablehlo.Eval(m, "", args)
-			if err != nil {
-				t.Fatal(err)
-			}
+			src, _, args, want := routineCase(t, name)
 			for round, what := range []string{"tuned now", "autotune tier"} {
 				opts := config.Defaults()
 				opts.Dir = dir
@@ -293,19 +319,10 @@ func TestTunedRoutineChoice(t *testing.T) {
 // building or timing candidates for it (nothing tuned, no autotune
 // entry), with outputs matching the interpreter's.
 func TestTunedBigProductOnRoutine(t *testing.T) {
-	if _, err := cc.Find(context.Background()); err != nil {
-		t.Skip(err)
-	}
 	const name = "dot_big"
-	src := runtimePrograms[name]
-	m := parseText(t, src)
+	src, _, args, want := routineCase(t, name)
 	if w := int64(128 * 256 * 300); w < routineMinWork {
 		t.Fatalf("%s has %d multiply-adds, under routineMinWork (%d)", name, w, routineMinWork)
-	}
-	args := randomArgs(m, 5)
-	want, err := stablehlo.Eval(m, "", args)
-	if err != nil {
-		t.Fatal(err)
 	}
 	opts := config.Defaults()
 	opts.Dir = t.TempDir()
@@ -341,17 +358,8 @@ func TestTunedBigProductOnRoutine(t *testing.T) {
 // close to the interpreter's; on 1 and 2 threads. A damaged plan that
 // gives the routine a window it does not take is refused.
 func TestTunedConvOnWinoRoutine(t *testing.T) {
-	if _, err := cc.Find(context.Background()); err != nil {
-		t.Skip(err)
-	}
 	const name = "conv_big"
-	src := runtimePrograms[name]
-	m := parseText(t, src)
-	args := randomArgs(m, 5)
-	want, err := stablehlo.Eval(m, "", args)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, _, args, want := routineCase(t, name)
 	for _, threads := range []int{1, 2} {
 		opts := config.Defaults()
 		opts.Dir = t.TempDir()
@@ -368,14 +376,7 @@ func TestTunedConvOnWinoRoutine(t *testing.T) {
 			t.Errorf("%d threads: %v", threads, err)
 		}
 		if threads == 1 {
-			data, err := exe.Serialize()
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, _, err := decodeExecutable(data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := decodedPlan(t, exe)
 			if err := p.validate(nil); err != nil {
 				t.Fatalf("the plan does not validate: %v", err)
 			}

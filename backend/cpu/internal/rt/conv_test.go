@@ -333,14 +333,7 @@ func testWino[T float32 | float64](t *testing.T, name string, eps float64) {
 				}
 				// Any split gives the same bits: a tile is computed by
 				// one part, in one order.
-				for _, parts := range []int{2, 3, 7} {
-					split := run(t, name, p, in, w, outLen, parts)
-					for i := range got {
-						if math.Float64bits(float64(split[i])) != math.Float64bits(float64(got[i])) {
-							t.Fatalf("%d parts: element %d is %v, serial %v", parts, i, split[i], got[i])
-						}
-					}
-				}
+				sameSplits(t, name, p, in, w, got, 2, 3, 7)
 			})
 		}
 	}

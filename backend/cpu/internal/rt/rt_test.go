@@ -134,15 +134,22 @@ func testGemm[T float32 | float64](t *testing.T, name string, eps float64) {
 				}
 				// Any split gives the same bits: every element is summed in
 				// k order whatever part computes it.
-				for _, parts := range []int{1, 2, 3, 7} {
-					split := run(t, name, g.params(), a, b, g.b*g.m*g.n, parts)
-					for i := range got {
-						if math.Float64bits(float64(split[i])) != math.Float64bits(float64(got[i])) {
-							t.Fatalf("%d parts: element %d is %v, serial %v", parts, i, split[i], got[i])
-						}
-					}
-				}
+				sameSplits(t, name, g.params(), a, b, got, 1, 2, 3, 7)
 			})
+		}
+	}
+}
+
+// sameSplits runs routine name on p, a and b cut into each of parts and
+// fails unless every run gives got's bits.
+func sameSplits[T float32 | float64](t *testing.T, name string, p []int64, a, b, got []T, parts ...int) {
+	t.Helper()
+	for _, n := range parts {
+		split := run(t, name, p, a, b, int64(len(got)), n)
+		for i := range got {
+			if math.Float64bits(float64(split[i])) != math.Float64bits(float64(got[i])) {
+				t.Fatalf("%d parts: element %d is %v, serial %v", n, i, split[i], got[i])
+			}
 		}
 	}
 }
