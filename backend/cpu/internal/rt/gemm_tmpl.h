@@ -228,6 +228,9 @@ static void RT_NAME(part)(void** bufs, int64_t t, int64_t n) {
 
 #ifndef RT_CONV_HELPERS
 #define RT_CONV_HELPERS
+// RT_SMALL_CI bounds the input features of a 2-D convolution that
+// conv_part sums row by row instead of gathering blocks (see there).
+#define RT_SMALL_CI 8
 // The convolution's walks over its parameter block, the same for every
 // element type. RT_SP is spatial dimension s's values.
 #define RT_SP(P, s) ((P) + RT_CSP + (s) * RT_CPS)
@@ -346,6 +349,46 @@ static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
 		}
 	}
 	T tile[RT_MR * RT_NR] __attribute__((aligned(64)));
+	if (ns == 2 && CI < RT_SMALL_CI) {
+		// Few input features (an image's first convolution): the gather
+		// below would cost more per row than the row's products, so each
+		// output row is summed straight from the input, with the same
+		// operations in the same order as the gathered block's (padding
+		// read as zeros, k = tap*CI + ci ascending, one fused
+		// multiply-add each from zero), so the same bits.
+		const int64_t* S0 = RT_SP(P, 0);
+		const int64_t* S1 = RT_SP(P, 1);
+		const int64_t OW = S1[RT_OSIZE], OH = S0[RT_OSIZE], KH = S0[RT_KSIZE], KW = S1[RT_KSIZE];
+		for (int64_t row = b0 * RT_MR; row < b1 * RT_MR && row < M; row++) {
+			const int64_t ow = row % OW, oh = row / OW % OH, b = row / OW / OH;
+			const int64_t cbase = b * P[RT_COB] + oh * S0[RT_OSTRIDE] + ow * S1[RT_OSTRIDE];
+			for (int64_t jp = 0; jp < np; jp++) {
+				RT_NAME(vec) acc0 = {0}, acc1 = {0};
+				const T* bpp = bp + jp * K * RT_NR;
+				for (int64_t kh = 0; kh < KH; kh++) {
+					const int64_t ih = oh * S0[RT_CSTRIDE] + kh * S0[RT_DIL] - S0[RT_PADLO];
+					for (int64_t kw = 0; kw < KW; kw++) {
+						const int64_t iw = ow * S1[RT_CSTRIDE] + kw * S1[RT_DIL] - S1[RT_PADLO];
+						const int ok = ih >= 0 && ih < S0[RT_ISIZE] && iw >= 0 && iw < S1[RT_ISIZE];
+						const T* x = in + b * P[RT_CIB] + ih * S0[RT_ISTRIDE] + iw * S1[RT_ISTRIDE];
+						const T* bk = bpp + (kh * KW + kw) * CI * RT_NR;
+						for (int64_t ci = 0; ci < CI; ci++) {
+							const T a = ok ? x[ci * P[RT_CIF]] : 0;
+							acc0 += a * *(const RT_NAME(vec)*)(bk + ci * RT_NR);
+							acc1 += a * *(const RT_NAME(vec)*)(bk + ci * RT_NR + VW);
+						}
+					}
+				}
+				*(RT_NAME(vec)*)tile = acc0;
+				*(RT_NAME(vec)*)(tile + VW) = acc1;
+				const int64_t cols = F - jp * RT_NR < RT_NR ? F - jp * RT_NR : RT_NR;
+				for (int64_t j = 0; j < cols; j++) out[cbase + (jp * RT_NR + j) * P[RT_COF]] = tile[j];
+			}
+		}
+		rt_scratch_done(0, bp);
+		rt_scratch_done(1, ap);
+		return;
+	}
 	for (int64_t ib = b0; ib < b1; ib++) {
 		// Each row's output position, batch and output offset.
 		int64_t ro[RT_MR][RT_MAXS], rb[RT_MR], cbase[RT_MR];
