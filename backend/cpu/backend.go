@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
-	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
 	"github.com/xlacache/xlacache/cache"
 	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -281,7 +280,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 		}
 		if k.work >= routineMinWork && k.kind == "dot" {
 			k.rt = k.routine
-		} else if r, ok := winoRoutine(k); ok && !pl.b.NoTune && k.tunable() && r.params[rt.ConvIn] >= winoRoutineMinIn {
+		} else if r, ok := winoRoutine(k); ok && !pl.b.NoTune {
 			k.rt = r
 		}
 		k.copy = copyReshape(k)

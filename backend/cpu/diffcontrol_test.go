@@ -125,14 +125,7 @@ func randomControlProgram(rng *rand.Rand) string {
 // control steps that would make the executor read or jump out of range.
 func TestControlFlowPlanRoundTrip(t *testing.T) {
 	m, exe := compileText(t, randomControlProgram(rand.New(rand.NewPCG(1, 2))))
-	data, err := exe.Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := decodeExecutable(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, data := decodedPlan(t, exe)
 	// The loaded executable computes what the compiled one does.
 	loaded, err := New().Load(context.Background(), data, nil)
 	if err != nil {

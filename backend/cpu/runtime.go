@@ -191,15 +191,19 @@ func convRoutine(k *kernel) (*runtimeRoutine, bool) {
 	return &runtimeRoutine{name: name, params: p, inputs: []*stablehlo.Value{in, w}}, true
 }
 
-// winoRoutine returns the Winograd routine (rt.WinoF32, rt.WinoF64) for
-// convolution kernel k where convRoutine has one and its block is one the
-// Winograd routines take (rt.CheckWino: two spatial dimensions, a 3x3
-// window, unit strides, no dilation). A tuned build runs such a
-// convolution with it instead of building and timing the generated
-// Winograd candidate (winoRoutineOK).
+// winoRoutine returns the Winograd routine (rt.WinoF32, rt.WinoF64) a
+// tuned build runs convolution kernel k with, instead of building and
+// timing the generated Winograd candidate: where k is tunable,
+// convRoutine has a routine for it, its block is one the Winograd
+// routines take (rt.CheckWino: two spatial dimensions, a 3x3 window,
+// unit strides, no dilation) and it has winoRoutineMinIn input features
+// or more.
 func winoRoutine(k *kernel) (*runtimeRoutine, bool) {
+	if !k.tunable() {
+		return nil, false
+	}
 	r, ok := convRoutine(k)
-	if !ok || rt.CheckWino(r.params) != nil {
+	if !ok || rt.CheckWino(r.params) != nil || r.params[rt.ConvIn] < winoRoutineMinIn {
 		return nil, false
 	}
 	name := map[string]string{rt.ConvF32: rt.WinoF32, rt.ConvF64: rt.WinoF64}[r.name]

@@ -175,8 +175,9 @@ func routineCase(t *testing.T, name string) (src string, m *stablehlo.Module, ar
 	return src, m, args, want
 }
 
-// decodedPlan serializes exe and decodes the plan back.
-func decodedPlan(t *testing.T, exe *Executable) *Plan {
+// decodedPlan serializes exe and returns the plan decoded back, with the
+// serialized bytes.
+func decodedPlan(t *testing.T, exe *Executable) (*Plan, []byte) {
 	t.Helper()
 	data, err := exe.Serialize()
 	if err != nil {
@@ -186,7 +187,7 @@ func decodedPlan(t *testing.T, exe *Executable) *Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return p, data
 }
 
 // TestRuntimeStepValidation: a plan from the cache whose runtime step is
@@ -199,15 +200,8 @@ func TestRuntimeStepValidation(t *testing.T) {
 	}
 	for _, prog := range []string{"dot", "conv_nhwc"} {
 		_, exe := compileTextWith(t, runtimePrograms[prog], untuned())
-		data, err := exe.Serialize()
-		if err != nil {
-			t.Fatal(err)
-		}
+		base, data := decodedPlan(t, exe)
 		step := -1
-		base, _, err := decodeExecutable(data)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for i, s := range base.Steps {
 			if isRuntime(s.Kernel) {
 				step = i
@@ -376,7 +370,7 @@ func TestTunedConvOnWinoRoutine(t *testing.T) {
 			t.Errorf("%d threads: %v", threads, err)
 		}
 		if threads == 1 {
-			p := decodedPlan(t, exe)
+			p, _ := decodedPlan(t, exe)
 			if err := p.validate(nil); err != nil {
 				t.Fatalf("the plan does not validate: %v", err)
 			}

@@ -38,7 +38,9 @@ static atomic_int xk_pool_jobs = 0;          // jobs on the queue (changed under
 static atomic_int xk_pool_spinning = 0;      // workers in their spin phase
 
 // XK_POOL_SPIN_NS is how long a worker looks for the next job, and a
-// caller for its workers to finish, before blocking.
+// caller for its workers to finish, before blocking; XK_POOL_GAP_NS the
+// yield that ends a spin early (another thread ran on this core);
+// XK_POOL_CHECK_NS how often xk_pool_may_spin reads the machine's load.
 #define XK_POOL_SPIN_NS 200000
 #define XK_POOL_GAP_NS 500000
 #define XK_POOL_CHECK_NS 2000000

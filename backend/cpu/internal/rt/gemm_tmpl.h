@@ -358,10 +358,11 @@ static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
 		// multiply-add each from zero), so the same bits.
 		const int64_t* S0 = RT_SP(P, 0);
 		const int64_t* S1 = RT_SP(P, 1);
-		const int64_t OW = S1[RT_OSIZE], OH = S0[RT_OSIZE], KH = S0[RT_KSIZE], KW = S1[RT_KSIZE];
+		const int64_t KH = S0[RT_KSIZE], KW = S1[RT_KSIZE];
 		for (int64_t row = b0 * RT_MR; row < b1 * RT_MR && row < M; row++) {
-			const int64_t ow = row % OW, oh = row / OW % OH, b = row / OW / OH;
-			const int64_t cbase = b * P[RT_COB] + oh * S0[RT_OSTRIDE] + ow * S1[RT_OSTRIDE];
+			int64_t o[RT_MAXS], b;
+			const int64_t cbase = rt_out_pos(P, ns, row, o, &b);
+			const int64_t oh = o[0], ow = o[1];
 			for (int64_t jp = 0; jp < np; jp++) {
 				RT_NAME(vec) acc0 = {0}, acc1 = {0};
 				const T* bpp = bp + jp * K * RT_NR;
@@ -370,10 +371,13 @@ static void RT_NAME(conv_part)(void** bufs, int64_t t, int64_t n) {
 					for (int64_t kw = 0; kw < KW; kw++) {
 						const int64_t iw = ow * S1[RT_CSTRIDE] + kw * S1[RT_DIL] - S1[RT_PADLO];
 						const int ok = ih >= 0 && ih < S0[RT_ISIZE] && iw >= 0 && iw < S1[RT_ISIZE];
-						const T* x = in + b * P[RT_CIB] + ih * S0[RT_ISTRIDE] + iw * S1[RT_ISTRIDE];
+						// An offset, not a pointer: outside the input it is
+						// never dereferenced (and a pointer there would be
+						// undefined).
+						const int64_t xoff = b * P[RT_CIB] + ih * S0[RT_ISTRIDE] + iw * S1[RT_ISTRIDE];
 						const T* bk = bpp + (kh * KW + kw) * CI * RT_NR;
 						for (int64_t ci = 0; ci < CI; ci++) {
-							const T a = ok ? x[ci * P[RT_CIF]] : 0;
+							const T a = ok ? in[xoff + ci * P[RT_CIF]] : 0;
 							acc0 += a * *(const RT_NAME(vec)*)(bk + ci * RT_NR);
 							acc1 += a * *(const RT_NAME(vec)*)(bk + ci * RT_NR + VW);
 						}
@@ -432,6 +436,19 @@ static inline int64_t rt_wino_koff(const int64_t* P, int64_t kh, int64_t kw) {
 }
 #endif
 
+// wino_out is the output transform of one feature: y = Aᵀ·m·A, m's
+// element e at mc[e*es], y row-major.
+static inline __attribute__((always_inline)) void RT_NAME(wino_out)(const T* mc, int64_t es, T y[4]) {
+	const T q00 = mc[0] + mc[4 * es] + mc[8 * es], q01 = mc[es] + mc[5 * es] + mc[9 * es];
+	const T q02 = mc[2 * es] + mc[6 * es] + mc[10 * es], q03 = mc[3 * es] + mc[7 * es] + mc[11 * es];
+	const T q10 = mc[4 * es] - mc[8 * es] - mc[12 * es], q11 = mc[5 * es] - mc[9 * es] - mc[13 * es];
+	const T q12 = mc[6 * es] - mc[10 * es] - mc[14 * es], q13 = mc[7 * es] - mc[11 * es] - mc[15 * es];
+	y[0] = q00 + q01 + q02;
+	y[1] = q01 - q02 - q03;
+	y[2] = q10 + q11 + q12;
+	y[3] = q11 - q12 - q13;
+}
+
 // wino_direct computes the outputs (oh, ow) of batch b, for oh in
 // [oh0, oh0 + 2) and ow in [ow0, ow0 + 2) inside the output, by the
 // direct sum in the reference's order (window row-major, input features
@@ -469,7 +486,7 @@ static void RT_NAME(wino_direct)(const int64_t* P, const T* in, const T* w, T* o
 // row, tile column, row-major), RT_MR tiles to a block, transforms each
 // block's input tiles into vp ([element][tile][input feature]), runs the
 // 16 elements' RT_MR x RT_NR products over the input features
-// (micro_rows) into mp ([element][tile][feature]), and transforms mp
+// (micro_any, on the block's rows in place) into mp ([element][tile][feature]), and transforms mp
 // into the tiles' outputs. A tile with an output that is not finite
 // (an infinite or NaN input or weight, which the transforms spread to
 // outputs the direct sum leaves finite: inf - inf) is recomputed by the
@@ -598,39 +615,24 @@ static void RT_NAME(wino_part)(void** bufs, int64_t t, int64_t n) {
 				T* restrict o11 = o[1][1];
 				_Pragma("GCC ivdep")
 				for (int64_t co = 0; co < F; co++) {
-					const T* mc = mr0 + co;
-					const T q00 = mc[0] + mc[4 * es] + mc[8 * es], q01 = mc[es] + mc[5 * es] + mc[9 * es];
-					const T q02 = mc[2 * es] + mc[6 * es] + mc[10 * es], q03 = mc[3 * es] + mc[7 * es] + mc[11 * es];
-					const T q10 = mc[4 * es] - mc[8 * es] - mc[12 * es], q11 = mc[5 * es] - mc[9 * es] - mc[13 * es];
-					const T q12 = mc[6 * es] - mc[10 * es] - mc[14 * es], q13 = mc[7 * es] - mc[11 * es] - mc[15 * es];
-					const T y00 = q00 + q01 + q02, y01 = q01 - q02 - q03;
-					const T y10 = q10 + q11 + q12, y11 = q11 - q12 - q13;
-					o00[co] = y00;
-					o01[co] = y01;
-					o10[co] = y10;
-					o11[co] = y11;
-					const T s = y00 + y01 + y10 + y11;
+					T y[4];
+					RT_NAME(wino_out)(mr0 + co, es, y);
+					o00[co] = y[0];
+					o01[co] = y[1];
+					o10[co] = y[2];
+					o11[co] = y[3];
+					const T s = y[0] + y[1] + y[2] + y[3];
 					nf |= s - s != 0;
 				}
 			} else
-			for (int64_t co = 0; co < F; co++) {
-				T m[4][4], q[2][4], y[2][2];
-				for (int a = 0; a < 4; a++)
-					for (int b = 0; b < 4; b++) m[a][b] = mr0[(a * 4 + b) * es + co];
-				for (int b = 0; b < 4; b++) {
-					q[0][b] = m[0][b] + m[1][b] + m[2][b];
-					q[1][b] = m[1][b] - m[2][b] - m[3][b];
+				for (int64_t co = 0; co < F; co++) {
+					T y[4];
+					RT_NAME(wino_out)(mr0 + co, es, y);
+					for (int i = 0; i < 4; i++)
+						if (o[i / 2][i % 2]) o[i / 2][i % 2][co * P[RT_COF]] = y[i];
+					const T s = y[0] + y[1] + y[2] + y[3];
+					nf |= s - s != 0;
 				}
-				for (int i = 0; i < 2; i++) {
-					y[i][0] = q[i][0] + q[i][1] + q[i][2];
-					y[i][1] = q[i][1] - q[i][2] - q[i][3];
-				}
-				for (int i = 0; i < 2; i++)
-					for (int j = 0; j < 2; j++)
-						if (o[i][j]) o[i][j][co * P[RT_COF]] = y[i][j];
-				const T s = y[0][0] + y[0][1] + y[1][0] + y[1][1];
-				nf |= s - s != 0;
-			}
 			if (nf) RT_NAME(wino_direct)(P, in, w, out, tb[r], 2 * th[r], 2 * tw[r]);
 		}
 	}
