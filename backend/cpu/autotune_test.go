@@ -2,11 +2,13 @@ package cpu
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,7 +104,10 @@ for a in "$@"; do case "$a" in *_b_*.c) defs="$defs $(sed -n 's/^void \(k_[0-9a-
 }
 
 // wrapCompiler points XLACACHE_CC at a shell script that runs prelude,
-// then the real compiler with the same arguments.
+// then the real compiler with the same arguments. The script refuses
+// -print-search-dirs, so that the backend links through it (the driver)
+// rather than running the linker itself (cc's direct link): the tests
+// that count or fail links see every link.
 func wrapCompiler(t *testing.T, prelude string) {
 	t.Helper()
 	real, err := cc.Find(context.Background())
@@ -110,7 +115,7 @@ func wrapCompiler(t *testing.T, prelude string) {
 		t.Fatal(err)
 	}
 	script := filepath.Join(t.TempDir(), "wrapcc")
-	body := fmt.Sprintf("#!/bin/sh\n%sexec '%s' \"$@\"\n", prelude, real.Path)
+	body := fmt.Sprintf("#!/bin/sh\n[ \"$*\" = -print-search-dirs ] && exit 1\n%sexec '%s' \"$@\"\n", prelude, real.Path)
 	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -272,4 +277,86 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestFixedObjectsBesideCandidates checks that a tuned compile whose
+// candidates leave a compiler job idle compiles the final objects of the
+// kernels it does not tune beside them (startFixedObjects): the
+// candidate build here waits, up to 30 seconds, for a final kernel's
+// compile to start, and says whether it did. With two jobs and one
+// kernel to tune, it must have: sharingProgram's exponential is compiled
+// while the product's candidates are, once, and the compile after the
+// tuning compiles nothing. With one job there is nothing beside the
+// candidates, and the same program compiles its exponential after them.
+func TestFixedObjectsBesideCandidates(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "invocations.log")
+	started := filepath.Join(dir, "final-started")
+	wrapCompiler(t, fmt.Sprintf(`case " $* " in
+*" -c "*_b_*) : > '%[1]s'; echo "final $*" >> '%[2]s';;
+*" -save-temps=obj "*) i=0; while [ ! -e '%[1]s' ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  if [ -e '%[1]s' ]; then echo "candidates after a final compile began" >> '%[2]s'; else echo "candidates alone" >> '%[2]s'; fi;;
+esac
+`, started, logPath))
+	m := parseText(t, sharingProgram)
+	args := randomArgs(m, 5)
+	var want [][]byte
+	for _, jobs := range []int{2, 1} {
+		t.Run(fmt.Sprintf("jobs=%d", jobs), func(t *testing.T) {
+			os.Remove(started)
+			os.Remove(logPath)
+			if jobs == 1 {
+				// Nothing else compiles beside the candidates: let them
+				// start rather than wait out the 30 seconds.
+				if err := os.WriteFile(started, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opts := config.Defaults()
+			opts.Dir = t.TempDir()
+			c := openCache(t, opts, nil)
+			defer c.Close()
+			b := New()
+			b.TuneBudget = 20 * time.Millisecond
+			b.Jobs, b.cpus = jobs, jobs
+			rep, exe := compileIn(t, c, b, "sharing", sharingProgram)
+			defer exe.Close()
+			if got := rep.Tiers["cpu/autotune"].Misses; got != 1 {
+				t.Fatalf("want one kernel tuned, got %+v", rep.Tiers)
+			}
+			log, err := os.ReadFile(logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+			var finals int
+			for _, l := range lines {
+				if strings.HasPrefix(l, "final ") {
+					finals++
+				}
+			}
+			if jobs == 2 && !slices.Contains(lines, "candidates after a final compile began") {
+				t.Errorf("the candidates were built alone, want the exponential's object compiled beside them:\n%s", log)
+			}
+			if jobs == 1 && (len(lines) < 2 || !strings.HasPrefix(lines[len(lines)-1], "final ")) {
+				t.Errorf("with one job, want the final compile after the candidates:\n%s", log)
+			}
+			if finals != 1 {
+				t.Errorf("%d final compiles, want 1 (the exponential's object, compiled once):\n%s", finals, log)
+			}
+			got, err := exe.Run(context.Background(), args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := make([][]byte, len(got))
+			for i, g := range got {
+				outs[i] = g.Data
+			}
+			if want == nil {
+				want = outs
+			} else if !slices.EqualFunc(outs, want, bytes.Equal) {
+				t.Errorf("outputs differ from the two-job compile's")
+			}
+		})
+	}
 }

@@ -59,6 +59,9 @@ type Backend struct {
 	// tuneFactor replaces tuneBudgetFactor when positive; tests set a
 	// tiny one to make the budget's choice certain.
 	tuneFactor float64
+	// cpus replaces the CPUs this process may use, when positive, in
+	// how many compilers run at once (cpuJobs); tests set it.
+	cpus int
 	// noRoutines runs every kernel as generated code, with no runtime
 	// routine (runtime.go); tests set it to exercise the generated
 	// kernels' own paths.
@@ -199,6 +202,9 @@ type pipeline struct {
 	candObjs map[*kernel]candidateObject
 	// reused counts the final objects made from candidate objects.
 	reused int
+	// fixedDone is closed when the compile startFixedObjects started
+	// beside the candidate builds is over (nil: none started).
+	fixedDone chan struct{}
 
 	warnMu sync.Mutex
 	warned map[string]bool // warnOnce kinds already logged at Warn
@@ -302,12 +308,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	start = time.Now()
 	srcs := make([]cc.Source, len(kernels))
 	for i, k := range kernels {
-		if k.rt == nil && (!infos[i].Tuned || configs[i].Name == routineConfig) {
-			// Left in its default configuration (an untuned build, or
-			// a kernel too small to pay for timing), or tuned to the
-			// routine.
-			k.rt = k.routine
-		}
+		k.rt = finalRoutine(k, configs[i], infos[i].Tuned)
 		if k.rt != nil {
 			srcs[i] = cc.Source{Name: k.rt.name}
 			infos[i].Name, infos[i].Config = k.rt.name, k.rt.String()
@@ -370,6 +371,18 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	return e, nil
 }
 
+// finalRoutine is the runtime routine k runs on in configuration cfg
+// (tuned: chosen by timing or an autotune record), or nil where it runs
+// its own object: the routine chosen before tuning (k.rt), else k's
+// routine where k is left in its default configuration (an untuned
+// build, or a kernel too small to pay for timing) or tuned to it.
+func finalRoutine(k *kernel, cfg Config, tuned bool) *runtimeRoutine {
+	if k.rt == nil && (!tuned || cfg.Name == routineConfig) {
+		return k.routine
+	}
+	return k.rt
+}
+
 // finalSource is the translation unit of k's kernel in configuration cfg,
 // named by a hash of its content: the same kernel in any program gets the
 // same name and so the same kernel-tier entry, and different kernels can
@@ -410,6 +423,18 @@ func (pl *pipeline) objectCached(k *kernel, cfg Config) bool {
 // (cache.Tier.Reject) and every kernel compiled afresh. Runtime routines
 // (runtime.go) have no object and are skipped.
 func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos []KernelInfo, reject error) ([]cc.Object, error) {
+	return pl.compileObjectsJobs(ctx, srcs, infos, reject, pl.cpuJobs(), false)
+}
+
+// cpuJobs is how many compilers run at once: Jobs, at most one per CPU
+// this process may use.
+func (pl *pipeline) cpuJobs() int {
+	return min(pl.b.jobs(), cmp.Or(pl.b.cpus, config.DefaultCPUThreads()))
+}
+
+// compileObjectsJobs is compileObjects with up to jobs compilers at once,
+// reporting no progress if quiet.
+func (pl *pipeline) compileObjectsJobs(ctx context.Context, srcs []cc.Source, infos []KernelInfo, reject error, jobs int, quiet bool) ([]cc.Object, error) {
 	tier := pl.env.Tier(subKernels)
 	// defined holds every kernel symbol of the objects chosen so far: an
 	// entry whose batch would define one again is not used (the linker
@@ -483,8 +508,9 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 	if len(missing) == 0 {
 		return out, nil
 	}
-	pl.progress("compile", 0, len(missing))
-	jobs := min(pl.b.jobs(), config.DefaultCPUThreads())
+	if !quiet {
+		pl.progress("compile", 0, len(missing))
+	}
 	batches, err := planBatches(missing, jobs, cmp.Or(pl.b.batchLimit, maxBatchKernels))
 	if err != nil {
 		return nil, err
@@ -513,7 +539,9 @@ func (pl *pipeline) compileObjects(ctx context.Context, srcs []cc.Source, infos 
 			pl.hold(m, heldObject{obj: o, members: b.members})
 		}
 	}
-	pl.progress("compile", len(missing), len(missing))
+	if !quiet {
+		pl.progress("compile", len(missing), len(missing))
+	}
 	return out, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,9 @@ type Compiler struct {
 	// CPU describes the host processor; it is part of Identity because
 	// Flags may include -march=native.
 	CPU CPUInfo
+
+	// linking is how Link links (see link.go).
+	linking linkState
 }
 
 var (
@@ -307,7 +311,12 @@ func (c *Compiler) tryFlag(ctx context.Context, flag string) bool {
 // run executes the compiler in dir and returns its stdout; on failure the
 // error carries the compiler's stderr, which is what a user needs to see.
 func (c *Compiler) run(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, c.Path, args...)
+	return runProgram(ctx, c.Path, dir, args...)
+}
+
+// runProgram executes the program at path in dir, as run does.
+func runProgram(ctx context.Context, path, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
@@ -324,9 +333,9 @@ func (c *Compiler) run(ctx context.Context, dir string, args ...string) (string,
 			msg = msg[:4000] + "\n... (truncated)"
 		}
 		if msg == "" {
-			return "", fmt.Errorf("%s %s: %w", c.Path, strings.Join(args, " "), err)
+			return "", fmt.Errorf("%s %s: %w", path, strings.Join(args, " "), err)
 		}
-		return "", fmt.Errorf("%s %s: %w\n%s", c.Path, strings.Join(args, " "), err, msg)
+		return "", fmt.Errorf("%s %s: %w\n%s", path, strings.Join(args, " "), err, msg)
 	}
 	return stdout.String(), nil
 }
@@ -442,6 +451,9 @@ func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Obje
 		return nil, nil
 	}
 	jobs = min(max(jobs, 1), len(srcs))
+	// The link after this compile needs the direct linker: probe for it
+	// (once per Compiler) while the compiler runs.
+	go c.directLinker(ctx)
 	for _, s := range srcs {
 		if !validSymbol(s.Name) {
 			return nil, fmt.Errorf("cc: invalid kernel name %q", s.Name)
@@ -532,23 +544,22 @@ func compileGroups(srcs []Source, jobs int) []group {
 	return out
 }
 
-// Link links objects into one shared library and returns its bytes.
+// Link links objects into one shared library and returns its bytes. It
+// runs the linker itself where it can (see link.go), else the driver.
 func (c *Compiler) Link(ctx context.Context, objs []Object) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "xlacache-ld-")
 	if err != nil {
 		return nil, fmt.Errorf("cc: creating link directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	args := []string{"-shared", "-fPIC", "-o", "lib.so"}
+	files := make([]string, len(objs))
 	for i, o := range objs {
-		name := fmt.Sprintf("o%d.o", i)
-		if err := os.WriteFile(filepath.Join(dir, name), o.Data, 0o600); err != nil {
+		files[i] = fmt.Sprintf("o%d.o", i)
+		if err := os.WriteFile(filepath.Join(dir, files[i]), o.Data, 0o600); err != nil {
 			return nil, fmt.Errorf("cc: writing object of kernel %s: %w", o.Name, err)
 		}
-		args = append(args, name)
 	}
-	args = append(args, "-lm")
-	if _, err := c.run(ctx, dir, args...); err != nil {
+	if err := c.linkFiles(ctx, dir, files); err != nil {
 		return nil, fmt.Errorf("cc: linking %d kernel objects: %w", len(objs), err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "lib.so"))
@@ -556,6 +567,27 @@ func (c *Compiler) Link(ctx context.Context, objs []Object) ([]byte, error) {
 		return nil, fmt.Errorf("cc: reading linked library: %w", err)
 	}
 	return data, nil
+}
+
+// linkFiles links the objects files in dir into dir/lib.so: directly where
+// c has a direct linker, by the driver where it has none or the direct
+// link fails (the first failure switches c to the driver for good, so a
+// linker that cannot link these objects costs one try, not one per link).
+func (c *Compiler) linkFiles(ctx context.Context, dir string, files []string) error {
+	if l := c.directLinker(ctx); l != nil {
+		err := l.linkDirect(ctx, dir, files)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		c.linking.broken.Store(true)
+		slog.Debug("cc: linking through the compiler driver from now on", "err", err)
+	}
+	args := append([]string{"-shared", "-fPIC", "-o", "lib.so"}, files...)
+	_, err := c.run(ctx, dir, append(args, "-lm")...)
+	return err
 }
 
 // BuildLibrary compiles srcs and links them straight into a shared library
