@@ -195,28 +195,35 @@ func fusedOps(l *lowering, op *stablehlo.Op) []*stablehlo.Op {
 }
 
 // smallElements bounds the elements a kernel built at -O1 (XK_SMALL in
-// the prelude) may touch. Such a kernel runs in a few microseconds at
-// any level (BenchmarkKernelProfile: mlp's 640-element exponential 2.5
-// µs at both, cnn's 160-element one 0.7 µs at -O2, 2.2 at -O1), while
-// the vectorized loops and epilogues of higher levels were a fifth of
-// cnn's untuned compile (its four softmax kernels).
+// the prelude) may write, and half what it may touch. Such a kernel runs
+// in microseconds at any level, while the vectorized loops and epilogues
+// of higher levels cost milliseconds of compile: cnn's four softmax
+// kernels (160 elements; 0.7 µs at -O2, 2.2 µs at -O1) were a fifth of
+// its untuned compile, and mlp's softmax kernels (640 elements written,
+// 704 read) a third of mlp's cc1 instructions, the exponential alone
+// 141 M at -O2 and 48 M at -O1. mlp's untuned compile on one CPU went
+// 110-118 -> 94-99 ms when reads started counting half; its exponential
+// runs 7.9 µs against 1.8 µs, 0.5% of its 1.3 ms run
+// (BenchmarkKernelProfile).
 const smallElements = 1024
 
-// small reports whether the kernel generated as g touches at most
-// smallElements elements, inputs and outputs together, and does at most
-// that much work (k.work counts a product's multiply-adds and a
-// reduction's inputs): its code is built at -O1.
+// small reports whether the kernel generated as g writes at most
+// smallElements elements, touches at most twice that, inputs and outputs
+// together, and does at most smallElements work (k.work counts a
+// product's multiply-adds and a reduction's inputs): its code is built
+// at -O1.
 func (k *kernel) small(g *gen) bool {
 	if k.work > smallElements {
 		return false
 	}
-	n := int64(0)
-	for _, vs := range [][]*stablehlo.Value{g.inputs, g.outputs} {
-		for _, v := range vs {
-			n += v.Type.NumElements()
-		}
+	var in, out int64
+	for _, v := range g.inputs {
+		in += v.Type.NumElements()
 	}
-	return n <= smallElements
+	for _, v := range g.outputs {
+		out += v.Type.NumElements()
+	}
+	return out <= smallElements && in+out <= 2*smallElements
 }
 
 // generate emits the kernel body for cfg. fixed, when non-nil, pins the
