@@ -45,6 +45,10 @@ func TestPlanBatches(t *testing.T) {
 		{"more jobs than kernels", plain(2, 10), 8, maxBatchKernels, []int{1, 1}},
 		{"limit splits evenly", plain(40, 10), 1, maxBatchKernels, []int{14, 13, 13}},
 		{"unit per kernel", plain(3, 10), 2, 1, []int{1, 1, 1}},
+		// 3 units on 2 jobs would leave one job the last unit alone.
+		{"units a multiple of the jobs", plain(34, 10), 2, maxBatchKernels, []int{9, 9, 8, 8}},
+		{"a multiple of the jobs, but no more units than kernels", plain(5, 10), 4, 1, []int{1, 1, 1, 1, 1}},
+		{"rounded up, each within the limit", plain(5, 10), 2, 2, []int{2, 1, 1, 1}},
 		{"limit above the maximum", plain(20, 10), 1, 100, []int{10, 10}},
 		{"sizes balance", append(plain(1, 6000), plain(3, 1000)...), 2, maxBatchKernels, []int{1, 3}},
 		// Each kernel costs a fixed amount too: by size alone 2 KB of one
