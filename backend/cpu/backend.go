@@ -346,7 +346,9 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	if len(objs) > 0 { // else every kernel is a runtime routine: no library
 		so, err = pl.cc.Link(ctx, objs)
 	}
-	if err != nil && (pl.reused > 0 || slices.ContainsFunc(infos, func(i KernelInfo) bool { return i.ObjectHit })) {
+	// A link the caller cancelled says nothing about the objects: an
+	// interrupted compile must not quarantine good entries.
+	if err != nil && ctx.Err() == nil && (pl.reused > 0 || slices.ContainsFunc(infos, func(i KernelInfo) bool { return i.ObjectHit })) {
 		// An object from the kernel tier verified but does not link (an
 		// entry a faulty build stored, say), or one made from candidate
 		// objects does not (reuse.go): a cache failure, which degrades to

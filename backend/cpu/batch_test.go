@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -552,6 +553,78 @@ func TestKernelOpt(t *testing.T) {
 		}
 		if got != "" && !slices.Contains(cc.Levels, got) {
 			t.Errorf("kernelOpt(%s, noTune=%v) = %q, not one of cc.Levels", tc.kind, tc.noTune, got)
+		}
+	}
+}
+
+// TestCancelledLinkKeepsEntries: a link that fails because the caller
+// cancelled the compile (an interrupt) says nothing about the objects, so
+// the kernel-tier entries it linked are not quarantined, and the next
+// compile takes them. The compiler wrapper holds the link until the
+// compile is cancelled.
+func TestCancelledLinkKeepsEntries(t *testing.T) {
+	dir := t.TempDir()
+	linking := filepath.Join(t.TempDir(), "linking")
+	hold := filepath.Join(t.TempDir(), "hold-links")
+	wrapCompiler(t, fmt.Sprintf(`case " $* " in *" -shared "*) if [ -e '%[2]s' ]; then : > '%[1]s'; i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; fi;; esac
+`, linking, hold))
+	compile := func(ctx context.Context, name string) (*Executable, error) {
+		t.Helper()
+		opts := config.Defaults()
+		opts.Dir = dir
+		c := openCache(t, opts, nil)
+		defer c.Close()
+		b := New()
+		b.NoTune = true
+		exe, _, err := cache.Compile(ctx, c, b, cache.Program{Name: name, Text: []byte(sharingProgram)})
+		if err != nil {
+			return nil, err
+		}
+		return exe.(*Executable), nil
+	}
+	exe, err := compile(context.Background(), "cold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe.Close()
+	if err := os.RemoveAll(filepath.Join(dir, "executables")); err != nil {
+		t.Fatal(err)
+	}
+	// Kernel tier warm: the compile links the tier's objects, and is
+	// cancelled while it does.
+	if err := os.WriteFile(hold, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(linking); err == nil {
+				cancel()
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	if _, err := compile(ctx, "cancelled"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("compile cancelled during its link: %v, want context.Canceled", err)
+	}
+	os.Remove(hold)
+	if q, _ := filepath.Glob(filepath.Join(dir, "quarantine", "*")); len(q) != 0 {
+		t.Errorf("a cancelled link quarantined %d entries: %q", len(q), q)
+	}
+	exe, err = compile(context.Background(), "after")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Close()
+	for _, k := range exe.Kernels() {
+		if !k.ObjectHit && !k.Runtime() {
+			t.Errorf("kernel %s was compiled again; want its entry kept through the cancelled link", k.Name)
 		}
 	}
 }

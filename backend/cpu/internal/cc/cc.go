@@ -325,6 +325,11 @@ func runProgram(ctx context.Context, path, dir string, args ...string) (string, 
 	// would change its output without being part of the identity.
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	if err := cmd.Run(); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// Killed because the caller gave up: say so, not "signal:
+			// killed", so that callers can tell it from a failure.
+			return "", fmt.Errorf("%s %s: %w", path, strings.Join(args, " "), cerr)
+		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = strings.TrimSpace(stdout.String())
