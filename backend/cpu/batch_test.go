@@ -444,6 +444,24 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
+// compileUntuned compiles text untuned in a new Cache on dir and returns
+// the compile's error, for the tests that make compiles fail or cancel
+// them.
+func compileUntuned(ctx context.Context, t *testing.T, dir, name, text string) (*Executable, error) {
+	t.Helper()
+	opts := config.Defaults()
+	opts.Dir = dir
+	c := openCache(t, opts, nil)
+	defer c.Close()
+	b := New()
+	b.NoTune = true
+	exe, _, err := cache.Compile(ctx, c, b, cache.Program{Name: name, Text: []byte(text)})
+	if err != nil {
+		return nil, err
+	}
+	return exe.(*Executable), nil
+}
+
 // TestKernelTierLinkFailureRecompiles: objects from the kernel tier that
 // verify but do not link are a cache failure, not a failed compile. The
 // compiler wrapper fails the first link after the flag file appears; a
@@ -458,17 +476,7 @@ func TestKernelTierLinkFailureRecompiles(t *testing.T) {
 	dir := t.TempDir()
 	compile := func(name string) (*Executable, error) {
 		t.Helper()
-		opts := config.Defaults()
-		opts.Dir = dir
-		c := openCache(t, opts, nil)
-		defer c.Close()
-		b := New()
-		b.NoTune = true
-		exe, _, err := cache.Compile(context.Background(), c, b, cache.Program{Name: name, Text: []byte(sharingProgram)})
-		if err != nil {
-			return nil, err
-		}
-		return exe.(*Executable), nil
+		return compileUntuned(context.Background(), t, dir, name, sharingProgram)
 	}
 	plant := func() {
 		t.Helper()
@@ -521,9 +529,17 @@ func TestKernelTierLinkFailureRecompiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exe.Close()
+	wantObjectHits(t, exe, "the entry stored after the recovery")
+}
+
+// wantObjectHits fails t for each kernel of exe that was compiled rather
+// than taken from the kernel tier; want says which entry should have
+// served it.
+func wantObjectHits(t *testing.T, exe *Executable, want string) {
+	t.Helper()
 	for _, k := range exe.Kernels() {
 		if !k.ObjectHit && !k.Runtime() {
-			t.Errorf("kernel %s was compiled again; want the entry stored after the recovery", k.Name)
+			t.Errorf("kernel %s was compiled again; want %s", k.Name, want)
 		}
 	}
 }
@@ -570,17 +586,7 @@ func TestCancelledLinkKeepsEntries(t *testing.T) {
 `, linking, hold))
 	compile := func(ctx context.Context, name string) (*Executable, error) {
 		t.Helper()
-		opts := config.Defaults()
-		opts.Dir = dir
-		c := openCache(t, opts, nil)
-		defer c.Close()
-		b := New()
-		b.NoTune = true
-		exe, _, err := cache.Compile(ctx, c, b, cache.Program{Name: name, Text: []byte(sharingProgram)})
-		if err != nil {
-			return nil, err
-		}
-		return exe.(*Executable), nil
+		return compileUntuned(ctx, t, dir, name, sharingProgram)
 	}
 	exe, err := compile(context.Background(), "cold")
 	if err != nil {
@@ -622,9 +628,5 @@ func TestCancelledLinkKeepsEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer exe.Close()
-	for _, k := range exe.Kernels() {
-		if !k.ObjectHit && !k.Runtime() {
-			t.Errorf("kernel %s was compiled again; want its entry kept through the cancelled link", k.Name)
-		}
-	}
+	wantObjectHits(t, exe, "its entry, kept through the cancelled link")
 }
