@@ -173,8 +173,9 @@ func (pl *pipeline) autotune(ctx context.Context, kernels []*kernel) ([]Config, 
 // build compiles those objects first (tunebudget.go), and extra load
 // would move its budget. The returned wait, which the caller defers,
 // cancels what is still running on an error return and waits for it;
-// timing waits for it first (waitFixedObjects). A failure here is not
-// one: the final build compiles whatever is not held, and reports.
+// timing waits for it first (waitFixedObjects). Its failure fails
+// nothing: the final build compiles whatever is not held, and reports
+// its own errors.
 func (pl *pipeline) startFixedObjects(ctx context.Context, kernels []*kernel, configs []Config, infos []KernelInfo, pending map[int]bool, units int) (wait func(), err error) {
 	jobs := pl.cpuJobs() - units
 	if jobs < 1 || pl.b.BudgetTune {
