@@ -303,6 +303,7 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 	if pl.cc, err = cc.Find(ctx); err != nil {
 		return nil, err
 	}
+	pl.cc.PrepareLink(ctx)
 	start = time.Now()
 	configs, infos, err := pl.autotune(ctx, kernels)
 	if err != nil {

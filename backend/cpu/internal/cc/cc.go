@@ -456,9 +456,7 @@ func (c *Compiler) Compile(ctx context.Context, srcs []Source, jobs int) ([]Obje
 		return nil, nil
 	}
 	jobs = min(max(jobs, 1), len(srcs))
-	// The link after this compile needs the direct linker: probe for it
-	// (once per Compiler) while the compiler runs.
-	go c.directLinker(ctx)
+	c.PrepareLink(ctx)
 	for _, s := range srcs {
 		if !validSymbol(s.Name) {
 			return nil, fmt.Errorf("cc: invalid kernel name %q", s.Name)

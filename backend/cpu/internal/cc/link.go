@@ -56,6 +56,15 @@ type linkState struct {
 	broken atomic.Bool // a direct link failed; the driver links from then on
 }
 
+// PrepareLink starts what the first Link needs, the direct linker's probe
+// (once per Compiler), in the background, so that it overlaps the work
+// before that link: Compile calls it, and so does a caller about to link
+// objects it did not compile (a compile whose objects all come from a
+// cache).
+func (c *Compiler) PrepareLink(ctx context.Context) {
+	go c.directLinker(ctx)
+}
+
 // directLinker returns c's direct linker, probing for it on first use
 // (one `cc -print-search-dirs`), or nil where the driver must link.
 func (c *Compiler) directLinker(ctx context.Context) *directLink {
