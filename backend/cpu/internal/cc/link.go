@@ -51,18 +51,19 @@ type directLink struct {
 
 // linkState is a Compiler's direct-link probe, made on first use.
 type linkState struct {
-	once   sync.Once
-	link   *directLink
-	broken atomic.Bool // a direct link failed; the driver links from then on
+	started sync.Once // PrepareLink's goroutine
+	once    sync.Once // the probe
+	link    *directLink
+	broken  atomic.Bool // a direct link failed; the driver links from then on
 }
 
-// PrepareLink starts what the first Link needs, the direct linker's probe
-// (once per Compiler), in the background, so that it overlaps the work
+// PrepareLink starts what the first Link needs, the direct linker's probe,
+// in the background (once per Compiler), so that it overlaps the work
 // before that link: Compile calls it, and so does a caller about to link
 // objects it did not compile (a compile whose objects all come from a
 // cache).
 func (c *Compiler) PrepareLink(ctx context.Context) {
-	go c.directLinker(ctx)
+	c.linking.started.Do(func() { go c.directLinker(ctx) })
 }
 
 // directLinker returns c's direct linker, probing for it on first use
@@ -144,15 +145,15 @@ func parseSearchDirs(out string, lookPath func(string) (string, error)) *directL
 }
 
 // findFile returns the cleaned path of the first regular file name in
-// dirs (executable, if exec), or "".
-func findFile(dirs []string, name string, exec bool) string {
+// dirs (with an execute bit, if executable), or "".
+func findFile(dirs []string, name string, executable bool) string {
 	for _, d := range dirs {
 		if d == "" || !filepath.IsAbs(d) {
 			continue
 		}
 		p := filepath.Join(d, name)
 		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() || (exec && st.Mode().Perm()&0o111 == 0) {
+		if err != nil || !st.Mode().IsRegular() || (executable && st.Mode().Perm()&0o111 == 0) {
 			continue
 		}
 		return p
