@@ -186,11 +186,10 @@ func (pl *pipeline) startFixedObjects(ctx context.Context, kernels []*kernel, co
 		if pending[i] || finalRoutine(k, configs[i], infos[i].Tuned) != nil || k.copy {
 			continue
 		}
-		s, err := finalSource(k, configs[i])
+		s, err := finalSource(k, configs[i], pl.b.NoTune)
 		if err != nil {
 			return nil, err
 		}
-		s.Opt = kernelOpt(k, pl.b.NoTune)
 		srcs = append(srcs, s)
 	}
 	if len(srcs) == 0 {

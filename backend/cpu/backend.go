@@ -325,10 +325,9 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 			infos[i].Name, infos[i].Config = copyKernel, "plan copy step"
 			continue
 		}
-		if srcs[i], err = finalSource(k, configs[i]); err != nil {
+		if srcs[i], err = finalSource(k, configs[i], pl.b.NoTune); err != nil {
 			return nil, err
 		}
-		srcs[i].Opt = kernelOpt(k, pl.b.NoTune)
 		infos[i].Name = srcs[i].Name
 	}
 	pl.phase("codegen", start)
@@ -394,15 +393,17 @@ func finalRoutine(k *kernel, cfg Config, tuned bool) *runtimeRoutine {
 // finalSource is the translation unit of k's kernel in configuration cfg,
 // named by a hash of its content: the same kernel in any program gets the
 // same name and so the same kernel-tier entry, and different kernels can
-// never share a name.
-func finalSource(k *kernel, cfg Config) (cc.Source, error) {
+// never share a name. Its level is kernelOpt's for a build tuned or not
+// (noTune): the level is part of the object key, so every caller gets it
+// the same way.
+func finalSource(k *kernel, cfg Config, noTune bool) (cc.Source, error) {
 	body, err := k.source(cfg, "KERNEL_SYMBOL")
 	if err != nil {
 		return cc.Source{}, err
 	}
 	name := "k_" + cc.Hash([]byte(body))[:24]
 	// ReplaceAll: a parallel kernel names its symbol in both entry points.
-	return cc.Source{Name: name, Code: []byte(strings.ReplaceAll(body, "KERNEL_SYMBOL", name))}, nil
+	return cc.Source{Name: name, Code: []byte(strings.ReplaceAll(body, "KERNEL_SYMBOL", name)), Opt: kernelOpt(k, noTune)}, nil
 }
 
 // objectCached reports whether k's final object in configuration cfg is in
@@ -411,11 +412,10 @@ func finalSource(k *kernel, cfg Config) (cc.Source, error) {
 // miss for each candidate that is never compiled. The later Get in
 // compileObjects still verifies the entry (and counts the hit or miss).
 func (pl *pipeline) objectCached(k *kernel, cfg Config) bool {
-	s, err := finalSource(k, cfg)
+	s, err := finalSource(k, cfg, pl.b.NoTune)
 	if err != nil {
 		return false
 	}
-	s.Opt = kernelOpt(k, pl.b.NoTune)
 	return pl.env.Tier(subKernels).Has(pl.objectKey(s))
 }
 

@@ -86,11 +86,10 @@ func (pl *pipeline) reuseCandidates(ctx context.Context, ks []*kernel, configs [
 		if !ok || configs[i].Name == "" || configs[i].Name == routineConfig {
 			continue // candidates not built here, left out by the budget, or no code
 		}
-		s, err := finalSource(k, configs[i])
+		s, err := finalSource(k, configs[i], false)
 		if err != nil {
 			return err
 		}
-		s.Opt = kernelOpt(k, false)
 		if s.Opt != "" || seen[s.Name] {
 			continue // tuned kernels are -O3, the level of their candidates
 		}

@@ -206,7 +206,7 @@ func TestWinnerObjectsMatchCandidates(t *testing.T) {
 					if u.syms[n] == "" {
 						continue // the runtime routine: no code
 					}
-					s, err := finalSource(k, k.cands[c])
+					s, err := finalSource(k, k.cands[c], false)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -141,11 +141,10 @@ func (pl *pipeline) tuneBudget(ctx context.Context, kernels []*kernel) (time.Dur
 			// untuned build.
 			continue
 		}
-		s, err := finalSource(k, k.cands[0])
+		s, err := finalSource(k, k.cands[0], pl.b.NoTune)
 		if err != nil {
 			return 0, err
 		}
-		s.Opt = kernelOpt(k, pl.b.NoTune)
 		srcs = append(srcs, s)
 	}
 	infos := make([]KernelInfo, len(srcs))
