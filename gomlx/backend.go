@@ -144,6 +144,9 @@ func NewWithLookup(ctx context.Context, cfg string, lookup func(string) (string,
 	}
 	b := &Backend{opts: opts, cache: c, cpu: cpu.New(), devices: 1}
 	set(b)
+	// GoMLX builds a graph before its first Compile: time enough to find
+	// the C compiler, which the first key needs.
+	b.cpu.Prepare()
 	return b, nil
 }
 

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/stablehlo"
@@ -270,4 +272,49 @@ func TestKernelStepRepeatedBuffer(t *testing.T) {
 	if err := p.validate(nil); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Fatalf("validate = %v, want an error naming the repeated buffer", err)
 	}
+}
+
+// TestPrepare: Prepare probes the compiler in the background, and the
+// compile after it uses that probe rather than probing again; with a
+// missing compiler it reports nothing, and the compile names the
+// compiler.
+func TestPrepare(t *testing.T) {
+	t.Run("probes once", func(t *testing.T) {
+		log := countingCompiler(t)
+		b := New()
+		b.Prepare()
+		// The probe asks the compiler its version first; wait for
+		// Prepare's, so that the compile below can only share it.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			data, _ := os.ReadFile(log)
+			if strings.Contains(string(data), "--version") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Prepare did not probe the compiler within 30 s; invocations:\n%s", data)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.NoTune = true
+		if _, err := b.CompileModule(context.Background(), parseText(t, smallProgram), nil); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(data), "--version"); n != 1 {
+			t.Errorf("the compiler was probed %d times, want once:\n%s", n, data)
+		}
+	})
+	t.Run("missing compiler", func(t *testing.T) {
+		t.Setenv(cc.EnvCC, "/nonexistent/xlacache-prepare-cc")
+		b := New()
+		b.Prepare()
+		_, err := b.CompileModule(context.Background(), parseText(t, smallProgram), nil)
+		if err == nil || !strings.Contains(err.Error(), "/nonexistent/xlacache-prepare-cc") {
+			t.Fatalf("want a missing-compiler error, got %v", err)
+		}
+	})
 }
