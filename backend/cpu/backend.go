@@ -304,6 +304,8 @@ func (pl *pipeline) run(ctx context.Context, m *stablehlo.Module) (*Executable, 
 			k.rt = k.routine
 		} else if r, ok := winoRoutine(k); ok && !pl.b.NoTune {
 			k.rt = r
+		} else if r, ok := poolRoutine(k); ok {
+			k.rt = r
 		}
 		k.copy = copyReshape(k)
 	}

@@ -107,6 +107,8 @@ static int rt_avx2(void) { return 0; }
 
 const char* xk_rt_gemm_variant(void) { return rt_avx2() ? "avx2" : "generic"; }
 
+int xk_rt_avx2(void) { return rt_avx2(); }
+
 void xk_rt_gemm_f32_par(void** bufs, int64_t t, int64_t n) {
 	if (rt_avx2()) part_f32_avx2(bufs, t, n); else part_f32_generic(bufs, t, n);
 }

@@ -3,7 +3,8 @@
 // generated and compiled with the program (as XLA:CPU calls precompiled
 // Eigen routines for matrix products). A cold compile that uses one runs
 // no C compiler for that kernel; the untuned build uses them for matrix
-// products (package cpu, runtime.go).
+// products and convolutions, every build for max- and min-pools (package
+// cpu, runtime.go).
 //
 // A routine has the generated kernels' ABI (void f(void** bufs) and
 // void f_par(void** bufs, int64_t t, int64_t n)); its shape and strides
@@ -41,6 +42,10 @@ const (
 	// weights); a tile with a non-finite output is recomputed directly.
 	WinoF32 = "xk_rt_wino_f32"
 	WinoF64 = "xk_rt_wino_f64"
+	// PoolF32 and PoolF64 are reduce_window by maximum or minimum over
+	// windows the innermost dimension passes through (CheckPool's block).
+	PoolF32 = "xk_rt_pool_f32"
+	PoolF64 = "xk_rt_pool_f64"
 )
 
 // GemmParams is the length of a gemm parameter block: b, m, k, n, then
@@ -59,9 +64,12 @@ type Routine struct {
 	// Wino is true for the Winograd convolutions, whose block must also
 	// pass CheckWino.
 	Wino bool
+	// Pool is true for the pooling routines: CheckPool's block, and their
+	// second input is the init value, not a matrix.
+	Pool bool
 }
 
-// Check validates params for r (CheckGemm or CheckConv): the routine reads
+// Check validates params for r (CheckGemm, CheckConv or CheckPool): the routine reads
 // only inside its inputs (aLen and bLen elements) and writes only inside
 // its output (cLen).
 func (r Routine) Check(params []int64, aLen, bLen, cLen int64) error {
@@ -69,6 +77,9 @@ func (r Routine) Check(params []int64, aLen, bLen, cLen int64) error {
 		if err := CheckWino(params); err != nil {
 			return err
 		}
+	}
+	if r.Pool {
+		return CheckPool(params, aLen, bLen, cLen)
 	}
 	if r.Conv {
 		return CheckConv(params, aLen, bLen, cLen)
@@ -91,6 +102,10 @@ func Lookup(name string) (Routine, bool) {
 		return Routine{Serial: C.xk_rt_wino_f32, Part: C.xk_rt_wino_f32_par, ElemSize: 4, Conv: true, Wino: true}, true
 	case WinoF64:
 		return Routine{Serial: C.xk_rt_wino_f64, Part: C.xk_rt_wino_f64_par, ElemSize: 8, Conv: true, Wino: true}, true
+	case PoolF32:
+		return Routine{Serial: C.xk_rt_pool_f32, Part: C.xk_rt_pool_f32_par, ElemSize: 4, Pool: true}, true
+	case PoolF64:
+		return Routine{Serial: C.xk_rt_pool_f64, Part: C.xk_rt_pool_f64_par, ElemSize: 8, Pool: true}, true
 	}
 	return Routine{}, false
 }
@@ -108,13 +123,16 @@ var gemmTmpl string
 //go:embed rt.h
 var rtH string
 
+//go:embed pool.c
+var poolC string
+
 // Version identifies the routines' C source. It belongs in the key of
 // any executable whose plan calls a routine: a binary with other
 // routines (another blocking, another parameter layout) must not run a
 // plan made for these.
 var Version = func() string {
 	h := sha256.New()
-	for _, s := range []string{rtH, gemmC, gemmTmpl} {
+	for _, s := range []string{rtH, gemmC, gemmTmpl, poolC} {
 		fmt.Fprintf(h, "%d\n%s", len(s), s)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
@@ -277,6 +295,98 @@ func CheckConv(p []int64, inLen, wLen, outLen int64) error {
 	}
 	if l, ok := span(in...); !empty && (!ok || l >= inLen) {
 		return fmt.Errorf("rt: conv reads the input up to element %d, it has %d", l, inLen)
+	}
+	return nil
+}
+
+// The pooling parameter block's layout (rt.h): PoolParams values, the
+// rank, op, swap and innermost size at PoolRank..PoolC, then PoolPerDim
+// values per leading dimension from PoolDimAt(d).
+const (
+	PoolParams = int(C.RT_POOL_PARAMS)
+	// MaxPoolRank is the largest rank a pooling block describes.
+	MaxPoolRank = int(C.RT_POOL_MAXD) + 1
+	PoolRank    = int(C.RT_PRANK)
+	PoolOp      = int(C.RT_POP)
+	PoolSwap    = int(C.RT_PSWAP)
+	PoolC       = int(C.RT_PC)
+	PoolPerDim  = int(C.RT_PPD)
+	// The values of a leading dimension, from PoolDimAt(d).
+	PoolOut      = int(C.RT_POUT)
+	PoolIn       = int(C.RT_PIN)
+	PoolWindow   = int(C.RT_PWIN)
+	PoolStride   = int(C.RT_PSTRIDE)
+	PoolWinDil   = int(C.RT_PWDIL)
+	PoolBaseDil  = int(C.RT_PBDIL)
+	PoolPadLow   = int(C.RT_PPADLO)
+	poolDimFirst = int(C.RT_PDIM)
+)
+
+// PoolDimAt is the index of leading dimension d's first value.
+func PoolDimAt(d int) int { return poolDimFirst + d*PoolPerDim }
+
+// CheckPool reports whether p is a pooling parameter block whose
+// routine reads only inside its operand (xLen elements) and init value
+// (initLen) and writes exactly its result (outLen): both row-major with
+// the block's sizes. Every window position it reads at is bounds-checked
+// by the routine itself; what is checked here is that its arithmetic
+// cannot overflow and the sizes match the buffers.
+func CheckPool(p []int64, xLen, initLen, outLen int64) error {
+	if len(p) != PoolParams {
+		return fmt.Errorf("rt: pooling parameter block has %d values, want %d", len(p), PoolParams)
+	}
+	rank := p[PoolRank]
+	if rank < 2 || rank > int64(MaxPoolRank) {
+		return fmt.Errorf("rt: pooling of rank %d, want 2 to %d", rank, MaxPoolRank)
+	}
+	if p[PoolOp] != 0 && p[PoolOp] != 1 || p[PoolSwap] != 0 && p[PoolSwap] != 1 {
+		return fmt.Errorf("rt: pooling op %d, swap %d: want 0 or 1", p[PoolOp], p[PoolSwap])
+	}
+	c := p[PoolC]
+	if c < 0 || c > maxDim {
+		return fmt.Errorf("rt: pooling innermost size %d", c)
+	}
+	if initLen < 1 {
+		return fmt.Errorf("rt: pooling init value has %d elements", initLen)
+	}
+	in, out := c, c
+	nd := int(rank) - 1
+	for d := range int(C.RT_POOL_MAXD) {
+		q := p[PoolDimAt(d) : PoolDimAt(d)+PoolPerDim]
+		if d >= nd {
+			for i, v := range q {
+				if v != 0 {
+					return fmt.Errorf("rt: pooling dimension %d (past the rank) has value %d = %d", d, i, v)
+				}
+			}
+			continue
+		}
+		for i, v := range q {
+			lo := int64(1) // window, strides and dilations
+			switch i {
+			case PoolOut, PoolIn:
+				lo = 0
+			case PoolPadLow:
+				lo = -maxDim
+			}
+			if v < lo || v > maxDim {
+				return fmt.Errorf("rt: pooling dimension %d value %d is %d", d, i, v)
+			}
+		}
+		// The largest position a window reaches, before padding.
+		if _, ok := span(q[PoolOut], q[PoolStride], q[PoolWindow], q[PoolWinDil]); !ok {
+			return fmt.Errorf("rt: pooling dimension %d: window positions overflow", d)
+		}
+		var ok1, ok2 bool
+		if in, ok1 = mul(in, q[PoolIn]); !ok1 {
+			return fmt.Errorf("rt: pooling operand too large")
+		}
+		if out, ok2 = mul(out, q[PoolOut]); !ok2 {
+			return fmt.Errorf("rt: pooling result too large")
+		}
+	}
+	if in != xLen || out != outLen {
+		return fmt.Errorf("rt: pooling of %d elements into %d, the buffers have %d and %d", in, out, xLen, outLen)
 	}
 	return nil
 }

@@ -25,6 +25,19 @@ enum { RT_ISIZE, RT_ISTRIDE, RT_KSIZE, RT_KSTRIDE, RT_OSIZE, RT_OSTRIDE, RT_CSTR
 #define RT_MAXS 3
 #define RT_CONV_PARAMS (RT_CSP + RT_MAXS * RT_CPS)
 
+// The pooling parameter block (reduce_window by maximum or minimum over
+// a window the innermost dimension passes through, as NHWC pooling is):
+// the rank (2 to RT_POOL_MAXD + 1), the op (0 maximum, 1 minimum), swap
+// (1: the region computes op(element, accumulator), 0: op(accumulator,
+// element)), the innermost size, then RT_PPD values per leading
+// dimension (RT_PDIM + d*RT_PPD + RT_POUT, ...). Padding low may be
+// negative. bufs: the operand, the init value (one element), the block,
+// the result; both row-major and contiguous.
+enum { RT_PRANK, RT_POP, RT_PSWAP, RT_PC, RT_PDIM };
+enum { RT_POUT, RT_PIN, RT_PWIN, RT_PSTRIDE, RT_PWDIL, RT_PBDIL, RT_PPADLO, RT_PPD };
+#define RT_POOL_MAXD 5
+#define RT_POOL_PARAMS (RT_PDIM + RT_POOL_MAXD * RT_PPD)
+
 void xk_rt_gemm_f32(void** bufs);
 void xk_rt_gemm_f32_par(void** bufs, int64_t t, int64_t n);
 void xk_rt_gemm_f64(void** bufs);
@@ -51,3 +64,9 @@ extern int xk_rt_force_generic;
 // xk_rt_gemm_variant says which compiled variant runs on this CPU
 // ("avx2" or "generic").
 const char* xk_rt_gemm_variant(void);
+// xk_rt_avx2 reports whether the routines run their AVX2 variants.
+int xk_rt_avx2(void);
+void xk_rt_pool_f32(void** bufs);
+void xk_rt_pool_f32_par(void** bufs, int64_t t, int64_t n);
+void xk_rt_pool_f64(void** bufs);
+void xk_rt_pool_f64_par(void** bufs, int64_t t, int64_t n);
