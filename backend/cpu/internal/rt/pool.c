@@ -145,21 +145,19 @@ typedef int64_t rt_vdi __attribute__((vector_size(32)));
 			}                                                                                      \
 		}                                                                                          \
 	}
-RT_VSEL(rt_vmaxf_generic, rt_vf, rt_vfi, >, &)
-RT_VSEL(rt_vminf_generic, rt_vf, rt_vfi, <, |)
-RT_VSEL(rt_vmax_generic, rt_vd, rt_vdi, >, &)
-RT_VSEL(rt_vmin_generic, rt_vd, rt_vdi, <, |)
-RT_POOL_ROW(float, generic, rt_vf, rt_vmaxf_generic, rt_vminf_generic, rt_maxf_sel, rt_minf_sel)
-RT_POOL_ROW(double, generic, rt_vd, rt_vmax_generic, rt_vmin_generic, rt_max_sel, rt_min_sel)
+// RT_POOL_VARIANT instantiates both element types' rows for one variant.
+#define RT_POOL_VARIANT(V)                                                                          \
+	RT_VSEL(rt_vmaxf_##V, rt_vf, rt_vfi, >, &)                                                     \
+	RT_VSEL(rt_vminf_##V, rt_vf, rt_vfi, <, |)                                                     \
+	RT_VSEL(rt_vmax_##V, rt_vd, rt_vdi, >, &)                                                      \
+	RT_VSEL(rt_vmin_##V, rt_vd, rt_vdi, <, |)                                                      \
+	RT_POOL_ROW(float, V, rt_vf, rt_vmaxf_##V, rt_vminf_##V, rt_maxf_sel, rt_minf_sel)              \
+	RT_POOL_ROW(double, V, rt_vd, rt_vmax_##V, rt_vmin_##V, rt_max_sel, rt_min_sel)
+RT_POOL_VARIANT(generic)
 #if defined(__x86_64__)
 #pragma GCC push_options
 #pragma GCC target("avx2")
-RT_VSEL(rt_vmaxf_avx2, rt_vf, rt_vfi, >, &)
-RT_VSEL(rt_vminf_avx2, rt_vf, rt_vfi, <, |)
-RT_VSEL(rt_vmax_avx2, rt_vd, rt_vdi, >, &)
-RT_VSEL(rt_vmin_avx2, rt_vd, rt_vdi, <, |)
-RT_POOL_ROW(float, avx2, rt_vf, rt_vmaxf_avx2, rt_vminf_avx2, rt_maxf_sel, rt_minf_sel)
-RT_POOL_ROW(double, avx2, rt_vd, rt_vmax_avx2, rt_vmin_avx2, rt_max_sel, rt_min_sel)
+RT_POOL_VARIANT(avx2)
 #pragma GCC pop_options
 #else
 #define rt_pool_row_float_avx2 rt_pool_row_float_generic

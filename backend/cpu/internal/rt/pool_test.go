@@ -203,11 +203,7 @@ func TestPoolF64(t *testing.T) { testPool[float64](t, PoolF64) }
 
 func TestCheckPool(t *testing.T) {
 	ok, xLen, outLen := poolCases[0].params()
-	with := func(p []int64, i int, v int64) []int64 {
-		q := append([]int64(nil), p...)
-		q[i] = v
-		return q
-	}
+	with := withParam
 	d0 := PoolDimAt(0)
 	for _, c := range []struct {
 		name            string

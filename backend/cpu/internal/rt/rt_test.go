@@ -202,14 +202,17 @@ func TestGemmPathsAgree(t *testing.T) {
 	}
 }
 
+// withParam is a copy of parameter block p with value i set to v.
+func withParam(p []int64, i int, v int64) []int64 {
+	q := append([]int64(nil), p...)
+	q[i] = v
+	return q
+}
+
 func TestCheckGemm(t *testing.T) {
 	ok := gemmCase{2, 3, 4, 5, false, false}.params()
 	tr := gemmCase{2, 3, 4, 5, true, true}.params()
-	with := func(p []int64, i int, v int64) []int64 {
-		q := append([]int64(nil), p...)
-		q[i] = v
-		return q
-	}
+	with := withParam
 	for _, c := range []struct {
 		name       string
 		p          []int64
