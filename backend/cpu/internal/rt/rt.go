@@ -373,8 +373,15 @@ func CheckPool(p []int64, xLen, initLen, outLen int64) error {
 				return fmt.Errorf("rt: pooling dimension %d value %d is %d", d, i, v)
 			}
 		}
-		// The largest position a window reaches, before padding.
-		if _, ok := span(q[PoolOut], q[PoolStride], q[PoolWindow], q[PoolWinDil]); !ok {
+		// The largest position a window reaches, times the operand's
+		// size (which bounds the dimension's stride): the routine's
+		// offsets, even those of positions it then finds outside, never
+		// overflow.
+		pos, ok := span(q[PoolOut], q[PoolStride], q[PoolWindow], q[PoolWinDil])
+		if ok {
+			_, ok = mul(pos+max(q[PoolPadLow], -q[PoolPadLow]), xLen)
+		}
+		if !ok || xLen < 0 {
 			return fmt.Errorf("rt: pooling dimension %d: window positions overflow", d)
 		}
 		var ok1, ok2 bool
