@@ -174,6 +174,28 @@ RT_POOL_VARIANT(avx2)
 // others fold position by position, the init value where a position is
 // padding or a dilation hole.
 #define RT_POOL(T, SUF)                                                                           \
+	/* One row, window position by window position: o holds the row's     \
+	   position in every leading dimension but the last, ol in that one. */ \
+	static void rt_pool_row_slow_##SUF(T* row, const T* x, T init, const int64_t* const* q,        \
+			const int64_t* xs, const int64_t* o, int64_t ol, int nd, int64_t wins, int64_t C,    \
+			int mode) {                                                                            \
+		for (int64_t c = 0; c < C; c++) row[c] = init;                                             \
+		int64_t wd[RT_POOL_MAXD] = {0};                                                            \
+		for (int64_t w = 0; w < wins; w++) {                                                       \
+			int64_t off = 0;                                                                       \
+			int in = 1;                                                                            \
+			for (int d = 0; d < nd && in; d++) {                                                   \
+				const int64_t od = d == nd - 1 ? ol : o[d];                                        \
+				const int64_t pos = od * q[d][RT_PSTRIDE] + wd[d] * q[d][RT_PWDIL] - q[d][RT_PPADLO]; \
+				const int64_t bd = q[d][RT_PBDIL];                                                 \
+				if (pos < 0 || pos % bd != 0 || pos / bd >= q[d][RT_PIN]) in = 0;                  \
+				else off += pos / bd * xs[d];                                                      \
+			}                                                                                      \
+			if (in) rt_pool_fold_##T(row, x + off, C, mode);                                       \
+			else rt_pool_fill_##T(row, init, C, mode);                                             \
+			for (int d = nd - 1; d >= 0 && ++wd[d] == q[d][RT_PWIN]; d--) wd[d] = 0;               \
+		}                                                                                          \
+	}                                                                                              \
 	static void rt_pool_rows_##SUF(void** bufs, int64_t t, int64_t n) {                            \
 		const T* x = (const T*)bufs[0];                                                            \
 		const T init = *(const T*)bufs[1];                                                         \
@@ -232,32 +254,13 @@ RT_POOL_VARIANT(avx2)
 					const T* xb = x + base + ((o[l] + lo) * st - q[l][RT_PPADLO]) * xs[l];        \
 					if (avx2) rt_pool_row_##T##_avx2(out + (r + lo) * C, xb, hi - lo, st * xs[l], woff, wins, C, init, mode); \
 					else rt_pool_row_##T##_generic(out + (r + lo) * C, xb, hi - lo, st * xs[l], woff, wins, C, init, mode); \
-				} else {                                                                           \
-					lo = hi = run;                                                                 \
 				}                                                                                  \
 			}                                                                                      \
-			for (int64_t k = 0; k < run; k++) {                                                   \
-				if (k == lo) k = hi; /* done above */                                              \
-				if (k >= run) break;                                                               \
-				T* row = out + (r + k) * C;                                                        \
-				o[l] += k;                                                                         \
-				for (int64_t c = 0; c < C; c++) row[c] = init;                                     \
-				int64_t wd[RT_POOL_MAXD] = {0};                                                    \
-				for (int64_t w = 0; w < wins; w++) {                                               \
-					int64_t off = 0;                                                               \
-					int in = 1;                                                                    \
-					for (int d = 0; d < nd && in; d++) {                                           \
-						const int64_t pos = o[d] * q[d][RT_PSTRIDE] + wd[d] * q[d][RT_PWDIL] - q[d][RT_PPADLO]; \
-						const int64_t bd = q[d][RT_PBDIL];                                         \
-						if (pos < 0 || pos % bd != 0 || pos / bd >= q[d][RT_PIN]) in = 0;          \
-						else off += pos / bd * xs[d];                                              \
-					}                                                                              \
-					if (in) rt_pool_fold_##T(row, x + off, C, mode);                               \
-					else rt_pool_fill_##T(row, init, C, mode);                                     \
-					for (int d = nd - 1; d >= 0 && ++wd[d] == q[d][RT_PWIN]; d--) wd[d] = 0;       \
-				}                                                                                  \
-				o[l] -= k;                                                                         \
-			}                                                                                      \
+			/* The rest, [0, lo) and [hi, run), position by position. */                           \
+			for (int64_t k = 0; k < lo; k++)                                                       \
+				rt_pool_row_slow_##SUF(out + (r + k) * C, x, init, q, xs, o, o[l] + k, nd, wins, C, mode); \
+			for (int64_t k = hi; k < run; k++)                                                     \
+				rt_pool_row_slow_##SUF(out + (r + k) * C, x, init, q, xs, o, o[l] + k, nd, wins, C, mode); \
 			/* Advance past the run: dimension l wraps (or the part ends). */                      \
 			r += run;                                                                              \
 			o[l] += run;                                                                           \

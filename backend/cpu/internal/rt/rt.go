@@ -349,9 +349,12 @@ func CheckPool(p []int64, xLen, initLen, outLen int64) error {
 	if initLen < 1 {
 		return fmt.Errorf("rt: pooling init value has %d elements", initLen)
 	}
+	if xLen < 0 {
+		return fmt.Errorf("rt: pooling operand has %d elements", xLen)
+	}
 	in, out := c, c
 	nd := int(rank) - 1
-	for d := range int(C.RT_POOL_MAXD) {
+	for d := range MaxPoolRank - 1 {
 		q := p[PoolDimAt(d) : PoolDimAt(d)+PoolPerDim]
 		if d >= nd {
 			for i, v := range q {
@@ -381,14 +384,13 @@ func CheckPool(p []int64, xLen, initLen, outLen int64) error {
 		if ok {
 			_, ok = mul(pos+max(q[PoolPadLow], -q[PoolPadLow]), xLen)
 		}
-		if !ok || xLen < 0 {
+		if !ok {
 			return fmt.Errorf("rt: pooling dimension %d: window positions overflow", d)
 		}
-		var ok1, ok2 bool
-		if in, ok1 = mul(in, q[PoolIn]); !ok1 {
+		if in, ok = mul(in, q[PoolIn]); !ok {
 			return fmt.Errorf("rt: pooling operand too large")
 		}
-		if out, ok2 = mul(out, q[PoolOut]); !ok2 {
+		if out, ok = mul(out, q[PoolOut]); !ok {
 			return fmt.Errorf("rt: pooling result too large")
 		}
 	}
