@@ -8,7 +8,6 @@ import (
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
-	"github.com/xlacache/xlacache/config"
 )
 
 // TestAliasWarmStart: a warm start by the same text (a new cache and
@@ -32,9 +31,7 @@ func TestAliasWarmStart(t *testing.T) {
 	args := randomArgs(parseText(t, tierProgram), 3)
 	compile := func(text string, threads int) (*cache.Report, []byte, *Backend) {
 		t.Helper()
-		opts := config.Defaults()
-		opts.Dir = dir
-		c := openCache(t, opts, nil)
+		c := openCacheDir(t, dir)
 		defer c.Close()
 		b := New()
 		b.NoTune = true

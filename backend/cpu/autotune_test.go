@@ -15,7 +15,6 @@ import (
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
-	"github.com/xlacache/xlacache/config"
 )
 
 func TestPickConfig(t *testing.T) {
@@ -186,9 +185,7 @@ func TestKernelTierServesAutotuning(t *testing.T) {
 	dir := t.TempDir()
 	var progress []string
 	compile := func(name, text string) (*cache.Report, *Executable) {
-		opts := config.Defaults()
-		opts.Dir = dir
-		c := openCache(t, opts, nil)
+		c := openCacheDir(t, dir)
 		defer c.Close()
 		b := New()
 		b.TuneBudget = 20 * time.Millisecond
@@ -312,9 +309,7 @@ esac
 					t.Fatal(err)
 				}
 			}
-			opts := config.Defaults()
-			opts.Dir = t.TempDir()
-			c := openCache(t, opts, nil)
+			c := openCacheDir(t, t.TempDir())
 			defer c.Close()
 			b := New()
 			b.TuneBudget = 20 * time.Millisecond

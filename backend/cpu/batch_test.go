@@ -14,7 +14,6 @@ import (
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/cache"
-	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
@@ -283,9 +282,7 @@ func TestColdCompileInvocations(t *testing.T) {
 	compile := func(name, text string) (final, units, links int, kernels []KernelInfo) {
 		t.Helper()
 		os.Remove(logPath)
-		opts := config.Defaults()
-		opts.Dir = dir
-		c := openCache(t, opts, nil)
+		c := openCacheDir(t, dir)
 		defer c.Close()
 		b := New()
 		b.NoTune = true
@@ -449,9 +446,7 @@ func median(ds []time.Duration) time.Duration {
 // them.
 func compileUntuned(ctx context.Context, t *testing.T, dir, name, text string) (*Executable, error) {
 	t.Helper()
-	opts := config.Defaults()
-	opts.Dir = dir
-	c := openCache(t, opts, nil)
+	c := openCacheDir(t, dir)
 	defer c.Close()
 	b := New()
 	b.NoTune = true

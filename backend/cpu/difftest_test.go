@@ -199,6 +199,15 @@ func openCache(t testing.TB, opts config.Options, logger *slog.Logger) *cache.Ca
 	return c
 }
 
+// openCacheDir is openCache on directory dir with the default options
+// and logger.
+func openCacheDir(t testing.TB, dir string) *cache.Cache {
+	t.Helper()
+	opts := config.Defaults()
+	opts.Dir = dir
+	return openCache(t, opts, nil)
+}
+
 // compileIn compiles text as program name through c with backend b.
 func compileIn(t testing.TB, c *cache.Cache, b *Backend, name, text string) (*cache.Report, *Executable) {
 	t.Helper()

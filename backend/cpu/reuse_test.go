@@ -50,9 +50,7 @@ func TestTunedColdCompileReusesCandidateObjects(t *testing.T) {
 			compile := func() ([]KernelInfo, map[string]bool) {
 				t.Helper()
 				os.Remove(logPath)
-				opts := config.Defaults()
-				opts.Dir = dir
-				c := openCache(t, opts, nil)
+				c := openCacheDir(t, dir)
 				defer c.Close()
 				b := New()
 				b.TuneBudget = 20 * time.Millisecond

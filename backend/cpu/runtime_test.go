@@ -10,7 +10,6 @@ import (
 
 	"github.com/xlacache/xlacache/backend/cpu/internal/cc"
 	"github.com/xlacache/xlacache/backend/cpu/internal/rt"
-	"github.com/xlacache/xlacache/config"
 	"github.com/xlacache/xlacache/stablehlo"
 )
 
@@ -274,9 +273,7 @@ func TestTunedRoutineChoice(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src, _, args, want := routineCase(t, name)
 			for round, what := range []string{"tuned now", "autotune tier"} {
-				opts := config.Defaults()
-				opts.Dir = dir
-				c := openCache(t, opts, nil)
+				c := openCacheDir(t, dir)
 				b := New()
 				b.Threads, b.pickRoutine = 2, round == 0
 				rep, exe := compileIn(t, c, b, name, src)
@@ -318,9 +315,8 @@ func TestTunedBigProductOnRoutine(t *testing.T) {
 	if w := int64(128 * 256 * 300); w < routineMinWork {
 		t.Fatalf("%s has %d multiply-adds, under routineMinWork (%d)", name, w, routineMinWork)
 	}
-	opts := config.Defaults()
-	opts.Dir = t.TempDir()
-	c := openCache(t, opts, nil)
+	dir := t.TempDir()
+	c := openCacheDir(t, dir)
 	defer c.Close()
 	b := New()
 	b.Threads = 2
@@ -332,7 +328,7 @@ func TestTunedBigProductOnRoutine(t *testing.T) {
 		}
 	}
 	var entries []string
-	filepath.WalkDir(filepath.Join(opts.Dir, "cpu", "autotune"), func(path string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(filepath.Join(dir, "cpu", "autotune"), func(path string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			entries = append(entries, path)
 		}
@@ -355,9 +351,7 @@ func TestTunedConvOnWinoRoutine(t *testing.T) {
 	const name = "conv_big"
 	src, _, args, want := routineCase(t, name)
 	for _, threads := range []int{1, 2} {
-		opts := config.Defaults()
-		opts.Dir = t.TempDir()
-		c := openCache(t, opts, nil)
+		c := openCacheDir(t, t.TempDir())
 		b := New()
 		b.Threads = threads
 		_, exe := compileIn(t, c, b, name, src)

@@ -217,9 +217,7 @@ func TestTuneBudgetLeavesKernelsForLater(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(config.EnvCPUTune, "") // each case sets the mode itself
 	compile := func(dir string, full, off bool) (*cache.Report, *Executable) {
-		opts := config.Defaults()
-		opts.Dir = dir
-		c := openCache(t, opts, nil)
+		c := openCacheDir(t, dir)
 		defer c.Close()
 		b := New()
 		b.NoTune, b.BudgetTune = off, !full
