@@ -33,6 +33,7 @@ var (
 	minTotal = flag.Duration("compilerbench.mintotal", time.Second, "and at least this much time in timed runs")
 	slowRun  = flag.Duration("compilerbench.slowrun", time.Second, "a program whose warm-up run takes this long or longer gets -compilerbench.slowruns timed runs instead")
 	slowRuns = flag.Int("compilerbench.slowruns", 3, "timed runs for slow programs (see -compilerbench.slowrun); 0: no exception")
+	rounds   = flag.Int("compilerbench.rounds", 3, "child processes per cell, in rounds over the program's cells; the table shows the median over them of the cold compile, the warm start and the run")
 )
 
 // ireeList is the peer list (peers/iree-3.13.0.txt) that installs IREE.
@@ -212,43 +213,38 @@ func runProgram(b *testing.B, root, prog string, specs []engineSpec, ts []int, p
 	}
 
 	var cells []cell
-	var gots [][]*npy.Array
+	var specOf []engineSpec
 	for _, n := range ts {
 		for _, s := range specs {
-			c := cell{Program: prog, Engine: s.label, Threads: n}
-			dir := filepath.Join(work, fmt.Sprintf("%s-%d-%d", s.key, n, len(cells)))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				b.Fatal(err)
-			}
-			j := job{Engine: s.key, Program: prog, Path: path, Inputs: inPaths, Threads: n, Dir: dir,
-				Plugin: s.plugin, Report: filepath.Join(dir, "report.json"), Policy: pol}
-			t0 := time.Now()
-			c.report, err = runChild(b, j)
-			if err != nil {
-				c.Wrong = err.Error()
-			} else if c.Err != "" {
-				c.Wrong = c.Err
-			}
-			var got []*npy.Array
-			if c.Wrong == "" {
-				c.Run = median(c.RunsS)
-				if got, err = readArrays(c.Outputs); err != nil {
-					c.Wrong = err.Error()
-				} else if ref == nil && s.key == "xla" {
-					ref, refName = got, s.label+" at "+fmt.Sprint(n)+" thread(s)"
-				}
-			}
-			b.Logf("%s %s %d thread(s): compile %s, warm %s, run %s (%d runs) [%v]",
-				prog, s.label, n, secs(c.CompileS), secs(c.WarmS), secs(c.Run), len(c.RunsS), time.Since(t0).Round(time.Second))
-			if c.Note != "" {
-				b.Logf("  %s", c.Note)
-			}
-			cells = append(cells, c)
-			gots = append(gots, got)
+			cells = append(cells, cell{Program: prog, Engine: s.label, Threads: n})
+			specOf = append(specOf, s)
 		}
 	}
-	// Compared once every cell ran: without the interpreter's reference,
-	// XLA:CPU's (which may run after the cpu backend's cells) is it.
+	gots := runRounds(b, cells, func(i, round int) (report, []*npy.Array, error) {
+		c, s := &cells[i], specOf[i]
+		dir := filepath.Join(work, fmt.Sprintf("%s-%d-%d-r%d", s.key, c.Threads, i, round+1))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		j := job{Engine: s.key, Program: prog, Path: path, Inputs: inPaths, Threads: c.Threads, Dir: dir,
+			Plugin: s.plugin, Report: filepath.Join(dir, "report.json"), Policy: pol}
+		rep, err := runChild(b, j)
+		if err == nil && rep.Err != "" {
+			err = errors.New(rep.Err)
+		}
+		if err != nil {
+			return rep, nil, err
+		}
+		got, err := readArrays(rep.Outputs)
+		return rep, got, err
+	})
+	// Without the interpreter's reference, the first XLA:CPU cell's
+	// output (its first round's) is it; compared once every cell ran.
+	for i, s := range specOf {
+		if ref == nil && s.key == "xla" && cells[i].Wrong == "" && len(gots[i]) > 0 {
+			ref, refName = gots[i][0], s.label+" at "+fmt.Sprint(cells[i].Threads)+" thread(s)"
+		}
+	}
 	checkCells(b, cells, gots, ref)
 	if refName == "" {
 		refName = "none (the interpreter was too slow and XLA:CPU did not run)"
@@ -256,18 +252,101 @@ func runProgram(b *testing.B, root, prog string, specs []engineSpec, ts []int, p
 	return cells, refName
 }
 
-// checkCells compares each cell's outputs (gots, by cell) with ref and
-// marks the cells whose outputs are wrong.
-func checkCells(b *testing.B, cells []cell, gots [][]*npy.Array, ref []*npy.Array) {
+// runRounds runs every cell that is not skipped -compilerbench.rounds
+// times, in rounds: every engine at every thread count, then all of them
+// again. one(i, round) runs cell i's child process(es) and returns its
+// report and outputs. A cell's times are the medians over its rounds: the
+// cold compile's, the warm start's and the run medians'; RunsS keeps
+// every timed run. On this shared VM a child's times move with the
+// process, not only with its runs: the same program's 2-thread run
+// median read 1.9, 2.8 and 3.3 ms in three children a minute apart, and
+// one cold compile read 418 ms where the command line's median was
+// 261. In rounds, a disturbed minute lands on one sample of several
+// cells, not on every sample of one. The result is the outputs of every
+// round of every cell; a round that fails marks its cell wrong.
+func runRounds(b *testing.B, cells []cell, one func(i, round int) (report, []*npy.Array, error)) [][][]*npy.Array {
+	gots := make([][][]*npy.Array, len(cells))
+	var compiles, warmStarts, runs [][]float64 = make([][]float64, len(cells)), make([][]float64, len(cells)), make([][]float64, len(cells))
+	for r := range max(*rounds, 1) {
+		for i := range cells {
+			c := &cells[i]
+			if c.Wrong != "" || c.Skip != "" {
+				continue
+			}
+			t0 := time.Now()
+			rep, got, err := one(i, r)
+			if err != nil {
+				if r == 0 {
+					c.report = rep
+				}
+				c.Wrong = err.Error()
+				if r > 0 {
+					c.Wrong = fmt.Sprintf("round %d: %v", r+1, err)
+				}
+				b.Logf("%s %s %d thread(s), round %d: %s", c.Program, c.Engine, c.Threads, r+1, c.Wrong)
+				continue
+			}
+			if r == 0 {
+				c.report = rep
+				c.RunsS = nil
+			}
+			compiles[i] = append(compiles[i], rep.CompileS)
+			if rep.WarmS >= 0 {
+				warmStarts[i] = append(warmStarts[i], rep.WarmS)
+			}
+			runs[i] = append(runs[i], median(rep.RunsS))
+			c.RunsS = append(c.RunsS, rep.RunsS...)
+			gots[i] = append(gots[i], got)
+			b.Logf("%s %s %d thread(s), round %d: compile %s, warm %s, run %s (%d runs) [%v]",
+				c.Program, c.Engine, c.Threads, r+1, secs(rep.CompileS), secs(rep.WarmS), secs(median(rep.RunsS)), len(rep.RunsS), time.Since(t0).Round(time.Second))
+			if rep.Note != "" {
+				b.Logf("  %s", rep.Note)
+			}
+		}
+	}
 	for i := range cells {
 		c := &cells[i]
 		if c.Wrong != "" || c.Skip != "" {
 			continue
 		}
-		var err error
-		c.Worst, err = compareAll(gots[i], ref, tolerancesFor(c.Program))
-		if err != nil {
-			c.Wrong = "wrong output: " + err.Error()
+		c.CompileS, c.WarmS, c.Run = median(compiles[i]), median(warmStarts[i]), median(runs[i])
+		if len(compiles[i]) > 1 {
+			b.Logf("%s %s %d thread(s): compiles %s, warm starts %s, runs %s; medians %s, %s, %s", c.Program, c.Engine, c.Threads,
+				secsList(compiles[i]), secsList(warmStarts[i]), secsList(runs[i]), secs(c.CompileS), secs(c.WarmS), secs(c.Run))
+		}
+	}
+	return gots
+}
+
+func secsList(v []float64) string {
+	if len(v) == 0 {
+		return "n/a"
+	}
+	var ss []string
+	for _, x := range v {
+		ss = append(ss, secs(x))
+	}
+	return strings.Join(ss, " ")
+}
+
+// checkCells compares each cell's outputs, every round's (gots, by cell
+// then round), with ref and marks the cells whose outputs are wrong.
+func checkCells(b *testing.B, cells []cell, gots [][][]*npy.Array, ref []*npy.Array) {
+	for i := range cells {
+		c := &cells[i]
+		if c.Wrong != "" || c.Skip != "" {
+			continue
+		}
+		for r, got := range gots[i] {
+			w, err := compareAll(got, ref, tolerancesFor(c.Program))
+			c.Worst = max(c.Worst, w)
+			if err != nil {
+				c.Wrong = "wrong output: " + err.Error()
+				if len(gots[i]) > 1 {
+					c.Wrong = fmt.Sprintf("wrong output in round %d: %v", r+1, err)
+				}
+				break
+			}
 		}
 		b.Logf("%s %s %d thread(s): worst error %.3g of allowed %s", c.Program, c.Engine, c.Threads, c.Worst, c.Wrong)
 	}

@@ -9,6 +9,7 @@ package compilerbench
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -145,72 +146,60 @@ func runGoMLXProgram(b *testing.B, prog string, specs []engineSpec, ts []int, po
 	model := strings.TrimPrefix(prog, gomlxPrefix)
 	work := b.TempDir()
 	var cells []cell
-	var outs [][]string
+	var specOf []engineSpec
 	for _, n := range ts {
 		for _, s := range specs {
 			c := cell{Program: prog, Engine: s.label, Threads: n}
 			c.CompileS, c.WarmS = -1, -1
 			if s.key == "iree" {
 				c.Skip = "n/a: GoMLX has no IREE backend"
-				cells = append(cells, c)
-				outs = append(outs, nil)
-				continue
 			}
-			dir := filepath.Join(work, fmt.Sprintf("%s-%d-%d", s.key, n, len(cells)))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				b.Fatal(err)
-			}
-			j := job{Engine: "gomlx-" + s.key, Program: model, Threads: n, Dir: dir, Plugin: s.plugin,
-				Report: filepath.Join(dir, "report.json"), Policy: pol, Steps: *gomlxSteps}
-			t0 := time.Now()
-			var err error
-			c.report, err = runChild(b, j)
-			if err == nil && c.Err == "" && s.key != "xla" {
-				// The warm start: a new process on the cache the cold one
-				// filled; its first step must give the cold one's loss bit
-				// for bit (the same executables).
-				w := j
-				w.Warm, w.Report = true, filepath.Join(dir, "warm.json")
-				var wr report
-				if wr, err = runChild(b, w); err == nil && wr.Err != "" {
-					err = fmt.Errorf("warm start: %s", wr.Err)
-				} else if err == nil {
-					c.WarmS = wr.WarmS
-					c.Note += "; " + wr.Note
-					if wr.FirstLoss != c.FirstLoss {
-						err = fmt.Errorf("warm start: first loss %v, cold process %v", wr.FirstLoss, c.FirstLoss)
-					}
-				}
-			}
-			switch {
-			case err != nil:
-				c.Wrong = err.Error()
-			case c.Err != "":
-				c.Wrong = c.Err
-			default:
-				c.Run = median(c.RunsS)
-			}
-			b.Logf("%s %s %d thread(s): compile %s, warm %s, step %s (%d steps) [%v]; %s",
-				prog, s.label, n, secs(c.CompileS), secs(c.WarmS), secs(c.Run), len(c.RunsS), time.Since(t0).Round(time.Second), c.Note)
 			cells = append(cells, c)
-			outs = append(outs, c.Outputs)
+			specOf = append(specOf, s)
 		}
 	}
-	var gotArrays [][]*npy.Array
+	gots := runRounds(b, cells, func(i, round int) (report, []*npy.Array, error) {
+		c, s := &cells[i], specOf[i]
+		dir := filepath.Join(work, fmt.Sprintf("%s-%d-%d-r%d", s.key, c.Threads, i, round+1))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		j := job{Engine: "gomlx-" + s.key, Program: model, Threads: c.Threads, Dir: dir, Plugin: s.plugin,
+			Report: filepath.Join(dir, "report.json"), Policy: pol, Steps: *gomlxSteps}
+		rep, err := runChild(b, j)
+		if err == nil && rep.Err != "" {
+			err = errors.New(rep.Err)
+		}
+		if err == nil && s.key != "xla" {
+			// The warm start: a new process on the cache the cold one
+			// filled; its first step must give the cold one's loss bit
+			// for bit (the same executables).
+			w := j
+			w.Warm, w.Report = true, filepath.Join(dir, "warm.json")
+			var wr report
+			if wr, err = runChild(b, w); err == nil && wr.Err != "" {
+				err = fmt.Errorf("warm start: %s", wr.Err)
+			} else if err == nil {
+				rep.WarmS = wr.WarmS
+				rep.Note += "; " + wr.Note
+				if wr.FirstLoss != rep.FirstLoss {
+					err = fmt.Errorf("warm start: first loss %v, cold process %v", wr.FirstLoss, rep.FirstLoss)
+				}
+			}
+		}
+		if err != nil {
+			return rep, nil, err
+		}
+		got, err := readArrays(rep.Outputs)
+		return rep, got, err
+	})
 	var ref []*npy.Array
 	refName := "none (XLA:CPU did not run)"
 	for i := range cells {
-		var got []*npy.Array
-		if c := &cells[i]; c.Wrong == "" && c.Skip == "" {
-			var err error
-			if got, err = readArrays(outs[i]); err != nil {
-				c.Wrong = err.Error()
-			} else if ref == nil && strings.HasPrefix(c.Engine, "XLA:CPU") {
-				ref, refName = got, fmt.Sprintf("%s at %d thread(s), the loss after %d steps", c.Engine, c.Threads, 1+*gomlxSteps)
-			}
+		if c := &cells[i]; ref == nil && c.Wrong == "" && c.Skip == "" && strings.HasPrefix(c.Engine, "XLA:CPU") && len(gots[i]) > 0 {
+			ref, refName = gots[i][0], fmt.Sprintf("%s at %d thread(s), the loss after %d steps", c.Engine, c.Threads, 1+*gomlxSteps)
 		}
-		gotArrays = append(gotArrays, got)
 	}
-	checkCells(b, cells, gotArrays, ref)
+	checkCells(b, cells, gots, ref)
 	return cells, refName
 }
