@@ -292,21 +292,57 @@ func TestVersionAndVariant(t *testing.T) {
 // (compare BenchmarkDot512 in package cpu, the generated kernels'
 // default and tuned configurations, and BenchmarkKernelProfile there).
 func BenchmarkGemm(b *testing.B) {
-	for _, s := range [][3]int64{{512, 512, 512}, {128, 256, 256}, {128, 256, 1024}, {128, 1024, 256}, {64, 784, 512}} {
-		m, k, n := s[0], s[1], s[2]
-		b.Run(fmt.Sprintf("%dx%dx%d", m, k, n), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
-			g := gemmCase{1, m, k, n, false, false}
-			a, bm := randVals[float32](rng, m*k), randVals[float32](rng, k*n)
-			r, _ := Lookup(GemmF32)
-			bufs := cc.Alloc(4 * 8)
-			defer cc.Free(bufs)
-			ptrs := unsafe.Slice((*unsafe.Pointer)(bufs), 4)
-			ptrs[0], ptrs[1], ptrs[2], ptrs[3] = cbuf(b, a), cbuf(b, bm), cbuf(b, EncodeParams(g.params())), cbuf(b, make([]float32, m*n))
-			for b.Loop() {
-				cc.Call(r.Serial, bufs)
+	type shape struct {
+		m, k, n int64
+		ta, tb  bool
+	}
+	for _, s := range []shape{{512, 512, 512, false, false}, {128, 256, 256, false, false}, {128, 256, 1024, false, false},
+		{128, 1024, 256, false, false}, {64, 784, 512, false, false},
+		// transformer4l's backward products: A or B transposed.
+		{512, 512, 2048, false, false}, {512, 512, 2048, true, false}, {512, 512, 2048, false, true},
+		{2048, 512, 512, false, false}, {2048, 512, 512, true, false}, {2048, 512, 512, false, true},
+		{512, 512, 512, true, false}, {512, 512, 512, false, true}} {
+		m, k, n := s.m, s.k, s.n
+		name := fmt.Sprintf("%dx%dx%d", m, k, n)
+		if s.ta {
+			name += "/At"
+		}
+		if s.tb {
+			name += "/Bt"
+		}
+		for _, cold := range []bool{false, true} {
+			name := name
+			if cold {
+				// Operands out of the caches, as in a program where they
+				// were written long before: sets of operands rotated
+				// through, 64 MiB in all.
+				name += "/cold"
 			}
-			b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
-		})
+			b.Run(name, func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 2))
+				g := gemmCase{1, m, k, n, s.ta, s.tb}
+				a, bm := randVals[float32](rng, m*k), randVals[float32](rng, k*n)
+				r, _ := Lookup(GemmF32)
+				sets := 1
+				if cold {
+					sets = max(1, int(64<<20/(4*(m*k+k*n+m*n))))
+				}
+				params := cbuf(b, EncodeParams(g.params()))
+				var bufs []unsafe.Pointer
+				for range sets {
+					p := cc.Alloc(4 * 8)
+					defer cc.Free(p)
+					ptrs := unsafe.Slice((*unsafe.Pointer)(p), 4)
+					ptrs[0], ptrs[1], ptrs[2], ptrs[3] = cbuf(b, a), cbuf(b, bm), params, cbuf(b, make([]float32, m*n))
+					bufs = append(bufs, p)
+				}
+				i := 0
+				for b.Loop() {
+					cc.Call(r.Serial, bufs[i%sets])
+					i++
+				}
+				b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+			})
+		}
 	}
 }
