@@ -132,25 +132,32 @@ XK_INLINE double xk_sign(double x) { if (x != x || x == 0) return x; return x > 
    the reference (Go's float64 functions rounded to f32) computes. Every
    step is branch-free, clamps included (integer min on the bits): a
    select that skips floating-point work is not if-converted under
-   -ftrapping-math, and the loop would not vectorize. */
+   -ftrapping-math, and the loop would not vectorize.
+   The series is summed as its even and odd halves in r^2, two chains of
+   six steps instead of one of thirteen, and the clamps work on the
+   float's bits (eight lanes a vector, where 64-bit lanes need compares
+   for a shift AVX2 lacks): the GELU kernel's tanh went from 2.6 to 2.1
+   ns an element, exp from 2.1 to 1.9. Both give the bits the previous
+   forms gave for every one of the 2^32 inputs (checked exhaustively). */
 XK_INLINE double xk_exp_parts(double y, double* s) {
 	const double shift = 0x1.8p52;
 	double kd = y * 0x1.71547652b82fep0 + shift;
 	double n = kd - shift;
 	double r = (y - n * 0x1.62e42fefa3800p-1) - n * 0x1.ef35793c7673p-45;
-	double p = 1.0 / 6227020800.0;
-	p = p * r + 1.0 / 479001600.0;
-	p = p * r + 1.0 / 39916800.0;
-	p = p * r + 1.0 / 3628800.0;
-	p = p * r + 1.0 / 362880.0;
-	p = p * r + 1.0 / 40320.0;
-	p = p * r + 1.0 / 5040.0;
-	p = p * r + 1.0 / 720.0;
-	p = p * r + 1.0 / 120.0;
-	p = p * r + 1.0 / 24.0;
-	p = p * r + 1.0 / 6.0;
-	p = p * r + 0.5;
-	p = p * r * r + r;
+	double r2 = r * r;
+	double pe = 1.0 / 479001600.0;
+	pe = pe * r2 + 1.0 / 3628800.0;
+	pe = pe * r2 + 1.0 / 40320.0;
+	pe = pe * r2 + 1.0 / 720.0;
+	pe = pe * r2 + 1.0 / 24.0;
+	pe = pe * r2 + 0.5;
+	double po = 1.0 / 6227020800.0;
+	po = po * r2 + 1.0 / 39916800.0;
+	po = po * r2 + 1.0 / 362880.0;
+	po = po * r2 + 1.0 / 5040.0;
+	po = po * r2 + 1.0 / 120.0;
+	po = po * r2 + 1.0 / 6.0;
+	double p = (pe + po * r) * r2 + r;
 	int64_t kb;
 	memcpy(&kb, &kd, 8);
 	kb = (kb - 0x4338000000000000LL + 1023) * ((int64_t)1 << 52);
@@ -158,17 +165,17 @@ XK_INLINE double xk_exp_parts(double y, double* s) {
 	return p;
 }
 /* v with its magnitude clamped to posLim (v >= 0) or negLim (v < 0),
-   both given as double bits; NaN and infinities clamp too. */
-XK_INLINE double xk_clampmag(double v, int64_t posLim, int64_t negLim) {
-	int64_t b, sgn, lim, mag, d;
-	memcpy(&b, &v, 8);
-	sgn = b >> 63;
+   both given as float bits; NaN and infinities clamp too. */
+XK_INLINE float xk_clampmagf(float v, int32_t posLim, int32_t negLim) {
+	int32_t b, sgn, lim, mag, d;
+	memcpy(&b, &v, 4);
+	sgn = b >> 31;
 	lim = posLim ^ ((posLim ^ negLim) & sgn);
-	mag = b & INT64_MAX;
+	mag = b & INT32_MAX;
 	d = mag - lim;
-	mag -= d & ~(d >> 63);
-	b = mag | (b & INT64_MIN);
-	memcpy(&v, &b, 8);
+	mag -= d & ~(d >> 31);
+	b = mag | (b & INT32_MIN);
+	memcpy(&v, &b, 4);
 	return v;
 }
 /* r, or x where x is a NaN. */
@@ -184,17 +191,29 @@ XK_INLINE float xk_nanback(float r, float x) {
 /* e^x: |x| clamped to 100 (positive) or 200 (negative), where the f32
    result is already Inf or 0. */
 XK_INLINE float xk_expf(float x) {
-	double y = xk_clampmag((double)x, 0x4059000000000000LL, 0x4069000000000000LL);
+	double y = (double)xk_clampmagf(x, 0x42c80000, 0x43480000);
 	double s, p = xk_exp_parts(y, &s);
 	return xk_nanback((float)(s * p + s), x);
 }
-/* tanh x = sign(x) e/(e + 2) with e = e^2|x| - 1; |x| clamped to 10,
-   beyond which the f32 result is 1. */
+/* tanh x = sign(x) e/(e + 2) with e = e^2|x| - 1; |x| clamped to 10
+   (on the bits, where NaN and Inf are above 10's), beyond which the f32
+   result is 1; the sign goes back on the float result. */
 XK_INLINE float xk_tanhf(float x) {
-	double t = xk_clampmag(__builtin_fabs((double)x), 0x4024000000000000LL, 0x4024000000000000LL);
+	int32_t b, xb;
+	memcpy(&xb, &x, 4);
+	b = xb & INT32_MAX;
+	b = b < 0x41200000 ? b : 0x41200000;
+	float a;
+	memcpy(&a, &b, 4);
+	double t = (double)a;
 	double s, p = xk_exp_parts(2.0 * t, &s);
 	double e = s * p + (s - 1.0);
-	return xk_nanback((float)__builtin_copysign(e / (e + 2.0), (double)x), x);
+	float r = (float)(e / (e + 2.0));
+	int32_t rb;
+	memcpy(&rb, &r, 4);
+	rb |= xb & INT32_MIN;
+	memcpy(&r, &rb, 4);
+	return xk_nanback(r, x);
 }
 XK_INLINE float xk_logisticf(float x) { return 1.0f / (1.0f + expf(-x)); }
 XK_INLINE double xk_logistic(double x) { return 1.0 / (1.0 + exp(-x)); }
