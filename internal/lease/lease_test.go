@@ -764,11 +764,18 @@ func TestReaderGraceAdapts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var published atomic.Bool
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		time.Sleep(50 * time.Millisecond) // stands in for the other process's compile
 		published.Store(true)
 		l.Release()
 	}()
+	// Acquire returns once the result is published, which can be before
+	// the other side's Release has finished writing in the locks
+	// directory: the test waits for it, or the temporary directory's
+	// removal races with it ("directory not empty").
+	defer func() { <-done }()
 	release, err := m.Acquire(context.Background(), "k", published.Load)
 	if err != nil {
 		t.Fatal(err)
