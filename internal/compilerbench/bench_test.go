@@ -221,17 +221,9 @@ func runProgram(b *testing.B, root, prog string, specs []engineSpec, ts []int, p
 		}
 	}
 	gots := runRounds(b, cells, func(i, round int) (report, []*npy.Array, error) {
-		c, s := &cells[i], specOf[i]
-		dir := filepath.Join(work, fmt.Sprintf("%s-%d-%d-r%d", s.key, c.Threads, i, round+1))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		j := job{Engine: s.key, Program: prog, Path: path, Inputs: inPaths, Threads: c.Threads, Dir: dir,
-			Plugin: s.plugin, Report: filepath.Join(dir, "report.json"), Policy: pol}
-		rep, err := runChild(b, j)
-		if err == nil && rep.Err != "" {
-			err = errors.New(rep.Err)
-		}
+		s, dir := specOf[i], roundDir(b, work, specOf[i].key, cells[i].Threads, i, round)
+		rep, err := childReport(b, job{Engine: s.key, Program: prog, Path: path, Inputs: inPaths, Threads: cells[i].Threads,
+			Dir: dir, Plugin: s.plugin, Report: filepath.Join(dir, "report.json"), Policy: pol})
 		if err != nil {
 			return rep, nil, err
 		}
@@ -252,6 +244,26 @@ func runProgram(b *testing.B, root, prog string, specs []engineSpec, ts []int, p
 	return cells, refName
 }
 
+// roundDir makes the scratch directory of cell i (engine key, threads) in
+// a round.
+func roundDir(b *testing.B, work, key string, threads, i, round int) string {
+	dir := filepath.Join(work, fmt.Sprintf("%s-%d-%d-r%d", key, threads, i, round+1))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// childReport runs j in a child process; an error the child reported is
+// the error.
+func childReport(b *testing.B, j job) (report, error) {
+	rep, err := runChild(b, j)
+	if err == nil && rep.Err != "" {
+		err = errors.New(rep.Err)
+	}
+	return rep, err
+}
+
 // runRounds runs every cell that is not skipped -compilerbench.rounds
 // times, in rounds: every engine at every thread count, then all of them
 // again. one(i, round) runs cell i's child process(es) and returns its
@@ -266,7 +278,10 @@ func runProgram(b *testing.B, root, prog string, specs []engineSpec, ts []int, p
 // round of every cell; a round that fails marks its cell wrong.
 func runRounds(b *testing.B, cells []cell, one func(i, round int) (report, []*npy.Array, error)) [][][]*npy.Array {
 	gots := make([][][]*npy.Array, len(cells))
-	var compiles, warmStarts, runs [][]float64 = make([][]float64, len(cells)), make([][]float64, len(cells)), make([][]float64, len(cells))
+	// Per cell, one sample per round that ran.
+	compiles := make([][]float64, len(cells))
+	warmStarts := make([][]float64, len(cells))
+	runs := make([][]float64, len(cells))
 	for r := range max(*rounds, 1) {
 		for i := range cells {
 			c := &cells[i]

@@ -9,7 +9,6 @@ package compilerbench
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -159,17 +158,10 @@ func runGoMLXProgram(b *testing.B, prog string, specs []engineSpec, ts []int, po
 		}
 	}
 	gots := runRounds(b, cells, func(i, round int) (report, []*npy.Array, error) {
-		c, s := &cells[i], specOf[i]
-		dir := filepath.Join(work, fmt.Sprintf("%s-%d-%d-r%d", s.key, c.Threads, i, round+1))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		j := job{Engine: "gomlx-" + s.key, Program: model, Threads: c.Threads, Dir: dir, Plugin: s.plugin,
+		s, dir := specOf[i], roundDir(b, work, specOf[i].key, cells[i].Threads, i, round)
+		j := job{Engine: "gomlx-" + s.key, Program: model, Threads: cells[i].Threads, Dir: dir, Plugin: s.plugin,
 			Report: filepath.Join(dir, "report.json"), Policy: pol, Steps: *gomlxSteps}
-		rep, err := runChild(b, j)
-		if err == nil && rep.Err != "" {
-			err = errors.New(rep.Err)
-		}
+		rep, err := childReport(b, j)
 		if err == nil && s.key != "xla" {
 			// The warm start: a new process on the cache the cold one
 			// filled; its first step must give the cold one's loss bit
@@ -177,9 +169,9 @@ func runGoMLXProgram(b *testing.B, prog string, specs []engineSpec, ts []int, po
 			w := j
 			w.Warm, w.Report = true, filepath.Join(dir, "warm.json")
 			var wr report
-			if wr, err = runChild(b, w); err == nil && wr.Err != "" {
-				err = fmt.Errorf("warm start: %s", wr.Err)
-			} else if err == nil {
+			if wr, err = childReport(b, w); err != nil {
+				err = fmt.Errorf("warm start: %w", err)
+			} else {
 				rep.WarmS = wr.WarmS
 				rep.Note += "; " + wr.Note
 				if wr.FirstLoss != rep.FirstLoss {
