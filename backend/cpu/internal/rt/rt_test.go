@@ -301,7 +301,9 @@ func BenchmarkGemm(b *testing.B) {
 		// transformer4l's backward products: A or B transposed.
 		{512, 512, 2048, false, false}, {512, 512, 2048, true, false}, {512, 512, 2048, false, true},
 		{2048, 512, 512, false, false}, {2048, 512, 512, true, false}, {2048, 512, 512, false, true},
-		{512, 512, 512, true, false}, {512, 512, 512, false, true}} {
+		{512, 512, 512, true, false}, {512, 512, 512, false, true},
+		// embedding's products: short k.
+		{256, 128, 512, false, false}, {256, 512, 128, false, false}, {256, 128, 128, false, false}} {
 		m, k, n := s.m, s.k, s.n
 		name := fmt.Sprintf("%dx%dx%d", m, k, n)
 		if s.ta {
