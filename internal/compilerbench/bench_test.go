@@ -33,7 +33,7 @@ var (
 	minTotal = flag.Duration("compilerbench.mintotal", time.Second, "and at least this much time in timed runs")
 	slowRun  = flag.Duration("compilerbench.slowrun", time.Second, "a program whose warm-up run takes this long or longer gets -compilerbench.slowruns timed runs instead")
 	slowRuns = flag.Int("compilerbench.slowruns", 3, "timed runs for slow programs (see -compilerbench.slowrun); 0: no exception")
-	rounds   = flag.Int("compilerbench.rounds", 3, "child processes per cell, in rounds over the program's cells; the table shows the median over them of the cold compile, the warm start and the run")
+	rounds   = flag.Int("compilerbench.rounds", 5, "child processes per cell, in rounds over the program's cells; the table shows the median over them of the cold compile, the warm start and the run")
 )
 
 // ireeList is the peer list (peers/iree-3.13.0.txt) that installs IREE.

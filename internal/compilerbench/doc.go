@@ -4,7 +4,7 @@
 // iree-base-runtime, llvm-cpu, driven from its Python API), at 1 and 2
 // threads, with every output checked elementwise against a reference; and
 // GoMLX's MLP and transformer training steps through GoMLX itself, on its
-// xla backend and on xlacache's (gomlx_test.go). Each cell runs in three
+// xla backend and on xlacache's (gomlx_test.go). Each cell runs in five
 // child processes, in rounds over a program's cells, and the table shows
 // the medians over them (-compilerbench.rounds).
 //
