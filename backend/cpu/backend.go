@@ -86,15 +86,19 @@ func New() *Backend {
 	return &Backend{TuneBudget: 1500 * time.Millisecond, Jobs: 2, Threads: threads, NoTune: off, BudgetTune: budget, threadsErr: errors.Join(err, terr)}
 }
 
-// Prepare starts finding the C compiler in the background: its path, the
-// memo of its probe (or the probe itself) and the CPU's features, which
-// the first compile or warm start of a process would otherwise wait for
-// (0.2-0.4 ms of file reads with a memo, the probe's compiler runs
-// without). A caller with other work before its first Compile, such as
-// GoMLX building its first graph, calls it first. It reports nothing: the
-// compile that needs the compiler reports any error.
+// Prepare starts, in the background, what the first compile or warm
+// start of a process would otherwise wait for: finding the C compiler
+// (its path, the memo of its probe or the probe itself, and the CPU's
+// features: 0.2-0.4 ms of file reads with a memo, the probe's compiler
+// runs without), then what the first load of a kernel library needs
+// (cc.PrepareLoad). A caller with other work before its first Compile,
+// such as GoMLX building its first graph, calls it first. It reports
+// nothing: the compile or load that needs these reports any error.
 func (b *Backend) Prepare() {
-	go func() { _, _ = cc.Find(context.Background()) }()
+	go func() {
+		_, _ = cc.Find(context.Background())
+		cc.PrepareLoad()
+	}()
 }
 
 // threads is the effective thread bound.

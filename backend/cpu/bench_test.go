@@ -93,6 +93,37 @@ func BenchmarkTiers(b *testing.B) {
 	}
 }
 
+// BenchmarkLoad times Backend.Load of a serialized executable: decoding
+// the plan, loading its kernel library from memory and resolving every
+// kernel, the backend's part of a warm start (the cache's lookup and
+// verification are the rest). transformer4l has some 300 kernels.
+func BenchmarkLoad(b *testing.B) {
+	for _, ex := range []string{"mlp", "transformer", "transformer4l"} {
+		b.Run(ex, func(b *testing.B) {
+			text, err := os.ReadFile(filepath.Join("../../examples", ex, ex+".mlir"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Setenv("XLACACHE_CPU_TUNE", "off")
+			_, _, exe := compileThrough(b, b.TempDir(), ex, text)
+			data, err := exe.Serialize()
+			exe.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			be := New()
+			b.ResetTimer()
+			for range b.N {
+				x, err := be.Load(context.Background(), data, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				x.(*Executable).Close()
+			}
+		})
+	}
+}
+
 // warmProcess re-runs this test binary as a new process that compiles the
 // example through the cache in dir (an executable hit) and runs it once,
 // and returns the process's wall time.

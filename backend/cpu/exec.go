@@ -125,36 +125,48 @@ func newExecutable(plan *Plan, so []byte, threads int) (*Executable, error) {
 		}
 	}
 	e.lib = lib
+	// Every kernel's entry points at once (resolveKernels): a program has
+	// up to hundreds of steps, and a warm start is a few milliseconds.
+	var kernels []string
+	index := map[string]int{}
 	for _, s := range plan.Steps {
-		if s.Op != "" { // a control step (control.go), run by the executor
-			e.fns = append(e.fns, kernelFn{})
+		if s.Op != "" || isRuntime(s.Kernel) {
 			continue
 		}
-		if isRuntime(s.Kernel) {
+		if _, ok := index[s.Kernel]; !ok {
+			index[s.Kernel] = len(kernels)
+			kernels = append(kernels, s.Kernel)
+		}
+	}
+	var resolved []kernelFn
+	if len(kernels) > 0 {
+		if lib == nil {
+			return nil, fmt.Errorf("cpu: %s: kernel %q but no kernel library", plan.Module, kernels[0])
+		}
+		fns, extra, err := resolveKernels(lib, kernels, []string{"xk_alloc_failures"})
+		if err != nil {
+			lib.Close()
+			return nil, fmt.Errorf("cpu: %s: %w", plan.Module, err)
+		}
+		if extra[0] == nil {
+			lib.Close()
+			return nil, fmt.Errorf("cpu: %s: kernels without an allocation-failure counter: xk_alloc_failures not found in shared object", plan.Module)
+		}
+		resolved, e.allocFailures = fns, (*uint64)(extra[0])
+	}
+	for _, s := range plan.Steps {
+		switch {
+		case s.Op != "": // a control step (control.go), run by the executor
+			e.fns = append(e.fns, kernelFn{})
+		case isRuntime(s.Kernel):
 			r, ok := rt.Lookup(s.Kernel)
 			if !ok || len(s.Bufs) != 4 { // validate rejects such a plan
 				e.free()
 				return nil, fmt.Errorf("cpu: %s: unknown runtime routine %q", plan.Module, s.Kernel)
 			}
 			e.fns = append(e.fns, runtimeFn(r, plan.Buffers[s.Bufs[2]].Const))
-			continue
-		}
-		if lib == nil {
-			return nil, fmt.Errorf("cpu: %s: kernel %q but no kernel library", plan.Module, s.Kernel)
-		}
-		fn, err := resolveKernel(lib, s.Kernel)
-		if err != nil {
-			lib.Close()
-			return nil, fmt.Errorf("cpu: %s: %w", plan.Module, err)
-		}
-		e.fns = append(e.fns, fn)
-		if e.allocFailures == nil {
-			p, err := lib.Sym("xk_alloc_failures")
-			if err != nil {
-				lib.Close()
-				return nil, fmt.Errorf("cpu: %s: kernels without an allocation-failure counter: %w", plan.Module, err)
-			}
-			e.allocFailures = (*uint64)(p)
+		default:
+			e.fns = append(e.fns, resolved[index[s.Kernel]])
 		}
 	}
 	e.consts = make([]unsafe.Pointer, len(plan.Buffers))

@@ -388,3 +388,52 @@ func TestTunedConvOnWinoRoutine(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestLoadResolvesKernels: loading a plan resolves each kernel once, for
+// every step that names it, and a plan naming a kernel its library does
+// not define (a damaged or foreign entry) fails to load, naming it.
+func TestLoadResolvesKernels(t *testing.T) {
+	if _, err := cc.Find(context.Background()); err != nil {
+		t.Skip(err)
+	}
+	_, exe := compileText(t, `func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %t = stablehlo.tanh %x : tensor<4x8xf32>
+  %y = stablehlo.multiply %t, %x : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}`)
+	defer exe.Close()
+	p, data := decodedPlan(t, exe)
+	_, so, err := decodeExecutable(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := -1
+	for i, s := range p.Steps {
+		if s.Op == "" && !isRuntime(s.Kernel) {
+			k = i
+		}
+	}
+	if k < 0 {
+		t.Fatalf("no kernel step in %+v", p.Steps)
+	}
+	// The same kernel in a second step: one lookup, the same entry points.
+	twice := *p
+	twice.Steps = append(append([]Step(nil), p.Steps...), p.Steps[k])
+	again, err := newExecutable(&twice, so, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := again.fns[k], again.fns[len(twice.Steps)-1]; a != b || a.serial == nil {
+		t.Errorf("steps naming one kernel resolved to %+v and %+v", a, b)
+	}
+	again.Close()
+	missing := *p
+	missing.Steps = append([]Step(nil), p.Steps...)
+	missing.Steps[k].Kernel = "k_not_in_library"
+	if x, err := newExecutable(&missing, so, 2); err == nil {
+		x.Close()
+		t.Fatal("a plan naming a kernel its library lacks loaded")
+	} else if !strings.Contains(err.Error(), "k_not_in_library") {
+		t.Errorf("error %q does not name the kernel", err)
+	}
+}

@@ -57,6 +57,44 @@ func resolveKernel(lib *cc.Library, sym string) (kernelFn, error) {
 	return f, nil
 }
 
+// resolveKernels looks up the entry points of every kernel named in syms,
+// and the extra symbols after them, with one Syms call: the kernels as
+// resolveKernel would, the extras' addresses (nil where not defined). A
+// kernel without its serial entry point is an error, with resolveKernel's
+// message.
+func resolveKernels(lib *cc.Library, syms, extra []string) ([]kernelFn, []unsafe.Pointer, error) {
+	names := make([]string, 0, 3*len(syms)+len(extra))
+	for _, s := range syms {
+		names = append(names, s, s+parSuffix, s+partsSuffix)
+	}
+	names = append(names, extra...)
+	ps, err := lib.Syms(names)
+	if err != nil {
+		return nil, nil, err
+	}
+	fns := make([]kernelFn, len(syms))
+	for i, s := range syms {
+		serial, part, parts := ps[3*i], ps[3*i+1], ps[3*i+2]
+		if serial == nil {
+			_, err := resolveKernel(lib, s) // for the loader's message
+			if err == nil {
+				err = fmt.Errorf("cc: kernel %s not found in shared object", s)
+			}
+			return nil, nil, err
+		}
+		fns[i] = kernelFn{serial: serial, parts: 1}
+		if part != nil {
+			fns[i].part = part
+			if parts != nil {
+				if n := *(*int64)(parts); n >= 1 && n <= maxPartsFactor {
+					fns[i].parts = int(n)
+				}
+			}
+		}
+	}
+	return fns, ps[3*len(syms):], nil
+}
+
 // run calls the kernel on bufs (C memory holding the buffer pointers) with
 // up to threads parts at once, on the calling thread and threads-1 workers
 // of the process-wide pool (cc.RunParts: C threads, started once, that

@@ -197,3 +197,52 @@ func BenchmarkOpenBytes(b *testing.B) {
 		})
 	}
 }
+
+// TestSyms looks names up in one call: each found one at Sym's address,
+// the missing ones nil, in order, and a name with a NUL byte (which would
+// shift every later name) or a closed library an error.
+func TestSyms(t *testing.T) {
+	c := findOrSkip(t)
+	src := Source{Name: "k_a", Code: []byte("#include <stdint.h>\nvoid k_a(void** b){}\nvoid k_a_par(void** b, int64_t t, int64_t n){}\nconst int64_t k_a_parts = 4;\nvoid k_b(void** b){}\n")}
+	so, err := c.BuildShared(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := OpenBytes(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"k_a", "k_a_par", "k_a_parts", "k_b", "k_b_par", "", "k_a"}
+	got, err := lib.Syms(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(names) {
+		t.Fatalf("%d addresses for %d names", len(got), len(names))
+	}
+	for i, n := range names {
+		want, err := lib.Sym(n)
+		if err != nil {
+			want = nil
+		}
+		if got[i] != want {
+			t.Errorf("Syms[%d] (%q) = %p, Sym = %p", i, n, got[i], want)
+		}
+	}
+	if got[4] != nil || got[0] == nil || got[0] == got[3] {
+		t.Errorf("addresses %v: want k_a and k_b distinct, k_b_par nil", got)
+	}
+	if *(*int64)(got[2]) != 4 {
+		t.Errorf("k_a_parts reads %d, want 4", *(*int64)(got[2]))
+	}
+	if _, err := lib.Syms([]string{"k_a", "k\x00b", "k_b"}); err == nil {
+		t.Error("a name with a NUL byte: no error")
+	}
+	if ps, err := lib.Syms(nil); err != nil || ps != nil {
+		t.Errorf("no names: %v, %v", ps, err)
+	}
+	lib.Close()
+	if _, err := lib.Syms([]string{"k_a"}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("closed library: %v, want an error saying so", err)
+	}
+}
