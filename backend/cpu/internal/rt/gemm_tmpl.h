@@ -123,18 +123,28 @@ static void RT_NAME(block)(const int64_t* P, const T* a, const T* b, T* c, int64
 		for (int64_t pc = 0; pc < K; pc += RT_KC) {
 			const int64_t kc = K - pc < RT_KC ? K - pc : RT_KC;
 			// B's block: bp[(jp*kc + p)*RT_NR + jj], zeros past column N.
-			for (int64_t jp = 0; jp < np; jp++) {
-				T* dst = bp + jp * kc * RT_NR;
-				if (P[RT_SBN] == 1 && (jp + 1) * RT_NR <= nc) {
-					// A whole panel of B's contiguous rows: two vector
-					// copies a row.
-					const T* src = bb + pc * P[RT_SBK] + jc + jp * RT_NR;
-					for (int64_t p = 0; p < kc; p++) {
-						*(RT_NAME(vec)*)(dst + p * RT_NR) = *(const RT_NAME(uvec)*)(src + p * P[RT_SBK]);
-						*(RT_NAME(vec)*)(dst + p * RT_NR + VW) = *(const RT_NAME(uvec)*)(src + p * P[RT_SBK] + VW);
+			int64_t whole = 0; // panels packed below
+			if (P[RT_SBN] == 1) {
+				// B's rows contiguous: its whole panels a k row at a
+				// time, each row read once along its length (two
+				// vector copies a panel). Packing a panel at a time
+				// instead read one cache line from each of kc rows a
+				// whole row apart, which the hardware prefetchers do
+				// not follow: products whose B came from memory (a
+				// program's weights) ran 10-15% slower than with B in
+				// the caches.
+				whole = nc / RT_NR;
+				for (int64_t p = 0; p < kc; p++) {
+					const T* src = bb + (pc + p) * P[RT_SBK] + jc;
+					T* dst = bp + p * RT_NR;
+					for (int64_t jp = 0; jp < whole; jp++, src += RT_NR, dst += kc * RT_NR) {
+						*(RT_NAME(vec)*)dst = *(const RT_NAME(uvec)*)src;
+						*(RT_NAME(vec)*)(dst + VW) = *(const RT_NAME(uvec)*)(src + VW);
 					}
-					continue;
 				}
+			}
+			for (int64_t jp = whole; jp < np; jp++) {
+				T* dst = bp + jp * kc * RT_NR;
 				for (int64_t p = 0; p < kc; p++) {
 					const T* src = bb + (pc + p) * P[RT_SBK] + jc * P[RT_SBN];
 					for (int64_t jj = 0; jj < RT_NR; jj++) {
