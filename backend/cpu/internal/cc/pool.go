@@ -33,7 +33,7 @@ static pthread_cond_t xk_pool_work = PTHREAD_COND_INITIALIZER; // a job was queu
 static pthread_cond_t xk_pool_left = PTHREAD_COND_INITIALIZER; // a worker left its job
 static xk_job* xk_pool_head = NULL;
 static xk_job* xk_pool_tail = NULL;
-static int xk_pool_idle = 0;                 // workers blocked on xk_pool_work (under xk_pool_mu)
+static int xk_pool_idle = 0;                 // workers blocked on xk_pool_work (changed under xk_pool_mu; xk_pool_may_spin reads it without)
 static atomic_int xk_pool_jobs = 0;          // jobs on the queue (changed under xk_pool_mu)
 static atomic_int xk_pool_spinning = 0;      // workers in their spin phase
 
@@ -94,14 +94,32 @@ static int xk_pool_running(void) {
 	return atoi(p);
 }
 
+// xk_pool_spin_rule is the verdict on one reading: running threads
+// (running, the machine's running or ready threads, the reader
+// included), counting as running the idle workers the latest call wanted
+// (what spinning would add), may exceed the CPUs by one. Where there are
+// more, a spinning thread takes time from threads with work (ours among
+// them), and a blocked one, once woken, is run ahead of those that kept
+// running. The one-thread slack is for threads that run briefly and
+// often: on a quiet 2-CPU VM, a quarter of readings caught a third
+// thread (the Go runtime's sysmon, which wakes every 20 us while a
+// goroutine is in a C call, or a kernel thread), and each such reading
+// stopped the spinning for the next XK_POOL_CHECK_NS: the embedding
+// example's 2-thread run then took 1.2-1.65 ms a run by how often,
+// against 1.12-1.2 spinning throughout. A steady extra thread is within
+// the slack too, and a spinner that shares its core with it sees its
+// yields take long and stops (XK_POOL_GAP_NS); two are not.
+static int xk_pool_spin_rule(int running, int idle, int wanted, int cpus) {
+	if (running <= 0) return 0;
+	if (idle > wanted) idle = wanted;
+	return running + idle <= cpus + 1;
+}
+
 // xk_pool_may_spin says whether the machine has a core to spare for a
-// thread that spins: no more threads running or ready than online CPUs,
-// counting the caller and the spinner. Where there are more, a spinning
-// thread takes time from threads with work (ours among them), and a
-// blocked one, once woken, is run ahead of those that kept running. The
-// count is read at most every XK_POOL_CHECK_NS, by whichever thread finds
-// it stale.
+// thread that spins (xk_pool_spin_rule). The count is read at most every
+// XK_POOL_CHECK_NS, by whichever thread finds it stale.
 static atomic_llong xk_pool_checked_at = 0;
+static atomic_int xk_pool_wanted = 0; // helpers the latest call asked for
 static atomic_int xk_pool_spin_ok = 0;
 static atomic_int xk_pool_spin_force = 0; // tests: 1 always spins, -1 never
 static int xk_pool_may_spin(int64_t now) {
@@ -112,8 +130,8 @@ static int xk_pool_may_spin(int64_t now) {
 	if (!atomic_compare_exchange_strong(&xk_pool_checked_at, &at, now)) return atomic_load_explicit(&xk_pool_spin_ok, memory_order_relaxed);
 	static long cpus = 0;
 	if (cpus == 0) cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int r = xk_pool_running();
-	int ok = r > 0 && r <= cpus;
+	int ok = xk_pool_spin_rule(xk_pool_running(), __atomic_load_n(&xk_pool_idle, __ATOMIC_RELAXED),
+		atomic_load_explicit(&xk_pool_wanted, memory_order_relaxed), (int)cpus);
 	atomic_store_explicit(&xk_pool_spin_ok, ok, memory_order_relaxed);
 	return ok;
 }
@@ -148,9 +166,9 @@ static void xk_pool_worker(void) {
 		atomic_fetch_sub(&xk_pool_spinning, 1);
 		pthread_mutex_lock(&xk_pool_mu);
 		while (!xk_pool_head) {
-			xk_pool_idle++;
+			__atomic_add_fetch(&xk_pool_idle, 1, __ATOMIC_RELAXED); // read outside the mutex too
 			pthread_cond_wait(&xk_pool_work, &xk_pool_mu);
-			xk_pool_idle--;
+			__atomic_sub_fetch(&xk_pool_idle, 1, __ATOMIC_RELAXED);
 		}
 		xk_job* j = xk_pool_head;
 		atomic_fetch_add(&j->joined, 1);
@@ -177,6 +195,7 @@ static void xk_pool_run(void* fn, void** bufs, int64_t n, int helpers) {
 	if (helpers > n - 1) helpers = n - 1;
 	j.helpers = helpers;
 	if (helpers > 0) {
+		atomic_store_explicit(&xk_pool_wanted, helpers, memory_order_relaxed);
 		pthread_mutex_lock(&xk_pool_mu);
 		j.queued = 1;
 		if (xk_pool_tail) xk_pool_tail->link = &j; else xk_pool_head = &j;
@@ -229,6 +248,7 @@ static void xk_pool_test_part(void** bufs, int64_t t, int64_t n) {
 	for (int64_t i = 0; i < (t % 5) * 2000; i++) x += i;
 }
 static void xk_pool_set_spin(int mode) { atomic_store(&xk_pool_spin_force, mode); }
+static int xk_pool_test_rule(int running, int idle, int wanted, int cpus) { return xk_pool_spin_rule(running, idle, wanted, cpus); }
 static void* xk_pool_test_fn(void) { return (void*)xk_pool_test_part; }
 */
 import "C"
@@ -292,6 +312,11 @@ func RunParts(fn, bufs unsafe.Pointer, n, helpers int) {
 // default), so that the pool's tests cover both ways of handing over a
 // call whatever the machine's load.
 func setSpin(mode int) { C.xk_pool_set_spin(C.int(mode)) }
+
+// spinRule is xk_pool_spin_rule, for the pool's tests.
+func spinRule(running, idle, wanted, cpus int) bool {
+	return C.xk_pool_test_rule(C.int(running), C.int(idle), C.int(wanted), C.int(cpus)) != 0
+}
 
 // testPartFn is xk_pool_test_part, for the pool's tests (cgo cannot be
 // used in test files).

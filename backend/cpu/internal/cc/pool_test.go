@@ -196,3 +196,34 @@ func BenchmarkPoolRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// TestSpinRule: the verdict of one reading of the machine's running
+// threads. On 2 CPUs, a caller and a spinning worker with a passing
+// third thread (the Go runtime's sysmon) may spin; two other busy threads
+// may not, whether the worker was spinning (counted running) or blocked
+// (counted as what spinning would add) when the count was read; idle
+// workers beyond what the latest call wanted (a pool grown by an earlier
+// call with more threads) do not count.
+func TestSpinRule(t *testing.T) {
+	for _, c := range []struct {
+		running, idle, wanted, cpus int
+		want                        bool
+	}{
+		{2, 0, 1, 2, true},  // caller and spinning worker
+		{3, 0, 1, 2, true},  // the same and a passing thread
+		{1, 1, 1, 2, true},  // caller, worker blocked
+		{2, 1, 1, 2, true},  // caller, worker blocked, one other thread
+		{3, 1, 1, 2, false}, // caller, worker blocked, two other threads
+		{4, 0, 1, 2, false}, // caller, spinning worker, two other threads
+		{1, 7, 1, 2, true},  // a pool of 8 from an earlier call, 2 threads now
+		{1, 7, 7, 2, false}, // 8 threads wanted on 2 CPUs
+		{9, 0, 7, 8, true},  // 8 threads on 8 CPUs and a passing one
+		{10, 0, 7, 8, false},
+		{0, 0, 1, 2, false}, // the count could not be read
+		{-1, 0, 1, 2, false},
+	} {
+		if got := spinRule(c.running, c.idle, c.wanted, c.cpus); got != c.want {
+			t.Errorf("running %d, idle %d, wanted %d, %d CPUs: %v, want %v", c.running, c.idle, c.wanted, c.cpus, got, c.want)
+		}
+	}
+}
