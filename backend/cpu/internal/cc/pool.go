@@ -102,11 +102,11 @@ static int xk_pool_running(void) {
 // them), and a blocked one, once woken, is run ahead of those that kept
 // running. The one-thread slack is for threads that run briefly and
 // often: on a quiet 2-CPU VM, a quarter of readings caught a third
-// thread (the Go runtime's sysmon, which wakes every 20 us while a
-// goroutine is in a C call, or a kernel thread), and each such reading
-// stopped the spinning for the next XK_POOL_CHECK_NS: the embedding
-// example's 2-thread run then took 1.2-1.65 ms a run by how often,
-// against 1.12-1.2 spinning throughout. A steady extra thread is within
+// thread (most likely the Go runtime's sysmon, which strace showed
+// waking every 20 us while a goroutine was in C; or a kernel thread),
+// and each such reading stopped the spinning for the next
+// XK_POOL_CHECK_NS: the embedding example's 2-thread run then took
+// 1.2-1.65 ms a run by how often, against 1.1-1.3 spinning throughout. A steady extra thread is within
 // the slack too, and a spinner that shares its core with it sees its
 // yields take long and stops (XK_POOL_GAP_NS); two are not.
 static int xk_pool_spin_rule(int running, int idle, int wanted, int cpus) {
