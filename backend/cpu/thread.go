@@ -41,27 +41,18 @@ type kernelFn struct {
 // resolveKernel looks up the entry points of the kernel named sym. The
 // parallel one is optional: kernels too small to pay for threads have none.
 func resolveKernel(lib *cc.Library, sym string) (kernelFn, error) {
-	fn, err := lib.Sym(sym)
+	fns, _, err := resolveKernels(lib, []string{sym}, nil)
 	if err != nil {
 		return kernelFn{}, err
 	}
-	f := kernelFn{serial: fn, parts: 1}
-	if p, err := lib.Sym(sym + parSuffix); err == nil {
-		f.part = p
-		if q, err := lib.Sym(sym + partsSuffix); err == nil {
-			if n := *(*int64)(q); n >= 1 && n <= maxPartsFactor {
-				f.parts = int(n)
-			}
-		}
-	}
-	return f, nil
+	return fns[0], nil
 }
 
 // resolveKernels looks up the entry points of every kernel named in syms,
-// and the extra symbols after them, with one Syms call: the kernels as
-// resolveKernel would, the extras' addresses (nil where not defined). A
-// kernel without its serial entry point is an error, with resolveKernel's
-// message.
+// and the extra symbols after them, with one Syms call: each kernel's
+// serial entry point, its optional parallel one and part count, and the
+// extras' addresses (nil where not defined). A kernel without its serial
+// entry point is an error, with the loader's message.
 func resolveKernels(lib *cc.Library, syms, extra []string) ([]kernelFn, []unsafe.Pointer, error) {
 	names := make([]string, 0, 3*len(syms)+len(extra))
 	for _, s := range syms {
@@ -76,7 +67,7 @@ func resolveKernels(lib *cc.Library, syms, extra []string) ([]kernelFn, []unsafe
 	for i, s := range syms {
 		serial, part, parts := ps[3*i], ps[3*i+1], ps[3*i+2]
 		if serial == nil {
-			_, err := resolveKernel(lib, s) // for the loader's message
+			_, err := lib.Sym(s) // for the loader's message
 			if err == nil {
 				err = fmt.Errorf("cc: kernel %s not found in shared object", s)
 			}
