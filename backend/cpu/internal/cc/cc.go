@@ -41,7 +41,12 @@ const EnvCC = config.EnvCC
 // -ffast-math is deliberately absent because NaN and signed-zero semantics
 // are observable in StableHLO programs. An implicitly declared function
 // would silently return int, so it is an error.
-var baseFlags = []string{"-std=gnu11", "-O3", "-fPIC", "-fwrapv", "-fno-math-errno", "-fno-semantic-interposition", "-Werror=implicit-function-declaration"}
+// -fno-tree-loop-distribute-patterns keeps copy and fill loops as loops
+// instead of memmove/memset calls: a kernel's copies are row runs of a
+// few hundred bytes, which the vectorized loop moves without a call, and
+// a library that calls nothing outside itself links without libc and libm
+// (see link.go).
+var baseFlags = []string{"-std=gnu11", "-O3", "-fPIC", "-fwrapv", "-fno-math-errno", "-fno-semantic-interposition", "-fno-tree-loop-distribute-patterns", "-Werror=implicit-function-declaration"}
 
 // Compiler is a located and probed C compiler.
 type Compiler struct {
@@ -562,7 +567,7 @@ func (c *Compiler) Link(ctx context.Context, objs []Object) ([]byte, error) {
 			return nil, fmt.Errorf("cc: writing object of kernel %s: %w", o.Name, err)
 		}
 	}
-	if err := c.linkFiles(ctx, dir, files); err != nil {
+	if err := c.linkFiles(ctx, dir, files, selfContained(objs)); err != nil {
 		return nil, fmt.Errorf("cc: linking %d kernel objects: %w", len(objs), err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "lib.so"))
@@ -576,9 +581,11 @@ func (c *Compiler) Link(ctx context.Context, objs []Object) ([]byte, error) {
 // c has a direct linker, by the driver where it has none or the direct
 // link fails (the first failure switches c to the driver for good, so a
 // linker that cannot link these objects costs one try, not one per link).
-func (c *Compiler) linkFiles(ctx context.Context, dir string, files []string) error {
+// A direct link of selfContained objects (see link.go) leaves out the
+// libraries.
+func (c *Compiler) linkFiles(ctx context.Context, dir string, files []string, selfContained bool) error {
 	if l := c.directLinker(ctx); l != nil {
-		err := l.linkDirect(ctx, dir, files)
+		err := l.linkDirect(ctx, dir, files, selfContained)
 		if err == nil {
 			return nil
 		}

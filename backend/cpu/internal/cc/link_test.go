@@ -189,3 +189,97 @@ func TestDirectLinkFallsBack(t *testing.T) {
 		t.Errorf("a failed direct link left the direct linker in use")
 	}
 }
+
+// Two kernels in two units, one calling the other: between them they
+// define everything they reference.
+const (
+	ownSrcA = `__attribute__((weak)) unsigned long long xk_alloc_failures;
+float k_own_half(float x) { return x * 0.5f; }
+void k_own_a(void** b) { float* x = b[0]; float* y = b[1]; for (int i = 0; i < 4; i++) y[i] = k_own_half(x[i]) + 1; }`
+	ownSrcB = `__attribute__((weak)) unsigned long long xk_alloc_failures;
+float k_own_half(float x);
+void k_own_b(void** b) { float* x = b[0]; float* y = b[1]; for (int i = 0; i < 4; i++) y[i] = k_own_half(x[i]) * x[i]; }`
+)
+
+// TestSelfContained checks which objects Link links without the
+// libraries: those whose references the objects themselves define, and
+// nothing it cannot read.
+func TestSelfContained(t *testing.T) {
+	c := findOrSkip(t)
+	compile := func(srcs ...Source) []Object {
+		t.Helper()
+		objs, err := c.Compile(context.Background(), srcs, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+	a, b := Source{Name: "k_own_a", Code: []byte(ownSrcA)}, Source{Name: "k_own_b", Code: []byte(ownSrcB)}
+	libs := compile(Source{Name: "k_libs", Code: []byte(libsSrc)})
+	both := compile(a, b)
+	for _, tc := range []struct {
+		name string
+		objs []Object
+		want bool
+	}{
+		{"own references only", both[:1], true},
+		{"a reference the other object defines", both, true},
+		{"a reference left to the other object", both[1:], false},
+		{"libc, libm and libgcc references", libs, false},
+		{"with an object calling the libraries", append(both, libs...), false},
+		{"not an object", []Object{{Name: "k_x", Data: []byte("\x7fELF not really")}}, false},
+		{"no objects", nil, true},
+	} {
+		if got := selfContained(tc.objs); got != tc.want {
+			t.Errorf("%s: selfContained = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestDirectLinkSelfContained checks the library of objects that need no
+// other library: it names none, and it loads and computes.
+func TestDirectLinkSelfContained(t *testing.T) {
+	c := findOrSkip(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("direct linking is Linux-only")
+	}
+	objs, err := c.Compile(context.Background(), []Source{{Name: "k_own_a", Code: []byte(ownSrcA)}, {Name: "k_own_b", Code: []byte(ownSrcB)}}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.directLinker(context.Background()) == nil {
+		t.Skipf("no direct linker: %s -print-search-dirs names no ld.gold or ld, or no libm.so.6, libc.so.6 and libgcc.a", c.Path)
+	}
+	so, err := c.Link(context.Background(), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.linking.broken.Load() {
+		t.Fatal("the direct link failed; the driver linked")
+	}
+	f, err := elf.NewFile(bytes.NewReader(so))
+	if err != nil {
+		t.Fatal(err)
+	}
+	needed, err := f.DynString(elf.DT_NEEDED)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(needed) != 0 {
+		t.Errorf("DT_NEEDED %q, want none", needed)
+	}
+	lib := loadBuilt(t, so, nil)
+	in, out, bufs := kernelBuffers(t)
+	*in = [4]float32{0, 2, 4, -6}
+	for name, want := range map[string][4]float32{"k_own_a": {1, 2, 3, -2}, "k_own_b": {0, 2, 8, 18}} {
+		fn, err := lib.Sym(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		Call(fn, bufs)
+		if *out != want {
+			t.Errorf("%s: got %v, want %v", name, *out, want)
+		}
+	}
+}
