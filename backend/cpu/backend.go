@@ -414,13 +414,14 @@ func finalRoutine(k *kernel, cfg Config, tuned bool) *runtimeRoutine {
 // (noTune): the level is part of the object key, so every caller gets it
 // the same way.
 func finalSource(k *kernel, cfg Config, noTune bool) (cc.Source, error) {
-	body, err := k.source(cfg, "KERNEL_SYMBOL")
+	opt := kernelOpt(k, noTune)
+	body, err := k.sourceAt(cfg, "KERNEL_SYMBOL", opt)
 	if err != nil {
 		return cc.Source{}, err
 	}
 	name := "k_" + cc.Hash([]byte(body))[:24]
 	// ReplaceAll: a parallel kernel names its symbol in both entry points.
-	return cc.Source{Name: name, Code: []byte(strings.ReplaceAll(body, "KERNEL_SYMBOL", name)), Opt: kernelOpt(k, noTune)}, nil
+	return cc.Source{Name: name, Code: []byte(strings.ReplaceAll(body, "KERNEL_SYMBOL", name)), Opt: opt}, nil
 }
 
 // objectCached reports whether k's final object in configuration cfg is in

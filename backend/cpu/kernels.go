@@ -246,9 +246,15 @@ func (k *kernel) generate(cfg Config, fixed []*stablehlo.Value) (*gen, error) {
 }
 
 // source returns the complete translation unit of a variant under the
-// given symbol name.
+// given symbol name, built at the compiler's -O3.
 func (k *kernel) source(cfg Config, symbol string) (string, error) {
-	body, err := k.body(cfg, symbol)
+	return k.sourceAt(cfg, symbol, "")
+}
+
+// sourceAt is source for a unit built at optimization level opt
+// (kernelOpt; "" is -O3).
+func (k *kernel) sourceAt(cfg Config, symbol, opt string) (string, error) {
+	body, err := k.bodyAt(cfg, symbol, opt)
 	if err != nil {
 		return "", err
 	}
@@ -256,8 +262,24 @@ func (k *kernel) source(cfg Config, symbol string) (string, error) {
 }
 
 // body returns the kernel function alone, for translation units that hold
-// several kernels after one prelude (the autotuner's candidate libraries).
+// several kernels after one prelude (the autotuner's candidate libraries),
+// built at the compiler's -O3.
 func (k *kernel) body(cfg Config, symbol string) (string, error) {
+	return k.bodyAt(cfg, symbol, "")
+}
+
+// dear reports whether code calls one of the prelude's inline
+// transcendental helpers (dearHelpers).
+func dear(code string) bool {
+	return slices.ContainsFunc(dearHelpers, func(f string) bool { return strings.Contains(code, f) })
+}
+
+// bodyAt is body for a unit built at optimization level opt. At
+// untunedOpt, a kernel that calls an inline transcendental helper and is
+// not small has its entry points built at XK_DEAR's level (see the
+// prelude): the helpers' vectorized bodies were most of such a kernel's
+// compile at -O2, and -O1 with the vectorizer gives the same bits.
+func (k *kernel) bodyAt(cfg Config, symbol, opt string) (string, error) {
 	g, err := k.generate(cfg, k.inputs)
 	if err != nil {
 		return "", err
@@ -297,16 +319,24 @@ func (k *kernel) body(cfg Config, symbol string) (string, error) {
 	b.WriteString(g.b.String())
 	b.WriteString("}\n")
 	call := fmt.Sprintf("%s_body(%s);", symbol, strings.Join(args, ", "))
+	// The entry point that runs the loops carries the kernel's level
+	// when it is not the unit's: XK_SMALL for a small serial kernel,
+	// XK_DEAR for an untuned one calling the transcendental helpers.
+	attr := ""
+	switch {
+	case !k.parallel(cfg) && k.small(g):
+		attr = "XK_SMALL "
+	case opt == untunedOpt && dear(g.b.String()):
+		attr = "XK_DEAR "
+	}
 	switch {
 	case k.parallel(cfg):
 		// The part entry point, and the serial one as its only part.
-		fmt.Fprintf(&b, "void %s%s(void** bufs, int64_t xk_tid, int64_t xk_nt) { %s }\n", symbol, parSuffix, call)
+		fmt.Fprintf(&b, "%svoid %s%s(void** bufs, int64_t xk_tid, int64_t xk_nt) { %s }\n", attr, symbol, parSuffix, call)
 		fmt.Fprintf(&b, "void %s(void** bufs) { %s%s(bufs, 0, 1); }\n", symbol, symbol, parSuffix)
 		fmt.Fprintf(&b, "const int64_t %s%s = %d;\n", symbol, partsSuffix, k.partsPerThread(cfg))
-	case k.small(g):
-		fmt.Fprintf(&b, "XK_SMALL void %s(void** bufs) { %s }\n", symbol, call)
 	default:
-		fmt.Fprintf(&b, "void %s(void** bufs) { %s }\n", symbol, call)
+		fmt.Fprintf(&b, "%svoid %s(void** bufs) { %s }\n", attr, symbol, call)
 	}
 	return b.String(), nil
 }

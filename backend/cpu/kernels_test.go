@@ -1,10 +1,13 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/xlacache/xlacache/stablehlo"
 )
 
 // TestSmallKernels checks which kernels are built at -O1 (XK_SMALL):
@@ -145,5 +148,88 @@ func TestCollapseLoops(t *testing.T) {
 			got, want := runBoth(t, exe, m2, randomArgs(m2, 4))
 			assertSame(t, c.name, got, want)
 		})
+	}
+}
+
+// TestDearKernels checks which kernels of an untuned build have their
+// entry points built at XK_DEAR's level: those calling an inline
+// transcendental helper that are not small (serial or parallel), not a
+// plain loop, not a small one (XK_SMALL), and none at -O3 (tuned). The
+// untuned build computes the bits of the tuned one, and the interpreter's
+// values.
+func TestDearKernels(t *testing.T) {
+	src := `func.func @main(%a: tensor<64x64xf32>, %b: tensor<256x256xf32>, %c: tensor<64x64xf32>, %d: tensor<16x10xf32>) -> (tensor<64x64xf32>, tensor<256x256xf32>, tensor<64x64xf32>, tensor<16x10xf32>) {
+  %0 = stablehlo.exponential %a : tensor<64x64xf32>
+  %1 = stablehlo.tanh %b : tensor<256x256xf32>
+  %2 = stablehlo.add %c, %c : tensor<64x64xf32>
+  %3 = stablehlo.exponential %d : tensor<16x10xf32>
+  return %0, %1, %2, %3 : tensor<64x64xf32>, tensor<256x256xf32>, tensor<64x64xf32>, tensor<16x10xf32>
+}`
+	m := parseText(t, src)
+	l, err := analyze(m.Main(), "dear")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"exponential tensor<64x64xf32>": "XK_DEAR void k(",
+		"tanh tensor<256x256xf32>":      "XK_DEAR void k_par(",
+		"add tensor<64x64xf32>":         "",
+		"exponential tensor<16x10xf32>": "XK_SMALL void k(",
+	}
+	for _, op := range l.roots {
+		k, err := newKernel(l, op, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, ok := want[k.desc]
+		if !ok {
+			t.Fatalf("unexpected kernel %s", k.desc)
+		}
+		delete(want, k.desc)
+		untuned, err := k.bodyAt(k.cands[0], "k", untunedOpt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tuned, err := k.body(k.cands[0], "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w != "" && !strings.Contains(untuned, w) {
+			t.Errorf("%s: untuned entry points lack %q:\n%s", k.desc, w, untuned)
+		}
+		if w == "" && strings.Contains(untuned, "XK_DEAR") {
+			t.Errorf("%s: built at XK_DEAR's level untuned", k.desc)
+		}
+		if strings.Contains(tuned, "XK_DEAR") {
+			t.Errorf("%s: built at XK_DEAR's level at -O3", k.desc)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("kernels not found: %v", want)
+	}
+
+	args := randomArgs(m, 5)
+	run := func(noTune bool) []*stablehlo.Tensor {
+		b := New()
+		b.NoTune = noTune
+		b.Threads = 2
+		_, exe := compileIn(t, testCache(t, t.TempDir()), b, "dear", src)
+		defer exe.Close()
+		got, err := exe.Run(context.Background(), args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	untuned, tuned := run(true), run(false)
+	want2, err := stablehlo.Eval(m, "", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertClose(t, untuned, want2, 1e-5)
+	for i := range untuned {
+		if !slices.Equal(untuned[i].Data, tuned[i].Data) {
+			t.Errorf("result %d: the untuned build computes other bits than the tuned one", i)
+		}
 	}
 }
