@@ -275,10 +275,14 @@ func dear(code string) bool {
 }
 
 // bodyAt is body for a unit built at optimization level opt. At
-// untunedOpt, a kernel that calls an inline transcendental helper and is
-// not small has its entry points built at XK_DEAR's level (see the
-// prelude): the helpers' vectorized bodies were most of such a kernel's
-// compile at -O2, and -O1 with the vectorizer gives the same bits.
+// untunedOpt, a kernel that is not small and either calls an inline
+// transcendental helper or is a lanes reduction (explicit vector code)
+// has its entry points built at XK_DEAR's level (see the prelude): these
+// were the dearest kernels of an untuned compile at -O2, 95 million
+// compiler instructions each against 20-35 million for a plain loop, and
+// -O1 with the vectorizer gives the same bits. The lanes reductions run
+// about 15% slower there, a few µs in programs of milliseconds
+// (BenchmarkKernelProfile: at most 0.3% of an example's untuned run).
 func (k *kernel) bodyAt(cfg Config, symbol, opt string) (string, error) {
 	g, err := k.generate(cfg, k.inputs)
 	if err != nil {
@@ -326,7 +330,7 @@ func (k *kernel) bodyAt(cfg Config, symbol, opt string) (string, error) {
 	switch {
 	case !k.parallel(cfg) && k.small(g):
 		attr = "XK_SMALL "
-	case opt == untunedOpt && dear(g.b.String()):
+	case opt == untunedOpt && (dear(g.b.String()) || cfg.Name == "lanes"):
 		attr = "XK_DEAR "
 	}
 	switch {

@@ -158,12 +158,16 @@ func TestCollapseLoops(t *testing.T) {
 // untuned build computes the bits of the tuned one, and the interpreter's
 // values.
 func TestDearKernels(t *testing.T) {
-	src := `func.func @main(%a: tensor<64x64xf32>, %b: tensor<256x256xf32>, %c: tensor<64x64xf32>, %d: tensor<16x10xf32>) -> (tensor<64x64xf32>, tensor<256x256xf32>, tensor<64x64xf32>, tensor<16x10xf32>) {
+	src := `func.func @main(%a: tensor<64x64xf32>, %b: tensor<256x256xf32>, %c: tensor<64x64xf32>, %d: tensor<16x10xf32>) -> (tensor<64x64xf32>, tensor<256x256xf32>, tensor<64x64xf32>, tensor<16x10xf32>, tensor<64xf32>, tensor<64xf32>) {
   %0 = stablehlo.exponential %a : tensor<64x64xf32>
   %1 = stablehlo.tanh %b : tensor<256x256xf32>
   %2 = stablehlo.add %c, %c : tensor<64x64xf32>
   %3 = stablehlo.exponential %d : tensor<16x10xf32>
-  return %0, %1, %2, %3 : tensor<64x64xf32>, tensor<256x256xf32>, tensor<64x64xf32>, tensor<16x10xf32>
+  %i = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %4 = stablehlo.reduce(%c init: %i) applies stablehlo.maximum across dimensions = [1] : (tensor<64x64xf32>, tensor<f32>) -> tensor<64xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %5 = stablehlo.reduce(%c init: %z) applies stablehlo.add across dimensions = [1] : (tensor<64x64xf32>, tensor<f32>) -> tensor<64xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<64x64xf32>, tensor<256x256xf32>, tensor<64x64xf32>, tensor<16x10xf32>, tensor<64xf32>, tensor<64xf32>
 }`
 	m := parseText(t, src)
 	l, err := analyze(m.Main(), "dear")
@@ -171,21 +175,24 @@ func TestDearKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"exponential tensor<64x64xf32>": "XK_DEAR void k(",
-		"tanh tensor<256x256xf32>":      "XK_DEAR void k_par(",
-		"add tensor<64x64xf32>":         "",
-		"exponential tensor<16x10xf32>": "XK_SMALL void k(",
+		"exponential tensor<64x64xf32> default": "XK_DEAR void k(",
+		"tanh tensor<256x256xf32> default":      "XK_DEAR void k_par(",
+		"add tensor<64x64xf32> default":         "",
+		"exponential tensor<16x10xf32> default": "XK_SMALL void k(",
+		"reduce tensor<64xf32> lanes":           "XK_DEAR void k(",
+		"reduce tensor<64xf32> rows":            "",
 	}
 	for _, op := range l.roots {
 		k, err := newKernel(l, op, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, ok := want[k.desc]
+		name := k.desc + " " + k.cands[0].Name
+		w, ok := want[name]
 		if !ok {
-			t.Fatalf("unexpected kernel %s", k.desc)
+			t.Fatalf("unexpected kernel %s", name)
 		}
-		delete(want, k.desc)
+		delete(want, name)
 		untuned, err := k.bodyAt(k.cands[0], "k", untunedOpt)
 		if err != nil {
 			t.Fatal(err)
