@@ -11,6 +11,13 @@ import (
 	"github.com/xlacache/xlacache/internal/logonce"
 )
 
+// Prepare starts, in the background, what a process's first cache hit
+// would otherwise wait for: the entry decoder's tables
+// (entry.PrepareDecode). A caller with other work before its first
+// Compile, such as GoMLX building its first graph, calls it first, beside
+// its backend's own preparation (cpu.Backend.Prepare).
+func Prepare() { go entry.PrepareDecode() }
+
 // Compile compiles p with b through the cache c (which may be nil or
 // disabled). On a hit in the executables tier the entry is loaded with
 // b.Load; a load failure quarantines the entry and compiles. On a miss, a

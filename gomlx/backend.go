@@ -145,8 +145,10 @@ func NewWithLookup(ctx context.Context, cfg string, lookup func(string) (string,
 	b := &Backend{opts: opts, cache: c, cpu: cpu.New(), devices: 1}
 	set(b)
 	// GoMLX builds a graph before its first Compile: time enough to find
-	// the C compiler, which the first key needs.
+	// the C compiler, which the first key needs, and to set up what the
+	// first load and the first entry read need.
 	b.cpu.Prepare()
+	cache.Prepare()
 	return b, nil
 }
 
