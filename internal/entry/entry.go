@@ -154,8 +154,14 @@ type Entry struct {
 }
 
 var (
+	// The fastest level: a cold compile stores its kernel-tier entries
+	// while it links and waits for them before it returns, and the
+	// default level's encoders each set up an 8 MB window on first use.
+	// Sixteen 7 KB kernel objects in a new process, two goroutines:
+	// 8-9.5 ms at the default level, 1.5 ms at the fastest (3034 against
+	// 3069 bytes each); a 0.9 MB library 68 against 43 ms, 5% larger.
 	encoderOnce = sync.OnceValues(func() (*zstd.Encoder, error) {
-		return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(false))
+		return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false))
 	})
 	decoderOnce = sync.OnceValues(func() (*zstd.Decoder, error) {
 		return zstd.NewReader(nil, zstd.WithDecoderMaxMemory(MaxRawSize), zstd.WithDecoderConcurrency(0))
