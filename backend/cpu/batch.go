@@ -52,14 +52,17 @@ const maxBatchKernels = 16
 // resnetblock's convolution units: 210 ms of CPU at -O2, 190 ms here).
 var cheapOpt = cc.LevelVectorCode
 
-// untunedOpt is the level of the other untuned kernels: plain loops,
-// reductions and the default (ikj) matrix products, which rely on the
-// loop vectorizer: -O2 with its cheap cost model (cc.LevelVectorize)
+// untunedOpt is the level of the other untuned kernels' units: the
+// reductions and the default (ikj) matrix products rely on the loop
+// vectorizer, and -O2 with its cheap cost model (cc.LevelVectorize)
 // vectorizes the same loops -O3 does at about 0.88 of its compile time.
 // Plain -O2 (vectorizing only what needs no epilogue or alias check)
-// left the dot loops scalar and ran mlp 6x slower; -O1 with the
-// vectorizer skips the if-conversion that vectorizes max/min loops (cnn
-// ran 2x slower).
+// left the dot loops scalar and ran mlp 6x slower; plain -O1 with the
+// vectorizer skipped the if-conversion that vectorizes max/min loops
+// (cnn ran 2x slower). Inside these units, the elementwise loops, the
+// kernels calling transcendental helpers and the lanes reductions have
+// their entry points built at -O1 with FMA contraction and the
+// vectorizer (XK_DEAR, kernel.bodyAt), which vectorizes them as -O2 does.
 var untunedOpt = cc.LevelVectorize
 
 // kernelOpt is the optimization level (cc.Source.Opt) of k's final object:

@@ -275,14 +275,22 @@ func dear(code string) bool {
 }
 
 // bodyAt is body for a unit built at optimization level opt. At
-// untunedOpt, a kernel that is not small and either calls an inline
-// transcendental helper or is a lanes reduction (explicit vector code)
-// has its entry points built at XK_DEAR's level (see the prelude): these
-// were the dearest kernels of an untuned compile at -O2, 95 million
-// compiler instructions each against 20-35 million for a plain loop, and
-// -O1 with the vectorizer gives the same bits. The lanes reductions run
-// about 15% slower there, a few µs in programs of milliseconds
-// (BenchmarkKernelProfile: at most 0.3% of an example's untuned run).
+// untunedOpt, a kernel that is not small and is an elementwise loop
+// (kind "loop"), calls an inline transcendental helper, or is a lanes
+// reduction (explicit vector code) has its entry points built at
+// XK_DEAR's level (see the prelude): -O1 with FMA contraction and the
+// loop vectorizer, which gives these kernels the same bits as -O2 and
+// -O3 (TestDearKernels) for less compile. At -O2, the loops calling the
+// helpers and the lanes reductions cost about 95 million compiler
+// instructions each, plain loops 25-35 million; the transformer
+// example's larger unit went 437 -> 364 million instructions, and the
+// untuned examples' kernels ran 18 µs slower in all
+// (BenchmarkKernelProfile, one thread: small kernels about 1 µs each, a
+// gather 15 -> 18 µs, the lanes reductions about 15%), 0.2-0.5% of their
+// runs; cnn's relu loops (maximum) ran as fast (19.4 -> 18.3 and 38.4 ->
+// 37.6 µs), where plain -O1 had left such loops scalar (see untunedOpt).
+// Reductions and products keep -O2: with every untuned kernel at this
+// level, one of the transformer's scalar reductions ran 27 -> 32 µs.
 func (k *kernel) bodyAt(cfg Config, symbol, opt string) (string, error) {
 	g, err := k.generate(cfg, k.inputs)
 	if err != nil {
@@ -330,7 +338,7 @@ func (k *kernel) bodyAt(cfg Config, symbol, opt string) (string, error) {
 	switch {
 	case !k.parallel(cfg) && k.small(g):
 		attr = "XK_SMALL "
-	case opt == untunedOpt && (dear(g.b.String()) || cfg.Name == "lanes"):
+	case opt == untunedOpt && (dear(g.b.String()) || cfg.Name == "lanes" || k.kind == "loop"):
 		attr = "XK_DEAR "
 	}
 	switch {

@@ -152,16 +152,18 @@ func TestCollapseLoops(t *testing.T) {
 }
 
 // TestDearKernels checks which kernels of an untuned build have their
-// entry points built at XK_DEAR's level: those calling an inline
-// transcendental helper that are not small (serial or parallel), not a
-// plain loop, not a small one (XK_SMALL), and none at -O3 (tuned). The
-// untuned build computes the bits of the tuned one, and the interpreter's
-// values.
+// entry points built at XK_DEAR's level: elementwise loops, whether they
+// call an inline transcendental helper or not, serial or parallel, and
+// the lanes reduction; not another reduction, not a small kernel
+// (XK_SMALL), and none at -O3 (tuned). The untuned build computes the
+// bits of the tuned one (a multiply-add included: FMA contraction at
+// both levels), and the interpreter's values.
 func TestDearKernels(t *testing.T) {
 	src := `func.func @main(%a: tensor<64x64xf32>, %b: tensor<256x256xf32>, %c: tensor<64x64xf32>, %d: tensor<16x10xf32>) -> (tensor<64x64xf32>, tensor<256x256xf32>, tensor<64x64xf32>, tensor<16x10xf32>, tensor<64xf32>, tensor<64xf32>) {
   %0 = stablehlo.exponential %a : tensor<64x64xf32>
   %1 = stablehlo.tanh %b : tensor<256x256xf32>
-  %2 = stablehlo.add %c, %c : tensor<64x64xf32>
+  %m = stablehlo.multiply %c, %a : tensor<64x64xf32>
+  %2 = stablehlo.add %m, %c : tensor<64x64xf32>
   %3 = stablehlo.exponential %d : tensor<16x10xf32>
   %i = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %4 = stablehlo.reduce(%c init: %i) applies stablehlo.maximum across dimensions = [1] : (tensor<64x64xf32>, tensor<f32>) -> tensor<64xf32>
@@ -175,12 +177,12 @@ func TestDearKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"exponential tensor<64x64xf32> default": "XK_DEAR void k(",
-		"tanh tensor<256x256xf32> default":      "XK_DEAR void k_par(",
-		"add tensor<64x64xf32> default":         "",
-		"exponential tensor<16x10xf32> default": "XK_SMALL void k(",
-		"reduce tensor<64xf32> lanes":           "XK_DEAR void k(",
-		"reduce tensor<64xf32> rows":            "",
+		"exponential tensor<64x64xf32> default":          "XK_DEAR void k(",
+		"tanh tensor<256x256xf32> default":               "XK_DEAR void k_par(",
+		"fusion(add+multiply) tensor<64x64xf32> default": "XK_DEAR void k(",
+		"exponential tensor<16x10xf32> default":          "XK_SMALL void k(",
+		"reduce tensor<64xf32> lanes":                    "XK_DEAR void k(",
+		"reduce tensor<64xf32> rows":                     "",
 	}
 	for _, op := range l.roots {
 		k, err := newKernel(l, op, 2)
