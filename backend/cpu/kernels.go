@@ -281,8 +281,9 @@ func dear(code string) bool {
 // XK_DEAR's level (see the prelude): -O1 with FMA contraction and the
 // loop vectorizer, which gives these kernels the same bits as -O2 and
 // -O3 (TestDearKernels) for less compile. At -O2, the loops calling the
-// helpers and the lanes reductions cost about 95 million compiler
-// instructions each, plain loops 25-35 million; the transformer
+// helpers and the lanes reductions cost about 97 million compiler
+// instructions each (69-79 million here), plain loops about 33 million
+// (29 here); the transformer
 // example's larger unit went 437 -> 364 million instructions, and the
 // untuned examples' kernels ran 18 µs slower in all
 // (BenchmarkKernelProfile, one thread: small kernels about 1 µs each, a
@@ -333,7 +334,7 @@ func (k *kernel) bodyAt(cfg Config, symbol, opt string) (string, error) {
 	call := fmt.Sprintf("%s_body(%s);", symbol, strings.Join(args, ", "))
 	// The entry point that runs the loops carries the kernel's level
 	// when it is not the unit's: XK_SMALL for a small serial kernel,
-	// XK_DEAR for an untuned one calling the transcendental helpers.
+	// XK_DEAR for the untuned kernels bodyAt's comment lists.
 	attr := ""
 	switch {
 	case !k.parallel(cfg) && k.small(g):
