@@ -71,10 +71,12 @@ func Open(path string) (*Library, error) {
 
 // PrepareLoad does ahead of time what a process's first OpenBytes would
 // otherwise wait for: the memory-file probe (memfdFlags) and loading
-// libm.so.6, which every kernel library links (link.go) and a Go process
-// does not otherwise have: the loader reads it from disk, relocates it and
-// maps it, about half of a first load's 0.3-0.6 ms. libm stays loaded, as
-// it would after that first load. Backend.Prepare calls it in the
+// libm.so.6, which a kernel library links when its kernels call the math
+// library (link.go: a self-contained one links none; the autotuner's
+// candidate libraries are linked by the driver) and a Go process does not
+// otherwise have: the loader reads it from disk, relocates it and maps
+// it, about half of such a first load's 0.3-0.6 ms. libm stays loaded,
+// as it would after that first load. Backend.Prepare calls it in the
 // background; it reports nothing: a load that fails says why.
 func PrepareLoad() { prepareLoad() }
 
